@@ -1,0 +1,215 @@
+/* acc -- matrix products under an accumulation model (sequential k order, vectorized over j) */
+#include "acc.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define ACC_HAVE_X86 1
+#endif
+
+const acc_info_t acc_table[ACC_COUNT] = {
+    {"fp64", "binary64 sequential fma in k order (stand-in for exact at an --exact site)"},
+    {"fp32-fma", "binary32 sequential fused multiply-add in k order: acc = fmaf(a, b, acc)"},
+    {"fp32-mul-add", "binary32 in k order, product rounded then sum rounded"},
+};
+
+int acc_from_name(const char *name)
+{
+    for (int i = 0; i < ACC_COUNT; i++)
+        if (strcmp(name, acc_table[i].name) == 0)
+            return i;
+    return -1;
+}
+
+/* Register tile: ACC_MR rows of A against a packed panel of NR columns of op(B). Every
+ * element of C is one independent sequential accumulation over k = 0..K-1; the tiling
+ * only chooses which accumulations run side by side, never their order. */
+#define ACC_MR 4
+#define ACC_NR32 16
+#define ACC_NR64 8
+
+static void kern32_generic(float *c, const float *const a[ACC_MR], const float *bp, long K,
+                           int fused)
+{
+    for (int r = 0; r < ACC_MR; r++)
+        for (int j = 0; j < ACC_NR32; j++) {
+            float s = 0.0f;
+            for (long k = 0; k < K; k++)
+                s = fused ? fmaf(a[r][k], bp[k * ACC_NR32 + j], s)
+                          : s + a[r][k] * bp[k * ACC_NR32 + j];
+            c[r * ACC_NR32 + j] = s;
+        }
+}
+
+static void kern64_generic(double *c, const double *const a[ACC_MR], const double *bp, long K)
+{
+    for (int r = 0; r < ACC_MR; r++)
+        for (int j = 0; j < ACC_NR64; j++) {
+            double s = 0.0;
+            for (long k = 0; k < K; k++)
+                s = fma(a[r][k], bp[k * ACC_NR64 + j], s);
+            c[r * ACC_NR64 + j] = s;
+        }
+}
+
+#ifdef ACC_HAVE_X86
+__attribute__((target("avx2,fma"))) static void kern32_avx2(float *c, const float *const a[ACC_MR],
+                                                             const float *bp, long K, int fused)
+{
+    __m256 acc[ACC_MR][2];
+    for (int r = 0; r < ACC_MR; r++)
+        acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+    for (long k = 0; k < K; k++) {
+        __m256 b0 = _mm256_loadu_ps(bp + k * ACC_NR32);
+        __m256 b1 = _mm256_loadu_ps(bp + k * ACC_NR32 + 8);
+        for (int r = 0; r < ACC_MR; r++) {
+            __m256 av = _mm256_set1_ps(a[r][k]);
+            if (fused) {
+                acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
+                acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
+            } else {
+                acc[r][0] = _mm256_add_ps(acc[r][0], _mm256_mul_ps(av, b0));
+                acc[r][1] = _mm256_add_ps(acc[r][1], _mm256_mul_ps(av, b1));
+            }
+        }
+    }
+    for (int r = 0; r < ACC_MR; r++) {
+        _mm256_storeu_ps(c + r * ACC_NR32, acc[r][0]);
+        _mm256_storeu_ps(c + r * ACC_NR32 + 8, acc[r][1]);
+    }
+}
+
+__attribute__((target("avx2,fma"))) static void kern64_avx2(double *c,
+                                                             const double *const a[ACC_MR],
+                                                             const double *bp, long K)
+{
+    __m256d acc[ACC_MR][2];
+    for (int r = 0; r < ACC_MR; r++)
+        acc[r][0] = acc[r][1] = _mm256_setzero_pd();
+    for (long k = 0; k < K; k++) {
+        __m256d b0 = _mm256_loadu_pd(bp + k * ACC_NR64);
+        __m256d b1 = _mm256_loadu_pd(bp + k * ACC_NR64 + 4);
+        for (int r = 0; r < ACC_MR; r++) {
+            __m256d av = _mm256_set1_pd(a[r][k]);
+            acc[r][0] = _mm256_fmadd_pd(av, b0, acc[r][0]);
+            acc[r][1] = _mm256_fmadd_pd(av, b1, acc[r][1]);
+        }
+    }
+    for (int r = 0; r < ACC_MR; r++) {
+        _mm256_storeu_pd(c + r * ACC_NR64, acc[r][0]);
+        _mm256_storeu_pd(c + r * ACC_NR64 + 4, acc[r][1]);
+    }
+}
+
+static int acc_have_avx2(void)
+{
+    static int cached = -1;
+    if (cached < 0) {
+        __builtin_cpu_init();
+        cached = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    }
+    return cached;
+}
+#else
+static int acc_have_avx2(void) { return 0; }
+#endif
+
+/* op(B)[k][j0 + j] for j < nr, zero beyond N. */
+static double acc_b_at(const double *B, long ldb, int b_trans, long k, long j)
+{
+    return b_trans ? B[j * ldb + k] : B[k * ldb + j];
+}
+
+static void gemm32(double *C, long ldc, const double *A, long lda, const double *B, long ldb,
+                   int b_trans, long M, long N, long K, int fused)
+{
+    float *bp = malloc(sizeof(float) * (size_t)(K * ACC_NR32 + 1));
+    float *af = malloc(sizeof(float) * (size_t)(M * K + 1));
+    float *zero = calloc((size_t)K + 1, sizeof(float));
+    float c[ACC_MR * ACC_NR32];
+    int avx = acc_have_avx2();
+    for (long i = 0; i < M; i++)
+        for (long k = 0; k < K; k++)
+            af[i * K + k] = (float)A[i * lda + k];
+    for (long j0 = 0; j0 < N; j0 += ACC_NR32) {
+        long nr = N - j0 < ACC_NR32 ? N - j0 : ACC_NR32;
+        for (long k = 0; k < K; k++)
+            for (long j = 0; j < ACC_NR32; j++)
+                bp[k * ACC_NR32 + j] = j < nr ? (float)acc_b_at(B, ldb, b_trans, k, j0 + j) : 0.0f;
+        for (long i0 = 0; i0 < M; i0 += ACC_MR) {
+            long mr = M - i0 < ACC_MR ? M - i0 : ACC_MR;
+            const float *a[ACC_MR];
+            for (long r = 0; r < ACC_MR; r++)
+                a[r] = r < mr ? af + (i0 + r) * K : zero;
+#ifdef ACC_HAVE_X86
+            if (avx)
+                kern32_avx2(c, a, bp, K, fused);
+            else
+#endif
+                kern32_generic(c, a, bp, K, fused);
+            for (long r = 0; r < mr; r++)
+                for (long j = 0; j < nr; j++)
+                    C[(i0 + r) * ldc + j0 + j] = c[r * ACC_NR32 + j];
+        }
+    }
+    (void)avx;
+    free(bp);
+    free(af);
+    free(zero);
+}
+
+static void gemm64(double *C, long ldc, const double *A, long lda, const double *B, long ldb,
+                   int b_trans, long M, long N, long K)
+{
+    double *bp = malloc(sizeof(double) * (size_t)(K * ACC_NR64 + 1));
+    double *zero = calloc((size_t)K + 1, sizeof(double));
+    double c[ACC_MR * ACC_NR64];
+    int avx = acc_have_avx2();
+    for (long j0 = 0; j0 < N; j0 += ACC_NR64) {
+        long nr = N - j0 < ACC_NR64 ? N - j0 : ACC_NR64;
+        for (long k = 0; k < K; k++)
+            for (long j = 0; j < ACC_NR64; j++)
+                bp[k * ACC_NR64 + j] = j < nr ? acc_b_at(B, ldb, b_trans, k, j0 + j) : 0.0;
+        for (long i0 = 0; i0 < M; i0 += ACC_MR) {
+            long mr = M - i0 < ACC_MR ? M - i0 : ACC_MR;
+            const double *a[ACC_MR];
+            for (long r = 0; r < ACC_MR; r++)
+                a[r] = r < mr ? A + (i0 + r) * lda : zero;
+#ifdef ACC_HAVE_X86
+            if (avx)
+                kern64_avx2(c, a, bp, K);
+            else
+#endif
+                kern64_generic(c, a, bp, K);
+            for (long r = 0; r < mr; r++)
+                for (long j = 0; j < nr; j++)
+                    C[(i0 + r) * ldc + j0 + j] = c[r * ACC_NR64 + j];
+        }
+    }
+    (void)avx;
+    free(bp);
+    free(zero);
+}
+
+void acc_gemm(double *C, long ldc, const double *A, long lda, const double *B, long ldb,
+              int b_trans, long M, long N, long K, acc_model_t model)
+{
+    if (M <= 0 || N <= 0)
+        return;
+    switch (model) {
+    case ACC_FP64:
+        gemm64(C, ldc, A, lda, B, ldb, b_trans, M, N, K);
+        break;
+    case ACC_FP32_FMA:
+        gemm32(C, ldc, A, lda, B, ldb, b_trans, M, N, K, 1);
+        break;
+    case ACC_FP32_MULADD:
+        gemm32(C, ldc, A, lda, B, ldb, b_trans, M, N, K, 0);
+        break;
+    default:
+        abort();
+    }
+}

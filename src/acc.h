@@ -1,0 +1,28 @@
+/* acc -- matrix products under an accumulation model */
+#ifndef AMLA_ACC_H
+#define AMLA_ACC_H
+
+typedef enum {
+    ACC_FP64,        /* binary64, sequential fma in k order: the "exact" stand-in of a site */
+    ACC_FP32_FMA,    /* binary32, sequential fused multiply-add in k order */
+    ACC_FP32_MULADD, /* binary32, product rounded, then sum rounded, in k order */
+    ACC_COUNT
+} acc_model_t;
+
+typedef struct {
+    const char *name;
+    const char *summary;
+} acc_info_t;
+
+extern const acc_info_t acc_table[ACC_COUNT];
+
+int acc_from_name(const char *name);
+
+/* C[i][j] = sum_k A[i][k] * op(B)[k][j] for i < M, j < N, accumulated in k order under the
+ * model; op(B) = B^T when b_trans (B is N x K), else B (K x N). Operands are taken as
+ * binary32 values by the fp32 models (they are, when they come from a format <= fp32);
+ * C holds the accumulator's value. */
+void acc_gemm(double *C, long ldc, const double *A, long lda, const double *B, long ldb,
+              int b_trans, long M, long N, long K, acc_model_t model);
+
+#endif

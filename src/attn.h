@@ -1,0 +1,108 @@
+/* attn -- attention problem shapes, the variant interface and the variant registry */
+#ifndef AMLA_ATTN_H
+#define AMLA_ATTN_H
+
+#include <stdint.h>
+
+#include "acc.h"
+#include "fmt.h"
+#include "err.h"
+#include "site.h"
+
+/* Q [hq][sq][dk], K [hkv][sk][dk], V [hkv][sk][dv], O [hq][sq][dv]; query heads
+ * h*hq/hkv .. (h+1)*hq/hkv-1 read KV head h (hq = G query heads, hkv = 1 for MLA). */
+typedef struct {
+    long hq, hkv, sq, sk, dk, dv;
+    int causal; /* query token t sees keys j <= t + (sk - sq) */
+} attn_shape_t;
+
+typedef struct {
+    attn_shape_t s;
+    double *q, *k, *v; /* values already rounded to the input format */
+} attn_input_t;
+
+/* What a variant is configured with: formats, tile, accumulation models, exact sites. */
+typedef struct {
+    fmt_id_t in_format;  /* format of Q, K, V (and of P for P.V) */
+    fmt_id_t out_format; /* format of the returned O */
+    long block;          /* KV tile (tokens) */
+    acc_model_t acc_qk, acc_pv;
+    double scale;          /* softmax scale, 1/sqrt(dk) unless given */
+    const char *exact;     /* comma-separated site names computed in FP64, or NULL */
+    uint64_t rng_seed;     /* for stochastic rounding sites */
+} attn_cfg_t;
+
+/* Per-sample counters a variant may fill (numeric exceptions are data). */
+typedef struct {
+    long events; /* variant-specific events (documented per variant) */
+} attn_stats_t;
+
+/* One KV-head group: R query rows against sk keys. limit[r] is the last key row r may see. */
+typedef struct {
+    long R, sk, dk, dv;
+    const double *q, *k, *v; /* [R][dk], [sk][dk], [sk][dv] */
+    const long *limit;
+} attn_group_t;
+
+typedef struct attn_ctx attn_ctx_t;
+
+/* A variant computes O [R][dv] of one group. Sites are resolved in ctx. */
+typedef void (*attn_fn_t)(double *o, const attn_group_t *g, attn_ctx_t *ctx);
+
+typedef struct {
+    const char *name;
+    const char *summary;
+    attn_fn_t fn;
+    const site_def_t *sites; /* terminated by a {NULL} entry */
+} attn_variant_t;
+
+/* Resolved state handed to a variant: cfg, its sites (format/mode/exact), rng, stats. */
+struct attn_ctx {
+    const attn_cfg_t *cfg;
+    site_t site[SITE_MAX];
+    int nsites;
+    fmt_rng_t rng;
+    attn_stats_t *stats;
+};
+
+extern const attn_variant_t attn_variants[];
+extern const int attn_variant_count;
+
+/* Index of a variant by name, -1 if unknown. */
+int attn_find(const char *name);
+
+/* Resolve the sites of variant vi under cfg; returns ERR_USAGE naming an unknown --exact site. */
+int attn_ctx_init(attn_ctx_t *ctx, int vi, const attn_cfg_t *cfg, attn_stats_t *st,
+                  err_t *e);
+
+/* Run variant vi on the whole input: O [hq][sq][dv]. */
+void attn_run(double *o, int vi, const attn_input_t *in, attn_ctx_t *ctx);
+
+/* Build per-row key limits (causal or not) for one group; limit has R entries. */
+void attn_row_limits(long *limit, const attn_shape_t *s);
+
+/* Call fn(o_group, group, arg) for every KV-head group of the input. */
+void attn_for_groups(double *o, const attn_input_t *in,
+                     void (*fn)(double *, const attn_group_t *, void *), void *arg);
+
+/* Rounding at a resolved site: identity when exact. */
+static inline double attn_round(attn_ctx_t *ctx, int site, double x)
+{
+    const site_t *s = &ctx->site[site];
+    if (s->exact)
+        return x;
+    return fmt_round(x, s->fmt, s->mode, s->sat, &ctx->rng);
+}
+
+/* The binary32 arithmetic inside a site whose result goes on to a narrower format (an op
+ * computing in fp32 "opmath" and returning bf16): identity when the site is exact. */
+static inline double attn_fp32(attn_ctx_t *ctx, int site, double x)
+{
+    return ctx->site[site].exact ? x : fmt_fp32(x);
+}
+
+/* A matrix product at an accumulation site: the site's model, or fp64 when exact. */
+void attn_gemm(attn_ctx_t *ctx, int site, double *C, long ldc, const double *A, long lda,
+               const double *B, long ldb, int b_trans, long M, long N, long K);
+
+#endif

@@ -1,0 +1,62 @@
+/* dd -- double-double arithmetic (error-free transformations with FMA) for Golden */
+#ifndef AMLA_DD_H
+#define AMLA_DD_H
+
+#include <math.h>
+
+/* A value hi + lo with |lo| <= ulp(hi)/2. Each operation below has relative error at most
+ * a few units of 2^-106 (Joldes, Muller, Popescu, "Tight and rigorous error bounds for basic
+ * building blocks of double-word arithmetic", ACM TOMS 2017: add 3u^2, mul 5u^2 (we use the
+ * variant with the lo*lo term dropped: 6u^2), div 15u^2, u = 2^-53). */
+typedef struct {
+    double hi, lo;
+} dd_t;
+
+static inline dd_t dd_two_sum(double a, double b)
+{
+    double s = a + b, bb = s - a;
+    dd_t r = {s, (a - (s - bb)) + (b - bb)};
+    return r;
+}
+
+static inline dd_t dd_fast_two_sum(double a, double b)
+{
+    double s = a + b;
+    dd_t r = {s, b - (s - a)};
+    return r;
+}
+
+static inline dd_t dd_add(dd_t x, dd_t y)
+{
+    dd_t s = dd_two_sum(x.hi, y.hi), t = dd_two_sum(x.lo, y.lo);
+    s.lo += t.hi;
+    s = dd_fast_two_sum(s.hi, s.lo);
+    s.lo += t.lo;
+    return dd_fast_two_sum(s.hi, s.lo);
+}
+
+static inline dd_t dd_mul(dd_t x, dd_t y)
+{
+    double p = x.hi * y.hi;
+    double e = fma(x.hi, y.hi, -p);
+    e += x.hi * y.lo + x.lo * y.hi;
+    return dd_fast_two_sum(p, e);
+}
+
+static inline dd_t dd_div(dd_t x, dd_t y)
+{
+    double q1 = x.hi / y.hi;
+    dd_t q1y = dd_mul((dd_t){q1, 0.0}, y);
+    dd_t r = dd_add(x, (dd_t){-q1y.hi, -q1y.lo});
+    double q2 = r.hi / y.hi;
+    dd_t q2y = dd_mul((dd_t){q2, 0.0}, y);
+    r = dd_add(r, (dd_t){-q2y.hi, -q2y.lo});
+    double q3 = r.hi / y.hi;
+    dd_t q = dd_fast_two_sum(q1, q2);
+    return dd_add(q, (dd_t){q3, 0.0});
+}
+
+/* exp(x) for a double-double x; relative error below 2^-100 (tested against MPFR). */
+dd_t dd_exp(dd_t x);
+
+#endif

@@ -1,0 +1,22 @@
+/* err -- error codes and messages passed from modules to main */
+#ifndef AMLA_ERR_H
+#define AMLA_ERR_H
+
+#include <stddef.h>
+
+/* Exit codes (fixed): 0 success, 1 I/O or internal failure, 2 bad usage or bad input. */
+enum { ERR_OK = 0, ERR_IO = 1, ERR_USAGE = 2 };
+
+typedef struct {
+    int code;
+    char msg[512];
+} err_t;
+
+/* Record the first error; returns its code so callers can `return err_set(...)`. */
+int err_set(err_t *e, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+#endif

@@ -1,0 +1,65 @@
+/* fmt -- number formats (bf16, fp16, e4m3, e5m2, tf32, fp32, fp64) and rounding modes */
+#ifndef AMLA_FMT_H
+#define AMLA_FMT_H
+
+#include <stdint.h>
+
+/* A binary floating-point format is data: precision, exponent range, encoding. */
+typedef struct {
+    const char *name;
+    const char *summary;
+    int bits;        /* width of the encoding (tf32 is stored in a 32-bit container) */
+    int prec;        /* significand bits including the implicit one */
+    int emin;        /* exponent of the smallest normal number */
+    int emax;        /* largest exponent field value used by finite numbers, unbiased */
+    int bias;
+    int has_inf;     /* 0: E4M3FN, overflow goes to NaN */
+    uint32_t max_code;  /* encoding (magnitude) of the largest finite value */
+    uint32_t nan_code;  /* canonical positive quiet NaN */
+    uint32_t inf_code;  /* +infinity (unused when has_inf is 0) */
+    double max_finite;
+} fmt_t;
+
+typedef enum {
+    FMT_BF16, FMT_FP16, FMT_E4M3, FMT_E5M2, FMT_TF32, FMT_FP32, FMT_FP64, FMT_COUNT
+} fmt_id_t;
+
+typedef enum {
+    FMT_RNE, FMT_RNA, FMT_RZ, FMT_RU, FMT_RD, FMT_RODD, FMT_RSTOCH, FMT_ROUND_COUNT
+} fmt_round_t;
+
+/* Stochastic rounding draws from this counter-based stream (splitmix64). */
+typedef struct {
+    uint64_t state;
+} fmt_rng_t;
+
+extern const fmt_t fmt_table[FMT_COUNT];
+extern const char *const fmt_round_names[FMT_ROUND_COUNT];
+extern const char *const fmt_round_summaries[FMT_ROUND_COUNT];
+
+/* Name lookups; return -1 when the name is unknown. */
+int fmt_from_name(const char *name);
+int fmt_round_from_name(const char *name);
+
+void fmt_rng_seed(fmt_rng_t *rng, uint64_t seed);
+uint64_t fmt_rng_next(fmt_rng_t *rng);
+
+/* Round x to the format; returns the rounded value as a double (exact).
+ * sat: clamp finite overflow (and infinities) to +-max_finite, as PTX cvt.satfinite.
+ * rng: required for FMT_RSTOCH, ignored otherwise.
+ * The rounding is a single rounding of the double x (no intermediate binary32 step). */
+double fmt_round(double x, fmt_id_t f, fmt_round_t mode, int sat, fmt_rng_t *rng);
+
+/* As fmt_round, returning the target encoding (for tf32: the binary32 container). */
+uint32_t fmt_encode(double x, fmt_id_t f, fmt_round_t mode, int sat, fmt_rng_t *rng);
+
+/* Value of an encoding of a (non-fp64) format. */
+double fmt_decode(uint32_t code, fmt_id_t f);
+
+/* Round an array in place with round-to-nearest-even, non-saturating. */
+void fmt_round_array(double *x, long n, fmt_id_t f);
+
+/* Fast binary32 rounding: (float) conversion, RNE. */
+static inline double fmt_fp32(double x) { return (double)(float)x; }
+
+#endif

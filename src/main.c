@@ -1,0 +1,588 @@
+/* main -- amla-lab's command line: argument parsing and dispatch */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn.h"
+#include "err.h"
+#include "fmt.h"
+#include "gen.h"
+#include "io.h"
+#include "metric.h"
+#include "run.h"
+
+#define AMLA_VERSION "0.1.0"
+
+static const char USAGE[] =
+    "usage: amla-lab COMMAND [options]\n"
+    "\n"
+    "  run [options]                  one configuration, N samples, every selected variant\n"
+    "  cast --to FMT [options]        round numbers read from stdin\n"
+    "  compare A.npy B.npy            metrics of A against reference B\n"
+    "  list [--sites VARIANT]         variants, formats, rounding modes, distributions, models\n"
+    "  --help | --version | COMMAND --help\n";
+
+static const char RUN_USAGE[] =
+    "usage: amla-lab run [options]\n"
+    "inputs:\n"
+    "  --dist normal|uniform|fa3-outlier  [normal]   --mean M [0]  --sigma S [1]\n"
+    "  --low A --high B [-1, 1]           --samples N [10]  --seed N [1]\n"
+    "  --ctx S2 [8192]  --heads G [128]  --kv-heads H [1]  --sq N [1]  --dk D [576]  --dv D [512]\n"
+    "  --kv shared|separate [shared: V = K[..., :dv]]   --causal\n"
+    "  --load DIR       read DIR/q.npy, DIR/k.npy and optionally DIR/v.npy\n"
+    "arithmetic:\n"
+    "  --in-format F [bf16]  --out-format F [bf16]  --block B [512]  --scale X [1/sqrt(dk)]\n"
+    "  --acc MODEL | --acc-qk MODEL --acc-pv MODEL [fp32-fma]\n"
+    "  --variants a,b,c [standard,base; golden is always the reference; 'all' for every one]\n"
+    "  --exact SITE[,SITE...]  compute these rounding sites in fp64 ('all' for every site)\n"
+    "output:\n"
+    "  --format table|csv|json [table]  --csv FILE (per-sample rows)  --dump DIR (arrays of sample 0)\n"
+    "  --threads N [all cores]\n";
+
+static const char CAST_USAGE[] =
+    "usage: amla-lab cast --to FMT [--rounding MODE] [--saturate] [--bits] [--seed N]\n"
+    "Reads whitespace-separated numbers (decimal, hex float, nan, inf) from stdin, or with\n"
+    "--bits binary32 patterns as 0x + 8 hex digits; each is taken as a binary32 value, then\n"
+    "rounded to FMT. Prints the target bit pattern and the value (%.9g), one line each.\n";
+
+static const char COMPARE_USAGE[] =
+    "usage: amla-lab compare A.npy B.npy [--format table|csv|json]\n"
+    "Prints rel_fro, rmse, cos_sim, cos_diff, max_abs, nonfinite of A against reference B.\n";
+
+static const char LIST_USAGE[] = "usage: amla-lab list [--sites VARIANT]\n";
+
+static int fail(const err_t *e)
+{
+    fprintf(stderr, "amla-lab: error: %s\n", e->msg);
+    return e->code ? e->code : ERR_USAGE;
+}
+
+static int usage_error(const char *fmt, const char *a, const char *b)
+{
+    fprintf(stderr, "amla-lab: error: ");
+    fprintf(stderr, fmt, a, b);
+    fputc('\n', stderr);
+    return ERR_USAGE;
+}
+
+/* Finish stdout: a failed write is an error (exit 1). */
+static int finish_stdout(int rc)
+{
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "amla-lab: error: writing standard output: %s\n", strerror(errno));
+        return rc ? rc : ERR_IO;
+    }
+    return rc;
+}
+
+static int parse_long(const char *opt, const char *s, long *out, err_t *e)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (*s == 0 || *end != 0)
+        return err_set(e, ERR_USAGE, "%s: '%s' is not an integer", opt, s);
+    if (errno == ERANGE)
+        return err_set(e, ERR_USAGE, "%s: '%s' is out of range", opt, s);
+    *out = v;
+    return ERR_OK;
+}
+
+static int parse_double(const char *opt, const char *s, double *out, err_t *e)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*s == 0 || *end != 0)
+        return err_set(e, ERR_USAGE, "%s: '%s' is not a number", opt, s);
+    if (!isfinite(v))
+        return err_set(e, ERR_USAGE, "%s: '%s' is not a finite number", opt, s);
+    *out = v;
+    return ERR_OK;
+}
+
+static int parse_fmt(const char *opt, const char *s, fmt_id_t *out, err_t *e)
+{
+    int f = fmt_from_name(s);
+    if (f < 0)
+        return err_set(e, ERR_USAGE, "%s: unknown format '%s' (see 'amla-lab list')", opt, s);
+    *out = (fmt_id_t)f;
+    return ERR_OK;
+}
+
+static int parse_acc(const char *opt, const char *s, acc_model_t *out, err_t *e)
+{
+    int a = acc_from_name(s);
+    if (a < 0)
+        return err_set(e, ERR_USAGE, "%s: unknown accumulation model '%s' (see 'amla-lab list')", opt, s);
+    *out = (acc_model_t)a;
+    return ERR_OK;
+}
+
+static int parse_variants(run_cfg_t *c, const char *s, err_t *e)
+{
+    c->nvariants = 0;
+    c->show_golden = 0;
+    char buf[1024];
+    if (strlen(s) >= sizeof buf)
+        return err_set(e, ERR_USAGE, "--variants: list too long");
+    strcpy(buf, s);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        if (strcmp(tok, "golden") == 0) {
+            c->show_golden = 1;
+            continue;
+        }
+        if (strcmp(tok, "all") == 0) {
+            c->show_golden = 1;
+            for (int i = 0; i < attn_variant_count && c->nvariants < RUN_MAX_VARIANTS; i++)
+                c->variants[c->nvariants++] = i;
+            continue;
+        }
+        int v = attn_find(tok);
+        if (v < 0)
+            return err_set(e, ERR_USAGE, "--variants: unknown variant '%s' (see 'amla-lab list')", tok);
+        if (c->nvariants == RUN_MAX_VARIANTS)
+            return err_set(e, ERR_USAGE, "--variants: more than %d variants", RUN_MAX_VARIANTS);
+        c->variants[c->nvariants++] = v;
+    }
+    if (c->nvariants == 0 && !c->show_golden)
+        return err_set(e, ERR_USAGE, "--variants: empty list");
+    return ERR_OK;
+}
+
+/* Options of `run` that take a value, and how to store it. */
+static int run_option(run_cfg_t *c, const char *opt, const char *val, err_t *e)
+{
+    long l;
+    int rc = ERR_OK;
+#define LONGOPT(name, field)                                  \
+    if (strcmp(opt, name) == 0) {                             \
+        rc = parse_long(opt, val, &l, e);                     \
+        if (!rc && l <= 0)                                    \
+            rc = err_set(e, ERR_USAGE, "%s must be positive, got %ld", opt, l); \
+        if (!rc)                                              \
+            field = l;                                        \
+        return rc;                                            \
+    }
+    LONGOPT("--samples", c->samples)
+    LONGOPT("--ctx", c->shape.sk)
+    LONGOPT("--heads", c->shape.hq)
+    LONGOPT("--kv-heads", c->shape.hkv)
+    LONGOPT("--sq", c->shape.sq)
+    LONGOPT("--dk", c->shape.dk)
+    LONGOPT("--dv", c->shape.dv)
+    LONGOPT("--block", c->attn.block)
+    LONGOPT("--threads", c->threads)
+#undef LONGOPT
+    if (strcmp(opt, "--seed") == 0) {
+        rc = parse_long(opt, val, &l, e);
+        if (!rc && l < 0)
+            rc = err_set(e, ERR_USAGE, "--seed must be non-negative, got %ld", l);
+        if (!rc)
+            c->seed = (uint64_t)l;
+        return rc;
+    }
+    if (strcmp(opt, "--mean") == 0)
+        return parse_double(opt, val, &c->gen.mean, e);
+    if (strcmp(opt, "--sigma") == 0) {
+        rc = parse_double(opt, val, &c->gen.sigma, e);
+        if (!rc && !(c->gen.sigma > 0))
+            rc = err_set(e, ERR_USAGE, "--sigma must be positive, got %s", val);
+        return rc;
+    }
+    if (strcmp(opt, "--low") == 0)
+        return parse_double(opt, val, &c->gen.low, e);
+    if (strcmp(opt, "--high") == 0)
+        return parse_double(opt, val, &c->gen.high, e);
+    if (strcmp(opt, "--scale") == 0) {
+        rc = parse_double(opt, val, &c->attn.scale, e);
+        if (!rc && !(c->attn.scale > 0))
+            rc = err_set(e, ERR_USAGE, "--scale must be positive, got %s", val);
+        return rc;
+    }
+    if (strcmp(opt, "--dist") == 0) {
+        int d = gen_from_name(val);
+        if (d < 0)
+            return err_set(e, ERR_USAGE, "--dist: unknown distribution '%s' (see 'amla-lab list')", val);
+        c->gen.dist = (gen_dist_t)d;
+        return ERR_OK;
+    }
+    if (strcmp(opt, "--kv") == 0) {
+        if (strcmp(val, "shared") != 0 && strcmp(val, "separate") != 0)
+            return err_set(e, ERR_USAGE, "--kv: expected 'shared' or 'separate', got '%s'", val);
+        c->gen.kv_separate = strcmp(val, "separate") == 0;
+        return ERR_OK;
+    }
+    if (strcmp(opt, "--in-format") == 0) {
+        rc = parse_fmt(opt, val, &c->attn.in_format, e);
+        c->gen.in_format = c->attn.in_format;
+        return rc;
+    }
+    if (strcmp(opt, "--out-format") == 0)
+        return parse_fmt(opt, val, &c->attn.out_format, e);
+    if (strcmp(opt, "--acc") == 0) {
+        rc = parse_acc(opt, val, &c->attn.acc_qk, e);
+        c->attn.acc_pv = c->attn.acc_qk;
+        return rc;
+    }
+    if (strcmp(opt, "--acc-qk") == 0)
+        return parse_acc(opt, val, &c->attn.acc_qk, e);
+    if (strcmp(opt, "--acc-pv") == 0)
+        return parse_acc(opt, val, &c->attn.acc_pv, e);
+    if (strcmp(opt, "--variants") == 0)
+        return parse_variants(c, val, e);
+    if (strcmp(opt, "--exact") == 0) {
+        c->attn.exact = val;
+        return ERR_OK;
+    }
+    if (strcmp(opt, "--load") == 0) {
+        c->load_dir = val;
+        return ERR_OK;
+    }
+    if (strcmp(opt, "--dump") == 0) {
+        c->dump_dir = val;
+        return ERR_OK;
+    }
+    if (strcmp(opt, "--csv") == 0) {
+        c->csv_path = val;
+        return ERR_OK;
+    }
+    if (strcmp(opt, "--format") == 0) {
+        if (strcmp(val, "table") == 0)
+            c->out = RUN_OUT_TABLE;
+        else if (strcmp(val, "csv") == 0)
+            c->out = RUN_OUT_CSV;
+        else if (strcmp(val, "json") == 0)
+            c->out = RUN_OUT_JSON;
+        else
+            return err_set(e, ERR_USAGE, "--format: expected table, csv or json, got '%s'", val);
+        return ERR_OK;
+    }
+    return err_set(e, ERR_USAGE, "run: unknown option '%s' (see 'amla-lab run --help')", opt);
+}
+
+/* --load fixes the shape from the files: read it once to validate and size. */
+static int run_shape_from_load(run_cfg_t *c, int dv_given, err_t *e)
+{
+    attn_input_t in = {c->shape, NULL, NULL, NULL};
+    int rc = gen_load(&in, c->load_dir, c->attn.in_format, dv_given ? c->shape.dv : 0, e);
+    if (rc)
+        return rc;
+    int causal = c->shape.causal;
+    c->shape = in.s;
+    c->shape.causal = causal;
+    gen_free(&in);
+    return ERR_OK;
+}
+
+/* Every variant must accept --exact's sites (checked before any work). */
+static int run_check_exact(const run_cfg_t *c, err_t *e)
+{
+    for (int v = 0; v < c->nvariants; v++) {
+        attn_stats_t st;
+        attn_ctx_t ctx;
+        int rc = attn_ctx_init(&ctx, c->variants[v], &c->attn, &st, e);
+        if (rc)
+            return rc;
+    }
+    return ERR_OK;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    run_cfg_t c;
+    run_cfg_default(&c);
+    err_t e = {0};
+    int dv_given = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *opt = argv[i];
+        if (strcmp(opt, "--help") == 0) {
+            fputs(RUN_USAGE, stdout);
+            return finish_stdout(0);
+        }
+        if (strcmp(opt, "--causal") == 0) {
+            c.shape.causal = 1;
+            continue;
+        }
+        if (strncmp(opt, "--", 2) != 0)
+            return usage_error("run: unexpected argument '%s'%s", opt, "");
+        if (i + 1 >= argc)
+            return usage_error("%s: missing value%s", opt, "");
+        dv_given |= strcmp(opt, "--dv") == 0;
+        if (run_option(&c, opt, argv[++i], &e))
+            return fail(&e);
+    }
+    if (c.load_dir && run_shape_from_load(&c, dv_given, &e))
+        return fail(&e);
+    if (run_validate(&c, &e) || run_check_exact(&c, &e))
+        return fail(&e);
+
+    io_atomic_t csv = {0};
+    if (c.csv_path && io_atomic_open(&csv, c.csv_path, &e))
+        return fail(&e);
+    if (c.dump_dir && io_ensure_dir(c.dump_dir, &e)) {
+        if (c.csv_path)
+            io_atomic_abort(&csv);
+        return fail(&e);
+    }
+    run_result_t r;
+    int rc = run_execute(&r, &c, &e);
+    if (rc) {
+        if (c.csv_path)
+            io_atomic_abort(&csv);
+        run_result_free(&r);
+        return fail(&e);
+    }
+    if (c.csv_path) {
+        run_write_csv_header(csv.f);
+        run_write_csv_rows(csv.f, &c, &r);
+        if (io_atomic_commit(&csv, &e)) {
+            run_result_free(&r);
+            return fail(&e);
+        }
+    }
+    if (c.out == RUN_OUT_TABLE)
+        run_write_table(stdout, &c, &r);
+    else if (c.out == RUN_OUT_CSV) {
+        run_write_csv_header(stdout);
+        run_write_csv_rows(stdout, &c, &r);
+    } else
+        run_write_json(stdout, &c, &r);
+    run_result_free(&r);
+    return finish_stdout(0);
+}
+
+/* One token of `cast` input as a binary32 value. */
+static int cast_token(const char *tok, int bits, float *out)
+{
+    char *end;
+    if (bits) {
+        if (strlen(tok) != 10 || tok[0] != '0' || (tok[1] != 'x' && tok[1] != 'X'))
+            return -1;
+        unsigned long u = strtoul(tok + 2, &end, 16);
+        if (*end != 0)
+            return -1;
+        uint32_t w = (uint32_t)u;
+        memcpy(out, &w, sizeof w);
+        return 0;
+    }
+    errno = 0;
+    *out = strtof(tok, &end); /* correctly rounded decimal -> binary32 */
+    return (*tok == 0 || *end != 0) ? -1 : 0;
+}
+
+static int cmd_cast(int argc, char **argv)
+{
+    int to = -1, mode = FMT_RNE, sat = 0, bits = 0;
+    long seed = 1;
+    err_t e = {0};
+    for (int i = 0; i < argc; i++) {
+        const char *opt = argv[i];
+        if (strcmp(opt, "--help") == 0) {
+            fputs(CAST_USAGE, stdout);
+            return finish_stdout(0);
+        } else if (strcmp(opt, "--saturate") == 0) {
+            sat = 1;
+        } else if (strcmp(opt, "--bits") == 0) {
+            bits = 1;
+        } else if (strcmp(opt, "--to") == 0 || strcmp(opt, "--rounding") == 0 || strcmp(opt, "--seed") == 0) {
+            if (i + 1 >= argc)
+                return usage_error("%s: missing value%s", opt, "");
+            const char *val = argv[++i];
+            if (strcmp(opt, "--to") == 0 && (to = fmt_from_name(val)) < 0)
+                return usage_error("--to: unknown format '%s'%s", val, " (see 'amla-lab list')");
+            if (strcmp(opt, "--rounding") == 0 && (mode = fmt_round_from_name(val)) < 0)
+                return usage_error("--rounding: unknown mode '%s'%s", val, " (see 'amla-lab list')");
+            if (strcmp(opt, "--seed") == 0 && parse_long(opt, val, &seed, &e))
+                return fail(&e);
+        } else {
+            return usage_error("cast: unknown option '%s'%s", opt, " (see 'amla-lab cast --help')");
+        }
+    }
+    if (to < 0)
+        return usage_error("cast: --to FMT is required%s%s", "", "");
+    if (to == FMT_FP64)
+        return usage_error("cast: --to %s is not a target (inputs are binary32)%s", "fp64", "");
+    fmt_rng_t rng;
+    fmt_rng_seed(&rng, (uint64_t)seed);
+    int digits = fmt_table[to].bits / 4;
+    char tok[256];
+    long count = 0;
+    int c;
+    for (;;) {
+        size_t n = 0;
+        while ((c = getchar()) != EOF && (c == ' ' || c == '\t' || c == '\n' || c == '\r'))
+            ;
+        if (c == EOF)
+            break;
+        do {
+            if (n + 1 < sizeof tok)
+                tok[n++] = (char)c;
+        } while ((c = getchar()) != EOF && !(c == ' ' || c == '\t' || c == '\n' || c == '\r'));
+        tok[n] = 0;
+        count++;
+        float x;
+        if (cast_token(tok, bits, &x) != 0) {
+            fprintf(stderr, "amla-lab: error: cast: input %ld, '%s', is not %s\n", count, tok,
+                    bits ? "a binary32 bit pattern 0xHHHHHHHH" : "a number");
+            return finish_stdout(ERR_USAGE);
+        }
+        uint32_t code = fmt_encode((double)x, (fmt_id_t)to, (fmt_round_t)mode, sat, &rng);
+        printf("0x%0*x %.9g\n", digits, (unsigned)code, fmt_decode(code, (fmt_id_t)to));
+    }
+    return finish_stdout(0);
+}
+
+static int cmd_compare(int argc, char **argv)
+{
+    const char *paths[2] = {NULL, NULL};
+    int np = 0;
+    run_out_t out = RUN_OUT_TABLE;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0) {
+            fputs(COMPARE_USAGE, stdout);
+            return finish_stdout(0);
+        } else if (strcmp(argv[i], "--format") == 0) {
+            if (i + 1 >= argc)
+                return usage_error("--format: missing value%s%s", "", "");
+            const char *v = argv[++i];
+            if (strcmp(v, "table") == 0)
+                out = RUN_OUT_TABLE;
+            else if (strcmp(v, "csv") == 0)
+                out = RUN_OUT_CSV;
+            else if (strcmp(v, "json") == 0)
+                out = RUN_OUT_JSON;
+            else
+                return usage_error("--format: expected table, csv or json, got '%s'%s", v, "");
+        } else if (strncmp(argv[i], "--", 2) == 0) {
+            return usage_error("compare: unknown option '%s'%s", argv[i], "");
+        } else if (np < 2) {
+            paths[np++] = argv[i];
+        } else {
+            return usage_error("compare: unexpected argument '%s'%s", argv[i], "");
+        }
+    }
+    if (np != 2)
+        return usage_error("compare: need two files, A.npy and the reference B.npy%s%s", "", "");
+    io_npy_t a, b;
+    err_t e = {0};
+    if (io_npy_read(&a, paths[0], &e))
+        return fail(&e);
+    if (io_npy_read(&b, paths[1], &e)) {
+        io_npy_free(&a);
+        return fail(&e);
+    }
+    int same = a.ndim == b.ndim;
+    for (int i = 0; same && i < a.ndim; i++)
+        same = a.shape[i] == b.shape[i];
+    if (!same) {
+        io_npy_free(&a);
+        io_npy_free(&b);
+        return usage_error("compare: %s and %s have different shapes", paths[0], paths[1]);
+    }
+    double m[METRIC_COUNT];
+    metric_all(m, a.data, b.data, a.n);
+    if (out == RUN_OUT_TABLE) {
+        for (int k = 0; k < METRIC_COUNT; k++)
+            printf("%-10s %.17g\n", metric_names[k], m[k]);
+    } else if (out == RUN_OUT_CSV) {
+        printf("a,b,n");
+        for (int k = 0; k < METRIC_COUNT; k++)
+            printf(",%s", metric_names[k]);
+        printf("\n%s,%s,%ld", paths[0], paths[1], a.n);
+        for (int k = 0; k < METRIC_COUNT; k++)
+            printf(",%.17g", m[k]);
+        printf("\n");
+    } else {
+        printf("{\"n\": %ld", a.n);
+        for (int k = 0; k < METRIC_COUNT; k++) {
+            if (isfinite(m[k]))
+                printf(", \"%s\": %.17g", metric_names[k], m[k]);
+            else
+                printf(", \"%s\": null", metric_names[k]);
+        }
+        printf("}\n");
+    }
+    io_npy_free(&a);
+    io_npy_free(&b);
+    return finish_stdout(0);
+}
+
+static int cmd_list(int argc, char **argv)
+{
+    if (argc == 1 && strcmp(argv[0], "--help") == 0) {
+        fputs(LIST_USAGE, stdout);
+        return finish_stdout(0);
+    }
+    if (argc == 2 && strcmp(argv[0], "--sites") == 0) {
+        int vi = attn_find(argv[1]);
+        if (vi < 0)
+            return usage_error("list --sites: unknown variant '%s'%s", argv[1], "");
+        run_cfg_t c;
+        run_cfg_default(&c);
+        attn_stats_t st;
+        attn_ctx_t ctx;
+        err_t e = {0};
+        attn_ctx_init(&ctx, vi, &c.attn, &st, &e);
+        printf("# sites of %s (with the defaults: --in-format %s --out-format %s --acc %s)\n", argv[1],
+               fmt_table[c.attn.in_format].name, fmt_table[c.attn.out_format].name,
+               acc_table[c.attn.acc_qk].name);
+        for (int i = 0; i < ctx.nsites; i++) {
+            char buf[256];
+            site_describe(buf, sizeof buf, &ctx.site[i]);
+            printf("%s\n", buf);
+        }
+        return finish_stdout(0);
+    }
+    if (argc != 0)
+        return usage_error("list: unexpected argument '%s'%s", argv[0], " (see 'amla-lab list --help')");
+    printf("variants:\n  %-18s %s\n", "golden", "reference: Dot2 products, double-double softmax (MPFR-checked bound)");
+    for (int i = 0; i < attn_variant_count; i++)
+        printf("  %-18s %s\n", attn_variants[i].name, attn_variants[i].summary);
+    printf("formats:\n");
+    for (int i = 0; i < FMT_COUNT; i++)
+        printf("  %-18s %s\n", fmt_table[i].name, fmt_table[i].summary);
+    printf("rounding modes:\n");
+    for (int i = 0; i < FMT_ROUND_COUNT; i++)
+        printf("  %-18s %s\n", fmt_round_names[i], fmt_round_summaries[i]);
+    printf("distributions:\n");
+    for (int i = 0; i < GEN_COUNT; i++)
+        printf("  %-18s %s\n", gen_table[i].name, gen_table[i].summary);
+    printf("accumulation models (default for both products: fp32-fma):\n");
+    for (int i = 0; i < ACC_COUNT; i++)
+        printf("  %-18s %s\n", acc_table[i].name, acc_table[i].summary);
+    printf("metrics:\n");
+    for (int i = 0; i < METRIC_COUNT; i++)
+        printf("  %s\n", metric_names[i]);
+    return finish_stdout(0);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(USAGE, stderr);
+        return ERR_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        fputs(USAGE, stdout);
+        return finish_stdout(0);
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("amla-lab %s\n", AMLA_VERSION);
+        return finish_stdout(0);
+    }
+    if (strcmp(cmd, "run") == 0)
+        return cmd_run(argc - 2, argv + 2);
+    if (strcmp(cmd, "cast") == 0)
+        return cmd_cast(argc - 2, argv + 2);
+    if (strcmp(cmd, "compare") == 0)
+        return cmd_compare(argc - 2, argv + 2);
+    if (strcmp(cmd, "list") == 0)
+        return cmd_list(argc - 2, argv + 2);
+    fprintf(stderr, "amla-lab: error: unknown command '%s'\n", cmd);
+    fputs(USAGE, stderr);
+    return ERR_USAGE;
+}

@@ -1,0 +1,360 @@
+/* run -- samples in parallel, Golden and variants per sample, summaries and output */
+#include "run.h"
+
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "golden.h"
+#include "io.h"
+
+/* Defaults: shared/DESIGN.md; block 512 is AMLA's KV block (seed 000, section 4). */
+#define RUN_DEFAULT_BLOCK 512
+#define RUN_DEFAULT_SAMPLES 10
+#define RUN_DEFAULT_SEED 1
+
+void run_cfg_default(run_cfg_t *c)
+{
+    memset(c, 0, sizeof *c);
+    c->shape = (attn_shape_t){128, 1, 1, 8192, 576, 512, 0};
+    c->gen = (gen_cfg_t){GEN_NORMAL, 0.0, 1.0, -1.0, 1.0, 0, FMT_BF16};
+    c->attn.in_format = FMT_BF16;
+    c->attn.out_format = FMT_BF16;
+    c->attn.block = RUN_DEFAULT_BLOCK;
+    c->attn.acc_qk = ACC_FP32_FMA;
+    c->attn.acc_pv = ACC_FP32_FMA;
+    c->samples = RUN_DEFAULT_SAMPLES;
+    c->seed = RUN_DEFAULT_SEED;
+    c->threads = 0;
+    c->variants[0] = attn_find("standard");
+    c->variants[1] = attn_find("base");
+    c->nvariants = 2;
+    c->show_golden = 1;
+    c->out = RUN_OUT_TABLE;
+    c->experiment = "run";
+}
+
+double run_sample_bytes(const run_cfg_t *c)
+{
+    const attn_shape_t *s = &c->shape;
+    double rows = (double)s->hq * (double)s->sq;
+    double in = rows * (double)s->dk + (double)s->hkv * (double)s->sk * (double)(s->dk + s->dv);
+    double out = rows * (double)s->dv * (double)(c->nvariants + 2);
+    double work = rows / (double)(s->hkv > 0 ? s->hkv : 1) * (double)s->sk * 2.0 + rows * (double)s->dv * 2.0;
+    return 8.0 * (in + out + work);
+}
+
+static int run_check_size(long v, const char *opt, err_t *e)
+{
+    if (v <= 0)
+        return err_set(e, ERR_USAGE, "%s must be positive, got %ld", opt, v);
+    return ERR_OK;
+}
+
+int run_validate(run_cfg_t *c, err_t *e)
+{
+    attn_shape_t *s = &c->shape;
+    int rc = run_check_size(s->hq, "--heads", e);
+    if (!rc) rc = run_check_size(s->sq, "--sq", e);
+    if (!rc) rc = run_check_size(s->sk, "--ctx", e);
+    if (!rc) rc = run_check_size(s->dk, "--dk", e);
+    if (!rc) rc = run_check_size(s->dv, "--dv", e);
+    if (!rc) rc = run_check_size(c->attn.block, "--block", e);
+    if (!rc) rc = run_check_size(c->samples, "--samples", e);
+    if (rc)
+        return rc;
+    if (c->threads < 0)
+        return err_set(e, ERR_USAGE, "--threads must be positive, got %d", c->threads);
+    if (s->hkv <= 0 || s->hq % s->hkv != 0)
+        return err_set(e, ERR_USAGE, "%ld query heads is not a multiple of %ld KV heads", s->hq, s->hkv);
+    if (!c->load_dir && !c->gen.kv_separate && s->dv > s->dk)
+        return err_set(e, ERR_USAGE, "--dv %ld exceeds --dk %ld with --kv shared (V = K[:, :dv])", s->dv, s->dk);
+    if (s->causal && s->sq > s->sk)
+        return err_set(e, ERR_USAGE, "--causal needs --sq (%ld) <= --ctx (%ld)", s->sq, s->sk);
+    if (c->gen.dist == GEN_UNIFORM && !(c->gen.low < c->gen.high))
+        return err_set(e, ERR_USAGE, "--low (%g) must be below --high (%g)", c->gen.low, c->gen.high);
+    if (c->gen.dist == GEN_NORMAL && !(c->gen.sigma > 0))
+        return err_set(e, ERR_USAGE, "--sigma must be positive, got %g", c->gen.sigma);
+    /* sizes: every product below must stay far from overflow and within memory */
+    double elems[] = {(double)s->hq * s->sq * s->dk, (double)s->hkv * s->sk * s->dk,
+                      (double)s->hkv * s->sk * s->dv, (double)s->hq * s->sq * s->dv,
+                      (double)s->hq / s->hkv * s->sq * s->sk};
+    for (size_t i = 0; i < sizeof elems / sizeof elems[0]; i++)
+        if (elems[i] > 0x1p40)
+            return err_set(e, ERR_USAGE, "shape too large: an array of %.3g elements", elems[i]);
+    double mem = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+    int threads = c->threads;
+#ifdef _OPENMP
+    if (threads == 0)
+        threads = omp_get_max_threads();
+#endif
+    if (threads <= 0)
+        threads = 1;
+    if (threads > c->samples)
+        threads = (int)c->samples;
+    double need = run_sample_bytes(c) * threads;
+    if (mem > 0 && need > mem)
+        return err_set(e, ERR_USAGE, "shape needs %.3g GiB for %d thread(s), more than the %.3g GiB of memory",
+                       need / 0x1p30, threads, mem / 0x1p30);
+    if (c->attn.scale == 0)
+        c->attn.scale = 1.0 / sqrt((double)s->dk);
+    return ERR_OK;
+}
+
+static double run_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+const char *run_slot_name(const run_cfg_t *c, int v)
+{
+    return v == 0 ? "golden" : attn_variants[c->variants[v - 1]].name;
+}
+
+static int run_dump(const run_cfg_t *c, const attn_input_t *in, double **outs, err_t *e)
+{
+    const attn_shape_t *s = &in->s;
+    long qshape[3] = {s->hq, s->sq, s->dk}, kshape[3] = {s->hkv, s->sk, s->dk},
+         vshape[3] = {s->hkv, s->sk, s->dv}, oshape[3] = {s->hq, s->sq, s->dv};
+    char path[4096];
+    int rc = io_ensure_dir(c->dump_dir, e);
+    const double *arrs[3] = {in->q, in->k, in->v};
+    const long *shapes[3] = {qshape, kshape, vshape};
+    const char *names[3] = {"q", "k", "v"};
+    for (int i = 0; i < 3 && !rc; i++) {
+        snprintf(path, sizeof path, "%s/%s.npy", c->dump_dir, names[i]);
+        rc = io_npy_write(path, arrs[i], shapes[i], 3, 0, e);
+    }
+    for (int v = 0; v <= c->nvariants && !rc; v++) {
+        snprintf(path, sizeof path, "%s/%s.npy", c->dump_dir, run_slot_name(c, v));
+        rc = io_npy_write(path, outs[v], oshape, 3, 0, e);
+    }
+    return rc;
+}
+
+/* One sample: inputs, Golden, each variant, metrics into rows[0..nvariants]. */
+static int run_sample(run_row_t *rows, const run_cfg_t *c, long sample, int dump, err_t *e)
+{
+    attn_input_t in = {c->shape, NULL, NULL, NULL};
+    int rc = c->load_dir ? gen_load(&in, c->load_dir, c->attn.in_format, c->shape.dv, e)
+                         : gen_sample(&in, &c->gen, c->seed, sample, e);
+    if (rc)
+        return rc;
+    long n = in.s.hq * in.s.sq * in.s.dv;
+    int nv = c->nvariants + 1;
+    double **outs = calloc((size_t)nv, sizeof(double *));
+    for (int v = 0; v < nv; v++)
+        outs[v] = malloc(sizeof(double) * (size_t)n);
+    double t0 = run_now();
+    golden_attention(outs[0], &in, c->attn.scale);
+    rows[0].seconds = run_now() - t0;
+    metric_all(rows[0].m, outs[0], outs[0], n);
+    for (int v = 1; v < nv && !rc; v++) {
+        attn_cfg_t acfg = c->attn;
+        acfg.rng_seed = gen_stream_seed(c->seed ^ 0x5A5A5A5Aull, sample) + (uint64_t)v;
+        attn_stats_t st = {0};
+        attn_ctx_t ctx;
+        rc = attn_ctx_init(&ctx, c->variants[v - 1], &acfg, &st, e);
+        if (rc)
+            break;
+        t0 = run_now();
+        attn_run(outs[v], c->variants[v - 1], &in, &ctx);
+        rows[v].seconds = run_now() - t0;
+        rows[v].events = st.events;
+        metric_all(rows[v].m, outs[v], outs[0], n);
+    }
+    if (!rc && dump)
+        rc = run_dump(c, &in, outs, e);
+    for (int v = 0; v < nv; v++)
+        free(outs[v]);
+    free(outs);
+    gen_free(&in);
+    return rc;
+}
+
+int run_execute(run_result_t *res, const run_cfg_t *c, err_t *e)
+{
+    res->samples = c->samples;
+    res->nvariants = c->nvariants + 1;
+    res->rows = calloc((size_t)(c->samples * res->nvariants), sizeof(run_row_t));
+    if (!res->rows)
+        return err_set(e, ERR_USAGE, "too many samples: %ld", c->samples);
+    int rc = ERR_OK;
+    int threads = c->threads;
+#ifdef _OPENMP
+    if (threads == 0)
+        threads = omp_get_max_threads();
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#endif
+    for (long s = 0; s < c->samples; s++) {
+        int failed;
+#ifdef _OPENMP
+#pragma omp atomic read
+#endif
+        failed = rc;
+        if (failed)
+            continue;
+        err_t le = {0};
+        int lrc = run_sample(res->rows + s * res->nvariants, c, s, c->dump_dir && s == 0, &le);
+        if (lrc) {
+#ifdef _OPENMP
+#pragma omp critical(run_err)
+#endif
+            {
+                if (!rc) {
+                    rc = lrc;
+                    *e = le;
+                }
+            }
+        }
+    }
+    (void)threads;
+    return rc;
+}
+
+void run_result_free(run_result_t *res)
+{
+    free(res->rows);
+    res->rows = NULL;
+}
+
+/* ---- output ---- */
+
+static const char *run_dist_name(const run_cfg_t *c)
+{
+    return c->load_dir ? "load" : gen_table[c->gen.dist].name;
+}
+
+void run_write_csv_header(FILE *f)
+{
+    fputs("experiment,dist,mean,sigma,low,high,ctx,heads,sq,dk,dv,block,kv,in_format,out_format,"
+          "seed,sample,variant,rel_fro,rmse,cos_sim,cos_diff,max_abs,nonfinite\n",
+          f);
+}
+
+void run_write_csv_rows(FILE *f, const run_cfg_t *c, const run_result_t *r)
+{
+    const attn_shape_t *s = &c->shape;
+    for (long i = 0; i < r->samples; i++)
+        for (int v = c->show_golden ? 0 : 1; v < r->nvariants; v++) {
+            const run_row_t *row = &r->rows[i * r->nvariants + v];
+            fprintf(f, "%s,%s,%.17g,%.17g,%.17g,%.17g,%ld,%ld,%ld,%ld,%ld,%ld,%s,%s,%s,%llu,%ld,%s",
+                    c->experiment, run_dist_name(c), c->gen.mean, c->gen.sigma, c->gen.low,
+                    c->gen.high, s->sk, s->hq, s->sq, s->dk, s->dv, c->attn.block,
+                    c->gen.kv_separate ? "separate" : "shared", fmt_table[c->attn.in_format].name,
+                    fmt_table[c->attn.out_format].name, (unsigned long long)c->seed, i,
+                    run_slot_name(c, v));
+            for (int k = 0; k < METRIC_COUNT; k++)
+                fprintf(f, k == METRIC_NONFINITE ? ",%.0f" : ",%.17g", row->m[k]);
+            fputc('\n', f);
+        }
+}
+
+/* Mean and 95% confidence half-width (Student t) of metric k of slot v. */
+static void run_summary(const run_result_t *r, int v, int k, double *mean, double *ci, double *secs)
+{
+    double *x = malloc(sizeof(double) * (size_t)r->samples);
+    double st = 0;
+    for (long i = 0; i < r->samples; i++) {
+        x[i] = r->rows[i * r->nvariants + v].m[k];
+        st += r->rows[i * r->nvariants + v].seconds;
+    }
+    size_t n = (size_t)r->samples;
+    *mean = gsl_stats_mean(x, 1, n);
+    *ci = n > 1 ? gsl_cdf_tdist_Pinv(0.975, (double)(n - 1)) * gsl_stats_sd(x, 1, n) / sqrt((double)n) : NAN;
+    *secs = st / (double)n;
+    free(x);
+}
+
+void run_write_table(FILE *f, const run_cfg_t *c, const run_result_t *r)
+{
+    const attn_shape_t *s = &c->shape;
+    fprintf(f, "# %s", run_dist_name(c));
+    if (!c->load_dir && c->gen.dist == GEN_NORMAL)
+        fprintf(f, " mean %g sigma %g", c->gen.mean, c->gen.sigma);
+    else if (!c->load_dir && c->gen.dist == GEN_UNIFORM)
+        fprintf(f, " low %g high %g", c->gen.low, c->gen.high);
+    fprintf(f, "; heads %ld sq %ld ctx %ld dk %ld dv %ld block %ld; %s in, %s out; %ld samples, seed %llu\n",
+            s->hq, s->sq, s->sk, s->dk, s->dv, c->attn.block, fmt_table[c->attn.in_format].name,
+            fmt_table[c->attn.out_format].name, r->samples, (unsigned long long)c->seed);
+    fprintf(f, "# mean and 95%% confidence half-width over samples, against golden\n");
+    fprintf(f, "%-10s %-22s %-22s %-22s %-22s %-10s %-9s %s\n", "variant", "rel_fro", "rmse",
+            "1-cos_sim", "cos_diff", "max_abs", "nonfinite", "s/sample");
+    for (int v = c->show_golden ? 0 : 1; v < r->nvariants; v++) {
+        fprintf(f, "%-10s", run_slot_name(c, v));
+        double secs = 0;
+        for (int k = 0; k < METRIC_COUNT; k++) {
+            double mean, ci;
+            run_summary(r, v, k, &mean, &ci, &secs);
+            if (k == METRIC_COS_SIM)
+                mean = 1.0 - mean;
+            char buf[64];
+            if (k == METRIC_MAX_ABS)
+                snprintf(buf, sizeof buf, "%.3e", mean);
+            else if (k == METRIC_NONFINITE)
+                snprintf(buf, sizeof buf, "%.0f", mean * (double)r->samples);
+            else if (isnan(ci))
+                snprintf(buf, sizeof buf, "%.4e", mean);
+            else
+                snprintf(buf, sizeof buf, "%.4e ± %.1e", mean, ci);
+            fprintf(f, " %-*s", k == METRIC_MAX_ABS ? 10 : k == METRIC_NONFINITE ? 9 : 22, buf);
+        }
+        fprintf(f, " %.3f\n", secs);
+    }
+}
+
+static void run_json_num(FILE *f, double x)
+{
+    if (isfinite(x))
+        fprintf(f, "%.17g", x);
+    else
+        fputs("null", f);
+}
+
+void run_write_json(FILE *f, const run_cfg_t *c, const run_result_t *r)
+{
+    const attn_shape_t *s = &c->shape;
+    fprintf(f, "{\"experiment\": \"%s\", \"dist\": \"%s\", \"mean\": ", c->experiment, run_dist_name(c));
+    run_json_num(f, c->gen.mean);
+    fputs(", \"sigma\": ", f);
+    run_json_num(f, c->gen.sigma);
+    fputs(", \"low\": ", f);
+    run_json_num(f, c->gen.low);
+    fputs(", \"high\": ", f);
+    run_json_num(f, c->gen.high);
+    fprintf(f, ", \"ctx\": %ld, \"heads\": %ld, \"sq\": %ld, \"dk\": %ld, \"dv\": %ld, \"block\": %ld, "
+               "\"kv\": \"%s\", \"in_format\": \"%s\", \"out_format\": \"%s\", \"seed\": %llu, "
+               "\"samples\": %ld,\n \"variants\": [",
+            s->sk, s->hq, s->sq, s->dk, s->dv, c->attn.block, c->gen.kv_separate ? "separate" : "shared",
+            fmt_table[c->attn.in_format].name, fmt_table[c->attn.out_format].name,
+            (unsigned long long)c->seed, r->samples);
+    int first = 1;
+    for (int v = c->show_golden ? 0 : 1; v < r->nvariants; v++) {
+        fprintf(f, "%s\n  {\"variant\": \"%s\"", first ? "" : ",", run_slot_name(c, v));
+        first = 0;
+        double secs = 0;
+        for (int k = 0; k < METRIC_COUNT; k++) {
+            double mean, ci;
+            run_summary(r, v, k, &mean, &ci, &secs);
+            fprintf(f, ", \"%s\": {\"mean\": ", metric_names[k]);
+            run_json_num(f, mean);
+            fputs(", \"ci95\": ", f);
+            run_json_num(f, ci);
+            fputs("}", f);
+        }
+        fputs(", \"seconds_per_sample\": ", f);
+        run_json_num(f, secs);
+        fputs("}", f);
+    }
+    fputs("\n ]}\n", f);
+}

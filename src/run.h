@@ -1,0 +1,66 @@
+/* run -- one configuration: N samples, Golden and every selected variant, metrics per sample */
+#ifndef AMLA_RUN_H
+#define AMLA_RUN_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "attn.h"
+#include "err.h"
+#include "gen.h"
+#include "metric.h"
+
+#define RUN_MAX_VARIANTS 64
+
+typedef enum { RUN_OUT_TABLE, RUN_OUT_CSV, RUN_OUT_JSON } run_out_t;
+
+typedef struct {
+    attn_shape_t shape;
+    gen_cfg_t gen;
+    attn_cfg_t attn;
+    long samples;
+    uint64_t seed;
+    int threads;
+    int variants[RUN_MAX_VARIANTS]; /* registry indices; golden is always computed */
+    int nvariants;
+    int show_golden; /* print a golden row (its metrics against itself are zero) */
+    const char *load_dir, *dump_dir, *csv_path;
+    run_out_t out;
+    const char *experiment; /* the CSV's experiment column */
+} run_cfg_t;
+
+/* Per (sample, variant) result; variant index -1 is golden. */
+typedef struct {
+    double m[METRIC_COUNT];
+    double seconds;
+    long events;
+} run_row_t;
+
+typedef struct {
+    long samples;
+    int nvariants;   /* cfg->nvariants + 1: slot 0 is golden */
+    run_row_t *rows; /* [samples][nvariants] */
+} run_result_t;
+
+/* Default configuration (shared/DESIGN.md's defaults). */
+void run_cfg_default(run_cfg_t *c);
+
+/* Check sizes, memory and consistency; ERR_USAGE with a message naming the option. */
+int run_validate(run_cfg_t *c, err_t *e);
+
+/* Bytes one sample needs (inputs, outputs, Golden's and the variants' work arrays). */
+double run_sample_bytes(const run_cfg_t *c);
+
+int run_execute(run_result_t *res, const run_cfg_t *c, err_t *e);
+void run_result_free(run_result_t *res);
+
+/* Name of result slot v (0: golden). */
+const char *run_slot_name(const run_cfg_t *c, int v);
+
+/* Output: CSV rows (header first), the summary table, JSON. */
+void run_write_csv_header(FILE *f);
+void run_write_csv_rows(FILE *f, const run_cfg_t *c, const run_result_t *r);
+void run_write_table(FILE *f, const run_cfg_t *c, const run_result_t *r);
+void run_write_json(FILE *f, const run_cfg_t *c, const run_result_t *r);
+
+#endif

@@ -1,0 +1,48 @@
+/* site -- named rounding sites: where a variant rounds, to which format, in which mode */
+#ifndef AMLA_SITE_H
+#define AMLA_SITE_H
+
+#include "acc.h"
+#include "err.h"
+#include "fmt.h"
+
+#define SITE_MAX 24
+
+/* Where a site's format comes from. */
+typedef enum {
+    SITE_FMT_FIXED, /* the format named in the definition (e.g. fp32 for vector-unit math) */
+    SITE_FMT_IN,    /* --in-format */
+    SITE_FMT_OUT,   /* --out-format */
+    SITE_ACC_QK,    /* an accumulation site using the Q.K^T model (--acc-qk) */
+    SITE_ACC_PV     /* an accumulation site using the P.V model (--acc-pv) */
+} site_src_t;
+
+typedef struct {
+    const char *name; /* e.g. "p_cast" */
+    const char *what; /* one line: what this site rounds */
+    site_src_t src;
+    fmt_id_t fmt;     /* for SITE_FMT_FIXED */
+    fmt_round_t mode;
+    int sat;
+} site_def_t;
+
+/* A site resolved against a configuration. */
+typedef struct {
+    const site_def_t *def;
+    fmt_id_t fmt;
+    fmt_round_t mode;
+    int sat;
+    acc_model_t acc; /* accumulation sites */
+    int exact;       /* computed in FP64 without rounding (--exact) */
+} site_t;
+
+/* Is `name` in the comma-separated list (NULL: empty; "all" matches every site)? */
+int site_listed(const char *list, const char *name);
+
+/* Check that every name in the list is one of defs (or "all"); ERR_USAGE otherwise. */
+int site_check_list(const char *list, const site_def_t *defs, const char *variant, err_t *e);
+
+/* One line describing the site as resolved (for `list --sites`). */
+void site_describe(char *buf, int n, const site_t *s);
+
+#endif
