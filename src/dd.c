@@ -1,8 +1,10 @@
 /* dd_exp -- exponential of a double-double argument to about 2^-100 relative */
 #include "dd.h"
 
-/* ln 2 = LN2_HI + LN2_LO to 2^-106 relative. */
-static const dd_t DD_LN2 = {0x1.62e42fefa39efp-1, 0x1.abc9e3b39803fp-56};
+/* ln 2 = hi + mid + lo to 2^-160 relative (the argument reduction multiplies it by up to
+ * 1075, so a double-double ln 2 would lose 10 bits). */
+static const double LN2_HI = 0x1.62e42fefa39efp-1, LN2_MID = 0x1.abc9e3b39803fp-56,
+                    LN2_LO = 0x1.7b57a079a1934p-111;
 
 /* 1/n! for n = 2..10, as double-doubles (exact rationals rounded twice). */
 static const dd_t DD_INV_FACT[11] = {
@@ -26,17 +28,19 @@ static const dd_t DD_INV_FACT[11] = {
 /* exp(x) = 2^k exp(r), r = x - k ln2, |r| <= ln2/2; exp(r) = (1 + e)^(2^10) with
  * e = expm1(r / 2^10) from its Taylor series (|r/2^10| < 2^-11, so the 10-term series is
  * exact to 2^-120 relative); each squaring keeps the expm1 form, e' = 2e + e^2, so the
- * leading 1 never swallows low-order bits. The error of k*ln2 is |k| 2^-106 absolute,
- * below 2^-96 for arguments down to -745 (where exp underflows and 0 is returned). */
+ * leading 1 never swallows low-order bits. k ln2 is formed from exact products k*hi and
+ * k*mid (TwoProd) and k*lo, so r is known to about 2^-106 absolute for every k. */
 dd_t dd_exp(dd_t x)
 {
     if (x.hi < -745.2)
         return (dd_t){0.0, 0.0};
     if (x.hi > 709.7)
         return (dd_t){INFINITY, 0.0};
-    double k = nearbyint(x.hi / DD_LN2.hi);
-    dd_t kln2 = dd_mul(DD_LN2, (dd_t){k, 0.0});
-    dd_t r = dd_add(x, (dd_t){-kln2.hi, -kln2.lo});
+    double k = nearbyint(x.hi / LN2_HI);
+    double p1 = k * LN2_HI, p2 = k * LN2_MID;
+    dd_t r = dd_add(x, (dd_t){-p1, -fma(k, LN2_HI, -p1)});
+    r = dd_add(r, (dd_t){-p2, -fma(k, LN2_MID, -p2)});
+    r = dd_add(r, (dd_t){-k * LN2_LO, 0.0});
     r.hi = ldexp(r.hi, -DD_EXP_SQUARINGS);
     r.lo = ldexp(r.lo, -DD_EXP_SQUARINGS);
     /* Horner: e = r (1 + r (1/2! + r (1/3! + ... ))) */

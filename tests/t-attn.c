@@ -1,0 +1,166 @@
+/* t-attn -- variants: all sites exact equals Golden; a hand-computed Base; site resolution */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn.h"
+#include "check.h"
+#include "gen.h"
+#include "golden.h"
+#include "metric.h"
+
+static attn_cfg_t cfg_default(long block, double scale)
+{
+    attn_cfg_t c;
+    memset(&c, 0, sizeof c);
+    c.in_format = FMT_BF16;
+    c.out_format = FMT_BF16;
+    c.block = block;
+    c.acc_qk = c.acc_pv = ACC_FP32_FMA;
+    c.scale = scale;
+    return c;
+}
+
+static double run_variant(double *o, const char *name, const attn_input_t *in, const attn_cfg_t *c)
+{
+    int vi = attn_find(name);
+    CHECK(vi >= 0, "variant %s registered", name);
+    attn_stats_t st = {0};
+    attn_ctx_t ctx;
+    err_t e = {0};
+    CHECK(attn_ctx_init(&ctx, vi, c, &st, &e) == 0, "ctx: %s", e.msg);
+    attn_run(o, vi, in, &ctx);
+    return 0;
+}
+
+/* With every site exact (FP64, no rounding) each variant computes softmax(QK^T s)V in
+ * binary64: it must equal Golden to 1e-12 relative (Frobenius). */
+static void test_exact_equals_golden(void)
+{
+    const char *variants[] = {"standard", "base"};
+    const struct {
+        attn_shape_t s;
+        gen_cfg_t g;
+        long block;
+    } cases[] = {
+        {{8, 1, 1, 300, 64, 48, 0}, {GEN_NORMAL, 0, 1, -1, 1, 0, FMT_BF16}, 64},
+        {{8, 1, 1, 300, 64, 48, 0}, {GEN_NORMAL, 0, 10, -1, 1, 0, FMT_BF16}, 128},
+        {{4, 2, 3, 100, 32, 32, 1}, {GEN_UNIFORM, 0, 1, -60, 60, 1, FMT_FP16}, 7},
+        {{4, 1, 5, 77, 32, 16, 1}, {GEN_FA3_OUTLIER, 0, 1, -1, 1, 1, FMT_BF16}, 16},
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        attn_input_t in = {cases[ci].s, NULL, NULL, NULL};
+        err_t e = {0};
+        gen_sample(&in, &cases[ci].g, 7, (long)ci, &e);
+        long n = in.s.hq * in.s.sq * in.s.dv;
+        double *g = malloc(sizeof(double) * (size_t)n), *o = malloc(sizeof(double) * (size_t)n);
+        golden_attention(g, &in, 0);
+        for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+            attn_cfg_t c = cfg_default(cases[ci].block, 1.0 / sqrt((double)in.s.dk));
+            c.exact = "all";
+            run_variant(o, variants[v], &in, &c);
+            double m[METRIC_COUNT];
+            metric_all(m, o, g, n);
+            CHECK(m[METRIC_REL_FRO] <= 1e-12, "case %zu %s all-exact: rel_fro %g vs golden", ci, variants[v],
+                  m[METRIC_REL_FRO]);
+            /* with the default roundings the error is that of a bf16/fp16 kernel: not 0, below 5% */
+            c.exact = NULL;
+            run_variant(o, variants[v], &in, &c);
+            metric_all(m, o, g, n);
+            CHECK(m[METRIC_REL_FRO] > 0 && m[METRIC_REL_FRO] < 5e-2, "case %zu %s rounded: rel_fro %g",
+                  ci, variants[v], m[METRIC_REL_FRO]);
+        }
+        free(g);
+        free(o);
+        gen_free(&in);
+    }
+}
+
+/* Base on G = 1, two keys, one block each, by hand in binary32 (independent of the lab):
+ * q = 1, k = (0, 1), v = (1, 2), scale = 1.
+ * block 1: s = 0, m = 0, p = 1, l = 1, P = bf16(1) = 1, O = 1 * 1 = 1.
+ * block 2: s = 1, m = 1, alpha = fl32(exp(-1)), p = 1, l = fl32(fl32(1 alpha) + 1),
+ *          O = fl32(fl32(1 alpha) + 1 * 2); result bf16(fl32(O / l)). */
+static void test_hand_base(void)
+{
+    double q[1] = {1}, k[2] = {0, 1}, v[2] = {1, 2};
+    attn_input_t in = {{1, 1, 1, 2, 1, 1, 0}, q, k, v};
+    attn_cfg_t c = cfg_default(1, 1.0);
+    double o;
+    run_variant(&o, "base", &in, &c);
+    float alpha = (float)exp(-1.0); /* correctly rounded exp: glibc's exp is, here */
+    float l = alpha * 1.0f + 1.0f;
+    float acc = alpha * 1.0f + 2.0f;
+    float res = acc / l;
+    /* bf16 RNE of a binary32 by hand: add half of the dropped 16 bits (+ lsb for ties) */
+    uint32_t u;
+    memcpy(&u, &res, 4);
+    u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000u;
+    float want;
+    memcpy(&want, &u, 4);
+    CHECK(o == (double)want, "hand Base: got %a, want %a (fp32 %a)", o, (double)want, (double)res);
+
+    /* One block of both keys: m = 1 from the start, p = (exp(-1), 1), P bf16-cast for P.V
+     * only: O = bf16(e^-1) * 1 + 1 * 2 (fma order), l = fl32(e^-1 + 1). */
+    c.block = 2;
+    run_variant(&o, "base", &in, &c);
+    float p0 = (float)exp(-1.0);
+    memcpy(&u, &p0, 4);
+    u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000u;
+    float p0b;
+    memcpy(&p0b, &u, 4);
+    float t = fmaf(1.0f, 2.0f, fmaf(p0b, 1.0f, 0.0f));
+    float l2 = (0.0f + p0) + 1.0f;
+    res = t / l2;
+    memcpy(&u, &res, 4);
+    u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000u;
+    memcpy(&want, &u, 4);
+    CHECK(o == (double)want, "hand Base one block: got %a, want %a", o, (double)want);
+}
+
+/* Block size does not matter when every site is exact; it does when rounding. */
+static void test_block_invariance(void)
+{
+    attn_input_t in = {{4, 1, 1, 256, 32, 32, 0}, NULL, NULL, NULL};
+    gen_cfg_t g = {GEN_NORMAL, 0, 2, -1, 1, 0, FMT_BF16};
+    err_t e = {0};
+    gen_sample(&in, &g, 3, 0, &e);
+    double a[128], b[128];
+    attn_cfg_t c = cfg_default(256, 1.0 / sqrt(32.0));
+    c.exact = "all";
+    run_variant(a, "base", &in, &c);
+    c.block = 32;
+    run_variant(b, "base", &in, &c);
+    double m[METRIC_COUNT];
+    metric_all(m, a, b, 128);
+    CHECK(m[METRIC_REL_FRO] < 1e-14, "exact base: block 256 vs 32 differ by %g", m[METRIC_REL_FRO]);
+    gen_free(&in);
+}
+
+static void test_sites(void)
+{
+    attn_cfg_t c = cfg_default(64, 0.1);
+    attn_stats_t st;
+    attn_ctx_t ctx;
+    err_t e = {0};
+    c.exact = "p_cast,out_cast";
+    CHECK(attn_ctx_init(&ctx, attn_find("base"), &c, &st, &e) == 0, "known sites accepted");
+    int exact = 0;
+    for (int i = 0; i < ctx.nsites; i++)
+        exact += ctx.site[i].exact;
+    CHECK(exact == 2, "two sites exact, got %d", exact);
+    c.exact = "p_cast,bogus";
+    e.code = 0;
+    CHECK(attn_ctx_init(&ctx, attn_find("base"), &c, &st, &e) == ERR_USAGE, "unknown site rejected");
+    CHECK(strstr(e.msg, "bogus") != NULL, "message names the site: %s", e.msg);
+    CHECK(attn_find("nonexistent") < 0, "unknown variant");
+}
+
+int main(void)
+{
+    test_exact_equals_golden();
+    test_hand_base();
+    test_block_invariance();
+    test_sites();
+    return check_done("t-attn");
+}

@@ -1,0 +1,156 @@
+/* t-golden -- Golden against an all-MPFR computation at 256 bits, and its stated bound */
+#include <math.h>
+#include <mpfr.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "dd.h"
+#include "fmt.h"
+#include "gen.h"
+#include "golden.h"
+
+/* dd_exp against MPFR at 256 bits: relative error below 2^-100. */
+static void test_dd_exp(void)
+{
+    fmt_rng_t rng;
+    fmt_rng_seed(&rng, 4242); /* seed 4242 (include this in bug reports) */
+    mpfr_t x, y, t;
+    mpfr_inits2(256, x, y, t, (mpfr_ptr)0);
+    double worst = 0;
+    int n = check_quick() ? 2000 : 100000;
+    for (int i = 0; i < n; i++) {
+        double u = ldexp((double)(fmt_rng_next(&rng) >> 11), -53);
+        double hi = i % 2 ? -40.0 * u : -745.0 + 1400.0 * u;
+        double lo = ldexp((double)(fmt_rng_next(&rng) >> 11), -53) * ldexp(fabs(hi) + 1e-300, -54);
+        dd_t a = dd_fast_two_sum(hi, lo);
+        dd_t r = dd_exp(a);
+        mpfr_set_d(x, a.hi, MPFR_RNDN);
+        mpfr_add_d(x, x, a.lo, MPFR_RNDN);
+        mpfr_exp(y, x, MPFR_RNDN);
+        mpfr_set_d(t, r.hi, MPFR_RNDN);
+        mpfr_add_d(t, t, r.lo, MPFR_RNDN);
+        mpfr_sub(t, t, y, MPFR_RNDN);
+        mpfr_div(t, t, y, MPFR_RNDN);
+        double rel = fabs(mpfr_get_d(t, MPFR_RNDN));
+        if (r.hi < 0x1p-960) /* lo underflows: check absolute error instead */
+            rel = 0;
+        worst = rel > worst ? rel : worst;
+        CHECK(rel < 0x1p-100, "dd_exp(%a + %a): relative error %g", a.hi, a.lo, rel);
+    }
+    printf("t-golden: dd_exp worst relative error %.3g (2^%.1f) over %d arguments\n", worst,
+           worst > 0 ? log2(worst) : -INFINITY, n);
+    mpfr_clears(x, y, t, (mpfr_ptr)0);
+}
+
+typedef struct {
+    const char *what;
+    attn_shape_t s;
+    gen_cfg_t g;
+} golden_case_t;
+
+/* W and A of the bound for element (r, c): computed in binary64 (they only scale it). */
+static void bound_terms(const attn_input_t *in, long row, long c, double scale, double *w, double *a)
+{
+    const attn_shape_t *s = &in->s;
+    long rows = s->hq / s->hkv * s->sq;
+    long h = row / rows, r = row % rows;
+    const double *q = in->q + (h * rows + r) * s->dk, *k = in->k + h * s->sk * s->dk,
+                 *v = in->v + h * s->sk * s->dv;
+    long lim = s->causal ? r % s->sq + (s->sk - s->sq) : s->sk - 1;
+    double *lg = malloc(sizeof(double) * (size_t)s->sk);
+    double m = -INFINITY, amax = 0;
+    for (long j = 0; j <= lim; j++) {
+        double d = 0, da = 0;
+        for (long t = 0; t < s->dk; t++) {
+            d += q[t] * k[j * s->dk + t];
+            da += fabs(q[t] * k[j * s->dk + t]);
+        }
+        lg[j] = d * scale;
+        m = lg[j] > m ? lg[j] : m;
+        amax = da * scale > amax ? da * scale : amax;
+    }
+    double num = 0, den = 0;
+    for (long j = 0; j <= lim; j++) {
+        double p = exp(lg[j] - m);
+        num += p * fabs(v[j * s->dv + c]);
+        den += p;
+    }
+    *w = 2 * num / den; /* factor 2: W itself is only known to binary64 accuracy */
+    *a = 2 * amax;
+    free(lg);
+}
+
+static void test_against_mpfr(void)
+{
+    const golden_case_t cases[] = {
+        {"N(0,1) bf16", {4, 1, 1, 64, 32, 16, 0}, {GEN_NORMAL, 0, 1, -1, 1, 0, FMT_BF16}},
+        {"N(0,100) bf16 (near one-hot)", {4, 1, 1, 64, 32, 16, 0}, {GEN_NORMAL, 0, 10, -1, 1, 0, FMT_BF16}},
+        {"U(-60,60) bf16 (one-hot)", {4, 1, 1, 64, 32, 16, 0}, {GEN_UNIFORM, 0, 1, -60, 60, 0, FMT_BF16}},
+        {"U(-1,1) fp16 separate V", {3, 1, 2, 50, 24, 20, 0}, {GEN_UNIFORM, 0, 1, -1, 1, 1, FMT_FP16}},
+        {"fa3-outlier fp32 (TwoProd)", {2, 2, 3, 33, 16, 8, 1}, {GEN_FA3_OUTLIER, 0, 1, -1, 1, 1, FMT_FP32}},
+        {"N(3,4) e4m3 causal GQA", {4, 2, 4, 40, 16, 16, 1}, {GEN_NORMAL, 3, 2, -1, 1, 0, FMT_E4M3}},
+        {"MLA shape N(0,16) bf16", {2, 1, 1, 24, 576, 512, 0}, {GEN_NORMAL, 0, 4, -1, 1, 0, FMT_BF16}},
+    };
+    int nsamples = check_quick() ? 1 : 3;
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
+        for (int sample = 0; sample < nsamples; sample++) {
+            const golden_case_t *gc = &cases[ci];
+            attn_input_t in = {gc->s, NULL, NULL, NULL};
+            err_t e = {0};
+            CHECK(gen_sample(&in, &gc->g, 99, sample, &e) == 0, "gen: %s", e.msg);
+            long n = gc->s.hq * gc->s.sq * gc->s.dv;
+            double *o = malloc(sizeof(double) * (size_t)n), *ref = malloc(sizeof(double) * (size_t)n);
+            golden_attention(o, &in, 0);
+            golden_attention_mpfr(ref, &in, 0, 256);
+            double scale = 1.0 / sqrt((double)gc->s.dk);
+            double worst = 0;
+            for (long i = 0; i < n; i++) {
+                double d = fabs(o[i] - ref[i]);
+                double rel = ref[i] != 0 ? d / fabs(ref[i]) : d;
+                worst = rel > worst ? rel : worst;
+                CHECK(rel <= 1e-15, "%s sample %d element %ld: golden %a, MPFR-256 %a (rel %g)", gc->what,
+                      sample, i, o[i], ref[i], rel);
+                double w, a;
+                bound_terms(&in, i / gc->s.dv, i % gc->s.dv, scale, &w, &a);
+                CHECK(d <= golden_bound(fabs(ref[i]), w, a, gc->s.sk, gc->s.dk),
+                      "%s element %ld: error %g exceeds the stated bound %g", gc->what, i, d,
+                      golden_bound(fabs(ref[i]), w, a, gc->s.sk, gc->s.dk));
+            }
+            if (sample == 0)
+                printf("t-golden: %-30s worst relative difference to MPFR-256: %.3g\n", gc->what, worst);
+            free(o);
+            free(ref);
+            gen_free(&in);
+        }
+}
+
+/* One visible key: the output is that key's V row exactly. */
+static void test_single_key(void)
+{
+    attn_shape_t s = {2, 1, 3, 5, 8, 4, 1}; /* causal, sq = 3, sk = 5: row t sees keys <= t + 2 */
+    attn_input_t in = {s, NULL, NULL, NULL};
+    gen_cfg_t g = {GEN_NORMAL, 0, 1, -1, 1, 1, FMT_BF16};
+    err_t e = {0};
+    gen_sample(&in, &g, 5, 0, &e);
+    /* make keys 0..2 identical: row 0 then averages V rows 0..2 */
+    for (int j = 1; j < 3; j++)
+        memcpy(in.k + j * 8, in.k, 8 * sizeof(double));
+    double o[2 * 3 * 4];
+    golden_attention(o, &in, 0);
+    for (long c = 0; c < 4; c++) {
+        /* hand calculation: equal weights 1/3 over V rows 0, 1, 2 */
+        double want = (in.v[c] + in.v[4 + c] + in.v[8 + c]) / 3.0;
+        CHECK(fabs(o[c] - want) <= 4e-16 * (fabs(in.v[c]) + fabs(in.v[4 + c]) + fabs(in.v[8 + c])),
+              "equal logits: o %a, mean %a", o[c], want);
+    }
+    gen_free(&in);
+}
+
+int main(void)
+{
+    test_dd_exp();
+    test_against_mpfr();
+    test_single_key();
+    return check_done("t-golden");
+}
