@@ -19,14 +19,16 @@ LIB_OBJ = $(LIB_SRC:src/%.c=$(BUILD)/%.o)
 TEST_SRC = $(wildcard tests/t-*.c)
 TEST_BIN = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps run test unit check-asan check-valgrind fuzz install clean
+.PHONY: all deps run test unit check-asan check-valgrind fuzz install clean results
 
-all: amla-lab
+BIN ?= amla-lab
+
+all: $(BIN)
 
 deps:
 	@sh scripts/deps.sh $(DEB_PKGS)
 
-amla-lab: $(BUILD)/main.o $(LIB_OBJ)
+$(BIN): $(BUILD)/main.o $(LIB_OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS)
 
 $(BUILD)/%.o: src/%.c $(wildcard src/*.h) | $(BUILD)
@@ -44,25 +46,23 @@ run: deps
 	$(MAKE) all
 	./amla-lab run --dist normal --sigma 4 --samples $(RUN_SAMPLES)
 
-unit: $(TEST_BIN) amla-lab
+unit: $(TEST_BIN) $(BIN)
 
 # The whole suite: unit tests per module, then the command-line tests.
 test: deps
 	$(MAKE) unit
 	sh tests/run.sh $(BUILD) ./amla-lab
 
-# Address + undefined-behaviour sanitizers over the same suite (small shapes).
+# Address + undefined-behaviour sanitizers over the same suite (AMLA_QUICK: smaller loops).
+SAN = -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 check-asan: deps
-	$(MAKE) BUILD=build-asan OPT="-O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
-		amla-lab-asan
-	ASAN_OPTIONS=detect_leaks=1 AMLA_QUICK=1 sh tests/run.sh build-asan ./build-asan/amla-lab
-
-amla-lab-asan: $(BUILD)/main.o $(LIB_OBJ) $(TEST_BIN)
-	$(CC) $(ALL_CFLAGS) -o $(BUILD)/amla-lab $(BUILD)/main.o $(LIB_OBJ) $(LIBS)
+	$(MAKE) BUILD=build-asan BIN=build-asan/amla-lab OPT="$(SAN)" unit
+	ASAN_OPTIONS=detect_leaks=1 AMLA_QUICK=1 sh tests/run.sh build-asan build-asan/amla-lab
 
 check-valgrind: deps
-	$(MAKE) all unit
-	AMLA_QUICK=1 AMLA_WRAP="valgrind -q --error-exitcode=99 --leak-check=full" sh tests/run.sh $(BUILD) ./amla-lab
+	$(MAKE) unit
+	AMLA_QUICK=1 AMLA_WRAP="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite" \
+		sh tests/run.sh $(BUILD) ./amla-lab
 
 # libFuzzer on the .npy reader: FUZZ_RUNS executions (default one million).
 FUZZ_RUNS ?= 1000000
@@ -74,10 +74,16 @@ fuzz: deps
 	mkdir -p build-fuzz/corpus
 	./build-fuzz/fuzz-npy -runs=$(FUZZ_RUNS) -max_len=4096 build-fuzz/corpus fuzz/seeds
 
-install: amla-lab
+instBIN ?= amla-lab
+
+all: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 amla-lab $(DESTDIR)$(PREFIX)/bin/amla-lab
 	install -m 644 man/amla-lab.1 $(DESTDIR)$(PREFIX)/share/man/man1/amla-lab.1
 
 clean:
 	rm -rf build build-asan build-fuzz amla-lab
+
+# Regenerate every result under results/ (each script writes its own files atomically).
+results: all
+	sh scripts/foundation.sh

@@ -562,7 +562,7 @@ static int cmd_list(int argc, char **argv)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fputs(USAGE, stderr);
+        fprintf(stderr, "amla-lab: error: no command given (see 'amla-lab --help')\n");
         return ERR_USAGE;
     }
     const char *cmd = argv[1];
@@ -582,7 +582,6 @@ int main(int argc, char **argv)
         return cmd_compare(argc - 2, argv + 2);
     if (strcmp(cmd, "list") == 0)
         return cmd_list(argc - 2, argv + 2);
-    fprintf(stderr, "amla-lab: error: unknown command '%s'\n", cmd);
-    fputs(USAGE, stderr);
+    fprintf(stderr, "amla-lab: error: unknown command '%s' (see 'amla-lab --help')\n", cmd);
     return ERR_USAGE;
 }

@@ -1,0 +1,134 @@
+#!/bin/sh
+# cli.sh -- command-line tests: outputs, file handling, and bad input (exit 2, one line).
+# Uses $AMLA_BIN (default ./amla-lab); $AMLA_WRAP may prefix it (valgrind).
+BIN=${AMLA_BIN:-./amla-lab}
+A="$AMLA_WRAP $BIN"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+SMALL="--ctx 256 --heads 4 --dk 64 --dv 32 --block 64 --samples 2"
+
+# expect_err DESCRIPTION ARGS...: exit 2 and exactly one stderr line "amla-lab: error: ..."
+expect_err() {
+    desc=$1; shift
+    $A "$@" >"$T/out" 2>"$T/err" </dev/null
+    rc=$?
+    n=$(wc -l <"$T/err")
+    if [ $rc -eq 2 ] && [ "$n" -eq 1 ] && grep -q '^amla-lab: error: ' "$T/err"; then ok
+    else bad "$desc: exit $rc, stderr: $(head -c 300 "$T/err")"; fi
+}
+# expect_eq DESCRIPTION EXPECTED ACTUAL
+expect_eq() { if [ "$2" = "$3" ]; then ok; else bad "$1: expected [$2], got [$3]"; fi; }
+
+# ---- cast: the issue's examples, exactly
+expect_eq "cast e4m3" "$(printf '0x7e 448\n0x7f nan')" "$(echo 464 465 | $A cast --to e4m3)"
+expect_eq "cast e4m3 sat" "0x7e 448" "$(echo 1e6 | $A cast --to e4m3 --saturate)"
+expect_eq "cast e5m2" "$(printf '0x7b 57344\n0x7c inf')" "$(echo 61439 61440 | $A cast --to e5m2)"
+expect_eq "cast bf16 forms" "$(printf '0x4049 3.140625\n0x4140 12\n0x7fc0 nan\n0xff80 -inf')" \
+    "$(printf '3.14\n0x1.8p+3 nan\t-inf' | $A cast --to bf16)"
+expect_eq "cast --bits" "0x3c00 1" "$(echo 0x3f800000 | $A cast --to fp16 --bits)"
+expect_eq "cast rz" "0x3f80 1" "$(echo 1.0078 | $A cast --to bf16 --rounding rz)"
+expect_eq "cast ru" "0x3f81 1.0078125" "$(echo 1.0001 | $A cast --to bf16 --rounding ru)"
+expect_eq "cast tf32" "0x3f802000 1.00097656" "$(echo 1.0009765625 | $A cast --to tf32)"
+expect_eq "cast fp32" "0x3eaaaaab 0.333333343" "$(echo 0.333333333333 | $A cast --to fp32)"
+expect_eq "cast odd" "0x3f81 1.0078125" "$(echo 1.001 | $A cast --to bf16 --rounding odd)"
+expect_err "cast without --to" cast
+expect_err "cast bad format" cast --to fp12
+expect_err "cast bad mode" cast --to bf16 --rounding up
+echo "1 abc 2" | $A cast --to bf16 >"$T/out" 2>"$T/err"; rc=$?
+if [ $rc -eq 2 ] && grep -q "abc" "$T/err" && [ "$(wc -l <"$T/err")" -eq 1 ]; then ok; else bad "cast bad token: $rc"; fi
+echo "0x3f80" | $A cast --to bf16 --bits >"$T/out" 2>"$T/err"; rc=$?
+if [ $rc -eq 2 ]; then ok; else bad "cast short bit pattern accepted"; fi
+
+# ---- run: rows, formats, files
+$A run $SMALL >"$T/table" 2>"$T/err" || bad "run small: $(cat "$T/err")"
+for v in golden standard base; do grep -q "^$v " "$T/table" && ok || bad "table lacks $v row"; done
+$A run $SMALL --format csv >"$T/stdout.csv" || bad "run csv"
+expect_eq "csv header" "experiment,dist,mean,sigma,low,high,ctx,heads,sq,dk,dv,block,kv,in_format,out_format,seed,sample,variant,rel_fro,rmse,cos_sim,cos_diff,max_abs,nonfinite" \
+    "$(head -n 1 "$T/stdout.csv")"
+expect_eq "csv rows (2 samples x 3)" "7" "$(wc -l <"$T/stdout.csv" | tr -d ' ')"
+$A run $SMALL --csv "$T/file.csv" >/dev/null || bad "run --csv"
+cmp -s "$T/file.csv" "$T/stdout.csv" && ok || bad "--csv file differs from --format csv"
+ls "$T" | grep -q 'tmp\.' && bad "temporary file left behind" || ok
+$A run $SMALL --threads 1 --format csv >"$T/t1.csv" && $A run $SMALL --threads 2 --format csv >"$T/t2.csv"
+cmp -s "$T/t1.csv" "$T/t2.csv" && ok || bad "--threads 1 and 2 differ"
+$A run $SMALL --format json >"$T/out.json" || bad "run json"
+if command -v python3 >/dev/null; then
+    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert [v['variant'] for v in d['variants']]==['golden','standard','base']; assert d['variants'][2]['rel_fro']['mean']>0" "$T/out.json" && ok || bad "json not valid"
+fi
+# dump, compare, load: the same numbers three ways
+$A run $SMALL --samples 1 --variants base --dump "$T/d" --format csv >"$T/d.csv" || bad "dump"
+for f in q k v golden base; do [ -f "$T/d/$f.npy" ] && ok || bad "dump lacks $f.npy"; done
+want=$(tail -n 1 "$T/d.csv" | cut -d, -f19)
+got=$($A compare "$T/d/base.npy" "$T/d/golden.npy" | awk '$1=="rel_fro"{print $2}')
+expect_eq "compare = run's rel_fro" "$want" "$got"
+$A run --load "$T/d" --variants base --block 64 --samples 1 --format csv >"$T/l.csv" || bad "load"
+expect_eq "load reproduces rel_fro" "$want" "$(tail -n 1 "$T/l.csv" | cut -d, -f19)"
+$A compare "$T/d/golden.npy" "$T/d/golden.npy" --format json | grep -q '"rel_fro": 0' && ok || bad "compare self"
+$A list | grep -q "^  base " && ok || bad "list lacks base"
+$A list | grep -q "^  e4m3 " && ok || bad "list lacks e4m3"
+$A list --sites base | grep -q "^p_cast " && ok || bad "list --sites base lacks p_cast"
+$A run $SMALL --exact all --variants base --format csv | tail -n 1 | cut -d, -f19 | awk '{exit !($1 < 1e-12)}' && ok || bad "--exact all not exact"
+$A --help | grep -q "usage" && ok || bad "--help"
+$A run --help | grep -q -- "--sigma" && ok || bad "run --help"
+$A --version | grep -q "amla-lab" && ok || bad "--version"
+
+# ---- bad input: each one line, exit 2, no result file
+expect_err "no command"
+expect_err "unknown command" frobnicate
+expect_err "unknown option" run --frobnicate 3
+expect_err "missing value" run --samples
+expect_err "non-numeric" run --samples abc
+expect_err "trailing junk" run --ctx 12x
+expect_err "nan sigma" run --sigma nan
+expect_err "inf mean" run --mean inf
+expect_err "negative sigma" run --sigma -1
+expect_err "zero ctx" run --ctx 0
+expect_err "negative heads" run --heads -4
+expect_err "zero samples" run --samples 0
+expect_err "huge size" run --ctx 99999999999 --dk 99999999
+expect_err "over memory" run --ctx 100000000 --samples 1
+expect_err "integer overflow" run --ctx 99999999999999999999999
+expect_err "low >= high" run --dist uniform --low 1 --high 1
+expect_err "unknown format" run --in-format fp12
+expect_err "unknown out format" run --out-format e3m4
+expect_err "unknown variant" run --variants base,warp
+expect_err "unknown dist" run --dist cauchy
+expect_err "bad --kv" run --kv both
+expect_err "bad --format" run --format xml
+expect_err "bad acc" run --acc fp8
+expect_err "unknown site" run --exact p_cast,warp
+expect_err "dv > dk shared" run --dk 64 --dv 128
+expect_err "causal sq > ctx" run --causal --sq 10 --ctx 5
+expect_err "kv heads" run --heads 6 --kv-heads 4
+expect_err "csv unwritable" run $SMALL --csv /nonexistent-dir/x.csv
+expect_err "dump onto a file" run $SMALL --dump "$T/file.csv"
+$A run $SMALL --csv "$T/never.csv" --variants bogus >/dev/null 2>&1
+[ -e "$T/never.csv" ] && bad "csv written despite error" || ok
+expect_err "load missing dir" run --load "$T/nowhere"
+expect_err "compare one file" compare "$T/d/base.npy"
+expect_err "compare missing" compare "$T/d/base.npy" "$T/nothing.npy"
+expect_err "list bad variant" list --sites warp
+# malformed .npy files in a load directory
+mk() { mkdir -p "$T/$1"; cp "$T/d/q.npy" "$T/d/k.npy" "$T/$1/"; }
+mk trunc; head -c 1000 "$T/d/k.npy" >"$T/trunc/k.npy"
+expect_err "truncated k.npy" run --load "$T/trunc"
+grep -q "k.npy" "$T/err" && ok || bad "message lacks the file name"
+mk magic; printf 'garbage-not-npy' >"$T/magic/q.npy"
+expect_err "bad magic" run --load "$T/magic"
+mk fortran; sed 's/False/True /' "$T/d/k.npy" >"$T/fortran/k.npy"
+expect_err "fortran order" run --load "$T/fortran"
+mk bigend; sed "s/'<f8'/'>f8'/" "$T/d/k.npy" >"$T/bigend/k.npy"
+expect_err "big endian" run --load "$T/bigend"
+mk dims; cp "$T/d/base.npy" "$T/dims/k.npy"
+expect_err "head dim mismatch" run --load "$T/dims"
+expect_err "compare shapes" compare "$T/d/q.npy" "$T/d/base.npy"
+# stdout that cannot be written is an I/O error (exit 1), when /dev/full exists
+if [ -w /dev/full ]; then
+    $A list >/dev/full 2>/dev/null; rc=$?
+    expect_eq "write error exit" "1" "$rc"
+fi
+echo "cli: $pass passed, $fail failed"
+[ $fail -eq 0 ]
