@@ -61,7 +61,7 @@ check-asan: deps
 
 check-valgrind: deps
 	$(MAKE) unit
-	AMLA_QUICK=1 AMLA_WRAP="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite" \
+	AMLA_QUICK=1 AMLA_WRAP="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite" \
 		sh tests/run.sh $(BUILD) ./amla-lab
 
 # libFuzzer on the .npy reader: FUZZ_RUNS executions (default one million).
@@ -74,9 +74,7 @@ fuzz: deps
 	mkdir -p build-fuzz/corpus
 	./build-fuzz/fuzz-npy -runs=$(FUZZ_RUNS) -max_len=4096 build-fuzz/corpus fuzz/seeds
 
-instBIN ?= amla-lab
-
-all: $(BIN)
+install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 amla-lab $(DESTDIR)$(PREFIX)/bin/amla-lab
 	install -m 644 man/amla-lab.1 $(DESTDIR)$(PREFIX)/share/man/man1/amla-lab.1
