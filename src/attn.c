@@ -12,6 +12,13 @@ const attn_variant_t attn_variants[] = {
      attn_standard, attn_standard_sites},
     {"base", "FlashAttention-2 / AMLA Algorithm 1: KV tiles, online softmax in FP32, P cast to the input format",
      attn_base, attn_base_sites},
+    {"amla", "AMLA Algorithm 2: power-of-two rescale as INT32 add on FP32 bits, with error compensation",
+     attn_amla, attn_amla_sites},
+    {"amla-nocomp", "AMLA ablation: no compensation (eps = 0)", attn_amla_nocomp, attn_amla_sites},
+    {"amla-premul", "AMLA ablation: P pre-multiplied by (1/r)_bf16, no c correction (Appendix A item 2)",
+     attn_amla_premul, attn_amla_sites},
+    {"amla-naive", "AMLA Eq. (3): O += exp(m_i) P_i V_i without safe softmax (overflows for m > 88)",
+     attn_amla_naive, attn_amla_naive_sites},
 };
 const int attn_variant_count = (int)(sizeof attn_variants / sizeof attn_variants[0]);
 

@@ -30,7 +30,12 @@ typedef struct {
     double scale;          /* softmax scale, 1/sqrt(dk) unless given */
     const char *exact;     /* comma-separated site names computed in FP64, or NULL */
     uint64_t rng_seed;     /* for stochastic rounding sites */
+    int amla_form;         /* ATTN_AMLA_PAPER or ATTN_AMLA_CANN (--amla-form) */
 } attn_cfg_t;
+
+/* AMLA's two published forms (shared/REFERENCES.md): Algorithm 2 as printed, or the
+ * public CANN kernel (inverse compensation ratio, half-away rounding, |O| > 1e10 -> 0). */
+enum { ATTN_AMLA_PAPER, ATTN_AMLA_CANN };
 
 /* Per-sample counters a variant may fill (numeric exceptions are data). */
 typedef struct {

@@ -10,4 +10,17 @@ extern const site_def_t attn_standard_sites[];
 void attn_base(double *o, const attn_group_t *g, attn_ctx_t *ctx);
 extern const site_def_t attn_base_sites[];
 
+void attn_amla(double *o, const attn_group_t *g, attn_ctx_t *ctx);
+void attn_amla_nocomp(double *o, const attn_group_t *g, attn_ctx_t *ctx);
+void attn_amla_premul(double *o, const attn_group_t *g, attn_ctx_t *ctx);
+extern const site_def_t attn_amla_sites[];
+
+void attn_amla_naive(double *o, const attn_group_t *g, attn_ctx_t *ctx);
+extern const site_def_t attn_amla_naive_sites[];
+
+/* AMLA's rescale: add n to the INT32 reading of *x's binary32 bits (Lemma 3.1). Returns 1
+ * when the operand or result leaves the lemma's range (zero/subnormal/inf/NaN operand,
+ * result exponent field 0 or 255, or a carry into the sign bit), else 0. */
+int attn_amla_int_add(float *x, int32_t n);
+
 #endif

@@ -11,7 +11,9 @@
 #include "gen.h"
 #include "io.h"
 #include "metric.h"
+#include "opts.h"
 #include "run.h"
+#include "sweep.h"
 
 #define AMLA_VERSION "0.1.0"
 
@@ -19,6 +21,7 @@ static const char USAGE[] =
     "usage: amla-lab COMMAND [options]\n"
     "\n"
     "  run [options]                  one configuration, N samples, every selected variant\n"
+    "  sweep EXPERIMENT_FILE          a whole experiment (resumable); writes under results/\n"
     "  cast --to FMT [options]        round numbers read from stdin\n"
     "  compare A.npy B.npy            metrics of A against reference B\n"
     "  list [--sites VARIANT]         variants, formats, rounding modes, distributions, models\n"
@@ -37,6 +40,7 @@ static const char RUN_USAGE[] =
     "  --acc MODEL | --acc-qk MODEL --acc-pv MODEL [fp32-fma]\n"
     "  --variants a,b,c [standard,base; golden is always the reference; 'all' for every one]\n"
     "  --exact SITE[,SITE...]  compute these rounding sites in fp64 ('all' for every site)\n"
+    "  --amla-form paper|cann [paper]  AMLA's compensation as Algorithm 2 prints it, or as the CANN kernel\n"
     "output:\n"
     "  --format table|csv|json [table]  --csv FILE (per-sample rows)  --dump DIR (arrays of sample 0)\n"
     "  --threads N [all cores]\n";
@@ -50,6 +54,12 @@ static const char CAST_USAGE[] =
 static const char COMPARE_USAGE[] =
     "usage: amla-lab compare A.npy B.npy [--format table|csv|json]\n"
     "Prints rel_fro, rmse, cos_sim, cos_diff, max_abs, nonfinite of A against reference B.\n";
+
+static const char SWEEP_USAGE[] =
+    "usage: amla-lab sweep EXPERIMENT_FILE [--out DIR] [--threads N] [--progress|--quiet] [--no-plot] [--check]\n"
+    "Runs every grid point of the experiment (format: experiments/README.md), resuming from\n"
+    "DIR/NAME.partial if an earlier run stopped; writes DIR/NAME.csv, DIR/NAME.md and DIR/NAME.png\n"
+    "(DIR defaults to results). --check only parses the file.\n";
 
 static const char LIST_USAGE[] = "usage: amla-lab list [--sites VARIANT]\n";
 
@@ -77,192 +87,6 @@ static int finish_stdout(int rc)
     return rc;
 }
 
-static int parse_long(const char *opt, const char *s, long *out, err_t *e)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (*s == 0 || *end != 0)
-        return err_set(e, ERR_USAGE, "%s: '%s' is not an integer", opt, s);
-    if (errno == ERANGE)
-        return err_set(e, ERR_USAGE, "%s: '%s' is out of range", opt, s);
-    *out = v;
-    return ERR_OK;
-}
-
-static int parse_double(const char *opt, const char *s, double *out, err_t *e)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (*s == 0 || *end != 0)
-        return err_set(e, ERR_USAGE, "%s: '%s' is not a number", opt, s);
-    if (!isfinite(v))
-        return err_set(e, ERR_USAGE, "%s: '%s' is not a finite number", opt, s);
-    *out = v;
-    return ERR_OK;
-}
-
-static int parse_fmt(const char *opt, const char *s, fmt_id_t *out, err_t *e)
-{
-    int f = fmt_from_name(s);
-    if (f < 0)
-        return err_set(e, ERR_USAGE, "%s: unknown format '%s' (see 'amla-lab list')", opt, s);
-    *out = (fmt_id_t)f;
-    return ERR_OK;
-}
-
-static int parse_acc(const char *opt, const char *s, acc_model_t *out, err_t *e)
-{
-    int a = acc_from_name(s);
-    if (a < 0)
-        return err_set(e, ERR_USAGE, "%s: unknown accumulation model '%s' (see 'amla-lab list')", opt, s);
-    *out = (acc_model_t)a;
-    return ERR_OK;
-}
-
-static int parse_variants(run_cfg_t *c, const char *s, err_t *e)
-{
-    c->nvariants = 0;
-    c->show_golden = 0;
-    char buf[1024];
-    if (strlen(s) >= sizeof buf)
-        return err_set(e, ERR_USAGE, "--variants: list too long");
-    strcpy(buf, s);
-    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-        if (strcmp(tok, "golden") == 0) {
-            c->show_golden = 1;
-            continue;
-        }
-        if (strcmp(tok, "all") == 0) {
-            c->show_golden = 1;
-            for (int i = 0; i < attn_variant_count && c->nvariants < RUN_MAX_VARIANTS; i++)
-                c->variants[c->nvariants++] = i;
-            continue;
-        }
-        int v = attn_find(tok);
-        if (v < 0)
-            return err_set(e, ERR_USAGE, "--variants: unknown variant '%s' (see 'amla-lab list')", tok);
-        if (c->nvariants == RUN_MAX_VARIANTS)
-            return err_set(e, ERR_USAGE, "--variants: more than %d variants", RUN_MAX_VARIANTS);
-        c->variants[c->nvariants++] = v;
-    }
-    if (c->nvariants == 0 && !c->show_golden)
-        return err_set(e, ERR_USAGE, "--variants: empty list");
-    return ERR_OK;
-}
-
-/* Options of `run` that take a value, and how to store it. */
-static int run_option(run_cfg_t *c, const char *opt, const char *val, err_t *e)
-{
-    long l;
-    int rc = ERR_OK;
-#define LONGOPT(name, field)                                  \
-    if (strcmp(opt, name) == 0) {                             \
-        rc = parse_long(opt, val, &l, e);                     \
-        if (!rc && l <= 0)                                    \
-            rc = err_set(e, ERR_USAGE, "%s must be positive, got %ld", opt, l); \
-        if (!rc)                                              \
-            field = l;                                        \
-        return rc;                                            \
-    }
-    LONGOPT("--samples", c->samples)
-    LONGOPT("--ctx", c->shape.sk)
-    LONGOPT("--heads", c->shape.hq)
-    LONGOPT("--kv-heads", c->shape.hkv)
-    LONGOPT("--sq", c->shape.sq)
-    LONGOPT("--dk", c->shape.dk)
-    LONGOPT("--dv", c->shape.dv)
-    LONGOPT("--block", c->attn.block)
-    LONGOPT("--threads", c->threads)
-#undef LONGOPT
-    if (strcmp(opt, "--seed") == 0) {
-        rc = parse_long(opt, val, &l, e);
-        if (!rc && l < 0)
-            rc = err_set(e, ERR_USAGE, "--seed must be non-negative, got %ld", l);
-        if (!rc)
-            c->seed = (uint64_t)l;
-        return rc;
-    }
-    if (strcmp(opt, "--mean") == 0)
-        return parse_double(opt, val, &c->gen.mean, e);
-    if (strcmp(opt, "--sigma") == 0) {
-        rc = parse_double(opt, val, &c->gen.sigma, e);
-        if (!rc && !(c->gen.sigma > 0))
-            rc = err_set(e, ERR_USAGE, "--sigma must be positive, got %s", val);
-        return rc;
-    }
-    if (strcmp(opt, "--low") == 0)
-        return parse_double(opt, val, &c->gen.low, e);
-    if (strcmp(opt, "--high") == 0)
-        return parse_double(opt, val, &c->gen.high, e);
-    if (strcmp(opt, "--scale") == 0) {
-        rc = parse_double(opt, val, &c->attn.scale, e);
-        if (!rc && !(c->attn.scale > 0))
-            rc = err_set(e, ERR_USAGE, "--scale must be positive, got %s", val);
-        return rc;
-    }
-    if (strcmp(opt, "--dist") == 0) {
-        int d = gen_from_name(val);
-        if (d < 0)
-            return err_set(e, ERR_USAGE, "--dist: unknown distribution '%s' (see 'amla-lab list')", val);
-        c->gen.dist = (gen_dist_t)d;
-        return ERR_OK;
-    }
-    if (strcmp(opt, "--kv") == 0) {
-        if (strcmp(val, "shared") != 0 && strcmp(val, "separate") != 0)
-            return err_set(e, ERR_USAGE, "--kv: expected 'shared' or 'separate', got '%s'", val);
-        c->gen.kv_separate = strcmp(val, "separate") == 0;
-        return ERR_OK;
-    }
-    if (strcmp(opt, "--in-format") == 0) {
-        rc = parse_fmt(opt, val, &c->attn.in_format, e);
-        c->gen.in_format = c->attn.in_format;
-        return rc;
-    }
-    if (strcmp(opt, "--out-format") == 0)
-        return parse_fmt(opt, val, &c->attn.out_format, e);
-    if (strcmp(opt, "--acc") == 0) {
-        rc = parse_acc(opt, val, &c->attn.acc_qk, e);
-        c->attn.acc_pv = c->attn.acc_qk;
-        return rc;
-    }
-    if (strcmp(opt, "--acc-qk") == 0)
-        return parse_acc(opt, val, &c->attn.acc_qk, e);
-    if (strcmp(opt, "--acc-pv") == 0)
-        return parse_acc(opt, val, &c->attn.acc_pv, e);
-    if (strcmp(opt, "--variants") == 0)
-        return parse_variants(c, val, e);
-    if (strcmp(opt, "--exact") == 0) {
-        c->attn.exact = val;
-        return ERR_OK;
-    }
-    if (strcmp(opt, "--load") == 0) {
-        c->load_dir = val;
-        return ERR_OK;
-    }
-    if (strcmp(opt, "--dump") == 0) {
-        c->dump_dir = val;
-        return ERR_OK;
-    }
-    if (strcmp(opt, "--csv") == 0) {
-        c->csv_path = val;
-        return ERR_OK;
-    }
-    if (strcmp(opt, "--format") == 0) {
-        if (strcmp(val, "table") == 0)
-            c->out = RUN_OUT_TABLE;
-        else if (strcmp(val, "csv") == 0)
-            c->out = RUN_OUT_CSV;
-        else if (strcmp(val, "json") == 0)
-            c->out = RUN_OUT_JSON;
-        else
-            return err_set(e, ERR_USAGE, "--format: expected table, csv or json, got '%s'", val);
-        return ERR_OK;
-    }
-    return err_set(e, ERR_USAGE, "run: unknown option '%s' (see 'amla-lab run --help')", opt);
-}
-
 /* --load fixes the shape from the files: read it once to validate and size. */
 static int run_shape_from_load(run_cfg_t *c, int dv_given, err_t *e)
 {
@@ -274,19 +98,6 @@ static int run_shape_from_load(run_cfg_t *c, int dv_given, err_t *e)
     c->shape = in.s;
     c->shape.causal = causal;
     gen_free(&in);
-    return ERR_OK;
-}
-
-/* Every variant must accept --exact's sites (checked before any work). */
-static int run_check_exact(const run_cfg_t *c, err_t *e)
-{
-    for (int v = 0; v < c->nvariants; v++) {
-        attn_stats_t st;
-        attn_ctx_t ctx;
-        int rc = attn_ctx_init(&ctx, c->variants[v], &c->attn, &st, e);
-        if (rc)
-            return rc;
-    }
     return ERR_OK;
 }
 
@@ -311,12 +122,12 @@ static int cmd_run(int argc, char **argv)
         if (i + 1 >= argc)
             return usage_error("%s: missing value%s", opt, "");
         dv_given |= strcmp(opt, "--dv") == 0;
-        if (run_option(&c, opt, argv[++i], &e))
+        if (opts_run_option(&c, opt, argv[++i], &e))
             return fail(&e);
     }
     if (c.load_dir && run_shape_from_load(&c, dv_given, &e))
         return fail(&e);
-    if (run_validate(&c, &e) || run_check_exact(&c, &e))
+    if (run_validate(&c, &e))
         return fail(&e);
 
     io_atomic_t csv = {0};
@@ -395,7 +206,7 @@ static int cmd_cast(int argc, char **argv)
                 return usage_error("--to: unknown format '%s'%s", val, " (see 'amla-lab list')");
             if (strcmp(opt, "--rounding") == 0 && (mode = fmt_round_from_name(val)) < 0)
                 return usage_error("--rounding: unknown mode '%s'%s", val, " (see 'amla-lab list')");
-            if (strcmp(opt, "--seed") == 0 && parse_long(opt, val, &seed, &e))
+            if (strcmp(opt, "--seed") == 0 && opts_parse_long(opt, val, &seed, &e))
                 return fail(&e);
         } else {
             return usage_error("cast: unknown option '%s'%s", opt, " (see 'amla-lab cast --help')");
@@ -510,6 +321,54 @@ static int cmd_compare(int argc, char **argv)
     return finish_stdout(0);
 }
 
+static int cmd_sweep(int argc, char **argv)
+{
+    sweep_opts_t o = {NULL, 0, -1, 0};
+    const char *file = NULL;
+    int check = 0;
+    err_t e = {0};
+    for (int i = 0; i < argc; i++) {
+        const char *opt = argv[i];
+        if (strcmp(opt, "--help") == 0) {
+            fputs(SWEEP_USAGE, stdout);
+            return finish_stdout(0);
+        } else if (strcmp(opt, "--check") == 0) {
+            check = 1;
+        } else if (strcmp(opt, "--progress") == 0) {
+            o.progress = 1;
+        } else if (strcmp(opt, "--quiet") == 0) {
+            o.progress = 0;
+        } else if (strcmp(opt, "--no-plot") == 0) {
+            o.no_plot = 1;
+        } else if (strcmp(opt, "--out") == 0 || strcmp(opt, "--threads") == 0) {
+            if (i + 1 >= argc)
+                return usage_error("%s: missing value%s", opt, "");
+            if (strcmp(opt, "--out") == 0) {
+                o.outdir = argv[++i];
+            } else {
+                long t;
+                if (opts_parse_long(opt, argv[++i], &t, &e))
+                    return fail(&e);
+                if (t <= 0 || t > 4096)
+                    return usage_error("--threads must be between 1 and 4096, got %s%s", argv[i], "");
+                o.threads = (int)t;
+            }
+        } else if (strncmp(opt, "--", 2) == 0) {
+            return usage_error("sweep: unknown option '%s'%s", opt, " (see 'amla-lab sweep --help')");
+        } else if (!file) {
+            file = opt;
+        } else {
+            return usage_error("sweep: unexpected argument '%s'%s", opt, "");
+        }
+    }
+    if (!file)
+        return usage_error("sweep: an experiment file is required%s%s", "", "");
+    int rc = check ? sweep_check(file, &e) : sweep_run(file, &o, &e);
+    if (rc)
+        return fail(&e);
+    return finish_stdout(0);
+}
+
 static int cmd_list(int argc, char **argv)
 {
     if (argc == 1 && strcmp(argv[0], "--help") == 0) {
@@ -576,6 +435,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "run") == 0)
         return cmd_run(argc - 2, argv + 2);
+    if (strcmp(cmd, "sweep") == 0)
+        return cmd_sweep(argc - 2, argv + 2);
     if (strcmp(cmd, "cast") == 0)
         return cmd_cast(argc - 2, argv + 2);
     if (strcmp(cmd, "compare") == 0)

@@ -15,6 +15,7 @@
 
 #include "golden.h"
 #include "io.h"
+#include "opts.h"
 
 /* Defaults: shared/DESIGN.md; block 512 is AMLA's KV block (seed 000, section 4). */
 #define RUN_DEFAULT_BLOCK 512
@@ -36,6 +37,8 @@ void run_cfg_default(run_cfg_t *c)
     c->threads = 0;
     c->variants[0] = attn_find("standard");
     c->variants[1] = attn_find("base");
+    strcpy(c->vspec[0], "standard");
+    strcpy(c->vspec[1], "base");
     c->nvariants = 2;
     c->show_golden = 1;
     c->out = RUN_OUT_TABLE;
@@ -106,6 +109,17 @@ int run_validate(run_cfg_t *c, err_t *e)
                        need / 0x1p30, threads, mem / 0x1p30);
     if (c->attn.scale == 0)
         c->attn.scale = 1.0 / sqrt((double)s->dk);
+    /* each variant's own configuration, and its --exact sites checked before any work */
+    for (int v = 0; v < c->nvariants; v++) {
+        int rc2 = opts_variant_cfg(c, v, e);
+        if (rc2)
+            return rc2;
+        attn_stats_t st;
+        attn_ctx_t ctx;
+        rc2 = attn_ctx_init(&ctx, c->variants[v], &c->vcfg[v], &st, e);
+        if (rc2)
+            return rc2;
+    }
     return ERR_OK;
 }
 
@@ -118,7 +132,7 @@ static double run_now(void)
 
 const char *run_slot_name(const run_cfg_t *c, int v)
 {
-    return v == 0 ? "golden" : attn_variants[c->variants[v - 1]].name;
+    return v == 0 ? "golden" : c->vspec[v - 1];
 }
 
 static int run_dump(const run_cfg_t *c, const attn_input_t *in, double **outs, err_t *e)
@@ -160,7 +174,7 @@ static int run_sample(run_row_t *rows, const run_cfg_t *c, long sample, int dump
     rows[0].seconds = run_now() - t0;
     metric_all(rows[0].m, outs[0], outs[0], n);
     for (int v = 1; v < nv && !rc; v++) {
-        attn_cfg_t acfg = c->attn;
+        attn_cfg_t acfg = c->vcfg[v - 1];
         acfg.rng_seed = gen_stream_seed(c->seed ^ 0x5A5A5A5Aull, sample) + (uint64_t)v;
         attn_stats_t st = {0};
         attn_ctx_t ctx;
@@ -184,6 +198,11 @@ static int run_sample(run_row_t *rows, const run_cfg_t *c, long sample, int dump
 
 int run_execute(run_result_t *res, const run_cfg_t *c, err_t *e)
 {
+    return run_execute_hooked(res, c, NULL, e);
+}
+
+int run_execute_hooked(run_result_t *res, const run_cfg_t *c, const run_hooks_t *h, err_t *e)
+{
     res->samples = c->samples;
     res->nvariants = c->nvariants + 1;
     res->rows = calloc((size_t)(c->samples * res->nvariants), sizeof(run_row_t));
@@ -202,10 +221,16 @@ int run_execute(run_result_t *res, const run_cfg_t *c, err_t *e)
 #pragma omp atomic read
 #endif
         failed = rc;
-        if (failed)
+        if (failed || (h && h->skip && h->skip[s]))
             continue;
         err_t le = {0};
         int lrc = run_sample(res->rows + s * res->nvariants, c, s, c->dump_dir && s == 0, &le);
+        if (!lrc && h && h->on_sample) {
+#ifdef _OPENMP
+#pragma omp critical(run_hook)
+#endif
+            lrc = h->on_sample(h->arg, s, res->rows + s * res->nvariants, &le);
+        }
         if (lrc) {
 #ifdef _OPENMP
 #pragma omp critical(run_err)
@@ -238,29 +263,40 @@ static const char *run_dist_name(const run_cfg_t *c)
 void run_write_csv_header(FILE *f)
 {
     fputs("experiment,dist,mean,sigma,low,high,ctx,heads,sq,dk,dv,block,kv,in_format,out_format,"
-          "seed,sample,variant,rel_fro,rmse,cos_sim,cos_diff,max_abs,nonfinite\n",
+          "seed,sample,variant,rel_fro,rmse,cos_sim,cos_diff,max_abs,nonfinite,events\n",
           f);
 }
 
 void run_write_csv_rows(FILE *f, const run_cfg_t *c, const run_result_t *r)
 {
-    const attn_shape_t *s = &c->shape;
     for (long i = 0; i < r->samples; i++)
-        for (int v = c->show_golden ? 0 : 1; v < r->nvariants; v++) {
-            const run_row_t *row = &r->rows[i * r->nvariants + v];
-            fprintf(f, "%s,%s,%.17g,%.17g,%.17g,%.17g,%ld,%ld,%ld,%ld,%ld,%ld,%s,%s,%s,%llu,%ld,%s",
-                    c->experiment, run_dist_name(c), c->gen.mean, c->gen.sigma, c->gen.low,
-                    c->gen.high, s->sk, s->hq, s->sq, s->dk, s->dv, c->attn.block,
-                    c->gen.kv_separate ? "separate" : "shared", fmt_table[c->attn.in_format].name,
-                    fmt_table[c->attn.out_format].name, (unsigned long long)c->seed, i,
-                    run_slot_name(c, v));
-            for (int k = 0; k < METRIC_COUNT; k++)
-                fprintf(f, k == METRIC_NONFINITE ? ",%.0f" : ",%.17g", row->m[k]);
-            fputc('\n', f);
-        }
+        run_write_csv_sample(f, c, i, r->rows + i * r->nvariants);
 }
 
-/* Mean and 95% confidence half-width (Student t) of metric k of slot v. */
+void run_write_csv_sample(FILE *f, const run_cfg_t *c, long i, const run_row_t *rows)
+{
+    const attn_shape_t *s = &c->shape;
+    for (int v = c->show_golden ? 0 : 1; v <= c->nvariants; v++) {
+        const run_row_t *row = &rows[v];
+        fprintf(f, "%s,%s,%.17g,%.17g,%.17g,%.17g,%ld,%ld,%ld,%ld,%ld,%ld,%s,%s,%s,%llu,%ld,%s",
+                c->experiment, run_dist_name(c), c->gen.mean, c->gen.sigma, c->gen.low,
+                c->gen.high, s->sk, s->hq, s->sq, s->dk, s->dv, c->attn.block,
+                c->gen.kv_separate ? "separate" : "shared", fmt_table[c->attn.in_format].name,
+                fmt_table[c->attn.out_format].name, (unsigned long long)c->seed, i,
+                run_slot_name(c, v));
+        for (int k = 0; k < METRIC_COUNT; k++)
+            fprintf(f, k == METRIC_NONFINITE ? ",%.0f" : ",%.17g", row->m[k]);
+        fprintf(f, ",%ld\n", row->events);
+    }
+}
+
+void run_mean_ci(const double *x, size_t n, double *mean, double *ci)
+{
+    *mean = gsl_stats_mean(x, 1, n);
+    *ci = n > 1 ? gsl_cdf_tdist_Pinv(0.975, (double)(n - 1)) * gsl_stats_sd(x, 1, n) / sqrt((double)n) : NAN;
+}
+
+/* Mean and 95% confidence half-width of metric k of slot v; mean seconds per sample. */
 static void run_summary(const run_result_t *r, int v, int k, double *mean, double *ci, double *secs)
 {
     double *x = malloc(sizeof(double) * (size_t)r->samples);
@@ -269,10 +305,8 @@ static void run_summary(const run_result_t *r, int v, int k, double *mean, doubl
         x[i] = r->rows[i * r->nvariants + v].m[k];
         st += r->rows[i * r->nvariants + v].seconds;
     }
-    size_t n = (size_t)r->samples;
-    *mean = gsl_stats_mean(x, 1, n);
-    *ci = n > 1 ? gsl_cdf_tdist_Pinv(0.975, (double)(n - 1)) * gsl_stats_sd(x, 1, n) / sqrt((double)n) : NAN;
-    *secs = st / (double)n;
+    run_mean_ci(x, (size_t)r->samples, mean, ci);
+    *secs = st / (double)r->samples;
     free(x);
 }
 

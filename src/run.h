@@ -11,6 +11,7 @@
 #include "metric.h"
 
 #define RUN_MAX_VARIANTS 64
+#define RUN_VSPEC_LEN 96
 
 typedef enum { RUN_OUT_TABLE, RUN_OUT_CSV, RUN_OUT_JSON } run_out_t;
 
@@ -22,6 +23,9 @@ typedef struct {
     uint64_t seed;
     int threads;
     int variants[RUN_MAX_VARIANTS]; /* registry indices; golden is always computed */
+    char vspec[RUN_MAX_VARIANTS][RUN_VSPEC_LEN]; /* as given: "amla:amla-form=cann" */
+    attn_cfg_t vcfg[RUN_MAX_VARIANTS];            /* resolved by run_validate */
+    char vexact[RUN_MAX_VARIANTS][RUN_VSPEC_LEN];
     int nvariants;
     int show_golden; /* print a golden row (its metrics against itself are zero) */
     const char *load_dir, *dump_dir, *csv_path;
@@ -52,14 +56,28 @@ int run_validate(run_cfg_t *c, err_t *e);
 double run_sample_bytes(const run_cfg_t *c);
 
 int run_execute(run_result_t *res, const run_cfg_t *c, err_t *e);
+
+/* What a sweep adds to a run: samples to skip (already done), and a callback after each
+ * finished sample (called one at a time; a non-zero return stops the run). */
+typedef struct {
+    const char *skip; /* [samples], or NULL */
+    int (*on_sample)(void *arg, long sample, const run_row_t *rows, err_t *e);
+    void *arg;
+} run_hooks_t;
+
+int run_execute_hooked(run_result_t *res, const run_cfg_t *c, const run_hooks_t *h, err_t *e);
 void run_result_free(run_result_t *res);
 
 /* Name of result slot v (0: golden). */
 const char *run_slot_name(const run_cfg_t *c, int v);
 
+/* Mean and 95% confidence half-width (Student t, GSL) of n values; ci is NaN for n = 1. */
+void run_mean_ci(const double *x, size_t n, double *mean, double *ci);
+
 /* Output: CSV rows (header first), the summary table, JSON. */
 void run_write_csv_header(FILE *f);
 void run_write_csv_rows(FILE *f, const run_cfg_t *c, const run_result_t *r);
+void run_write_csv_sample(FILE *f, const run_cfg_t *c, long sample, const run_row_t *rows);
 void run_write_table(FILE *f, const run_cfg_t *c, const run_result_t *r);
 void run_write_json(FILE *f, const run_cfg_t *c, const run_result_t *r);
 

@@ -46,7 +46,7 @@ if [ $rc -eq 2 ]; then ok; else bad "cast short bit pattern accepted"; fi
 $A run $SMALL >"$T/table" 2>"$T/err" || bad "run small: $(cat "$T/err")"
 for v in golden standard base; do grep -q "^$v " "$T/table" && ok || bad "table lacks $v row"; done
 $A run $SMALL --format csv >"$T/stdout.csv" || bad "run csv"
-expect_eq "csv header" "experiment,dist,mean,sigma,low,high,ctx,heads,sq,dk,dv,block,kv,in_format,out_format,seed,sample,variant,rel_fro,rmse,cos_sim,cos_diff,max_abs,nonfinite" \
+expect_eq "csv header" "experiment,dist,mean,sigma,low,high,ctx,heads,sq,dk,dv,block,kv,in_format,out_format,seed,sample,variant,rel_fro,rmse,cos_sim,cos_diff,max_abs,nonfinite,events" \
     "$(head -n 1 "$T/stdout.csv")"
 expect_eq "csv rows (2 samples x 3)" "7" "$(wc -l <"$T/stdout.csv" | tr -d ' ')"
 $A run $SMALL --csv "$T/file.csv" >/dev/null || bad "run --csv"

@@ -1,0 +1,71 @@
+/* attn_amla_naive -- AMLA's Eq. (3): O^ += exp(m_i) P_i V_i without safe softmax (overflows) */
+#include <math.h>
+#include <stdlib.h>
+
+#include "attn_variants.h"
+
+enum { QK_ACC, S_SCALE, P_EXP, L_SUM, P_CAST, PV_ACC, O_ACC, O_DIV, OUT_CAST };
+
+const site_def_t attn_amla_naive_sites[] = {
+    {"qk_acc", "S_i = Q K_i^T", SITE_ACC_QK, FMT_FP32, FMT_RNE, 0},
+    {"s_scale", "S_i / sqrt(Dk) in fp32", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0},
+    {"p_exp", "exp(m_i), exp(S_i - m_i) and their product in fp32", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0},
+    {"l_sum", "l^ += exp(m_i) rowsum(P_i) in fp32", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0},
+    {"p_cast", "exp(m_i) P_i cast for P.V", SITE_FMT_IN, FMT_FP32, FMT_RNE, 0},
+    {"pv_acc", "T = (exp(m_i) P_i) V_i", SITE_ACC_PV, FMT_FP32, FMT_RNE, 0},
+    {"o_acc", "O^ += T, the FP32 AtomicAdd", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0},
+    {"o_div", "O^ / l^ in fp32", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0},
+    {"out_cast", "output cast", SITE_FMT_OUT, FMT_FP32, FMT_RNE, 0},
+    {NULL, NULL, 0, 0, 0, 0},
+};
+
+/* Eq. (3) keeps O^_i = exp(m_i) O_i, so block i adds exp(m_i) P_i V_i with P_i = exp(S_i - m_i)
+ * (m_i the running max, as the kernel still computes it); exp(m_i) overflows FP32 once
+ * m_i > 88.72. Events count the rows and blocks where exp(m_i) overflowed. */
+void attn_amla_naive(double *o, const attn_group_t *g, attn_ctx_t *ctx)
+{
+    long R = g->R, B = ctx->cfg->block, dv = g->dv;
+    double *s = malloc(sizeof(double) * (size_t)(R * B));
+    double *t = malloc(sizeof(double) * (size_t)(R * dv));
+    double *m = malloc(sizeof(double) * (size_t)R), *l = calloc((size_t)R, sizeof(double));
+    double scale = attn_round(ctx, S_SCALE, ctx->cfg->scale);
+    for (long r = 0; r < R; r++)
+        m[r] = -INFINITY;
+    for (long i = 0; i < R * dv; i++)
+        o[i] = 0.0;
+    for (long j0 = 0; j0 < g->sk; j0 += B) {
+        long nb = g->sk - j0 < B ? g->sk - j0 : B;
+        attn_gemm(ctx, QK_ACC, s, nb, g->q, g->dk, g->k + j0 * g->dk, g->dk, 1, R, nb, g->dk);
+        for (long r = 0; r < R; r++) {
+            double *row = s + r * nb;
+            long valid = g->limit[r] - j0 + 1;
+            if (valid > nb)
+                valid = nb;
+            for (long c = 0; c < valid; c++) {
+                row[c] = attn_round(ctx, S_SCALE, row[c] * scale);
+                m[r] = row[c] > m[r] ? row[c] : m[r];
+            }
+            double em = valid > 0 ? attn_round(ctx, P_EXP, exp(m[r])) : 0.0;
+            ctx->stats->events += isinf(em);
+            double sum = 0.0;
+            for (long c = 0; c < nb; c++) {
+                double p = 0.0;
+                if (c < valid)
+                    p = attn_round(ctx, P_EXP, em * attn_round(ctx, P_EXP, exp(attn_round(ctx, P_EXP, row[c] - m[r]))));
+                sum = attn_round(ctx, L_SUM, sum + p);
+                row[c] = attn_round(ctx, P_CAST, p);
+            }
+            l[r] = attn_round(ctx, L_SUM, l[r] + sum);
+        }
+        attn_gemm(ctx, PV_ACC, t, dv, s, nb, g->v + j0 * dv, dv, 0, R, dv, nb);
+        for (long i = 0; i < R * dv; i++)
+            o[i] = attn_round(ctx, O_ACC, o[i] + t[i]);
+    }
+    for (long r = 0; r < R; r++)
+        for (long c = 0; c < dv; c++)
+            o[r * dv + c] = attn_round(ctx, OUT_CAST, attn_round(ctx, O_DIV, o[r * dv + c] / l[r]));
+    free(s);
+    free(t);
+    free(m);
+    free(l);
+}

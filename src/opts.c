@@ -1,0 +1,271 @@
+/* opts -- parsing option values into a run configuration (command line, experiment files) */
+#include "opts.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int opts_parse_long(const char *opt, const char *s, long *out, err_t *e)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (*s == 0 || *end != 0)
+        return err_set(e, ERR_USAGE, "%s: '%s' is not an integer", opt, s);
+    if (errno == ERANGE)
+        return err_set(e, ERR_USAGE, "%s: '%s' is out of range", opt, s);
+    *out = v;
+    return ERR_OK;
+}
+
+int opts_parse_double(const char *opt, const char *s, double *out, err_t *e)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*s == 0 || *end != 0)
+        return err_set(e, ERR_USAGE, "%s: '%s' is not a number", opt, s);
+    if (!isfinite(v))
+        return err_set(e, ERR_USAGE, "%s: '%s' is not a finite number", opt, s);
+    *out = v;
+    return ERR_OK;
+}
+
+static int parse_fmt(const char *opt, const char *s, fmt_id_t *out, err_t *e)
+{
+    int f = fmt_from_name(s);
+    if (f < 0)
+        return err_set(e, ERR_USAGE, "%s: unknown format '%s' (see 'amla-lab list')", opt, s);
+    *out = (fmt_id_t)f;
+    return ERR_OK;
+}
+
+static int parse_acc(const char *opt, const char *s, acc_model_t *out, err_t *e)
+{
+    int a = acc_from_name(s);
+    if (a < 0)
+        return err_set(e, ERR_USAGE, "%s: unknown accumulation model '%s' (see 'amla-lab list')", opt, s);
+    *out = (acc_model_t)a;
+    return ERR_OK;
+}
+
+/* "a,b:key=value,c": registry names, each optionally followed by overrides. */
+static int parse_variants(run_cfg_t *c, const char *s, err_t *e)
+{
+    c->nvariants = 0;
+    c->show_golden = 0;
+    const char *p = s;
+    while (*p) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char tok[RUN_VSPEC_LEN];
+        if (len == 0 || len >= sizeof tok)
+            return err_set(e, ERR_USAGE, "--variants: empty or too long entry in '%s'", s);
+        memcpy(tok, p, len);
+        tok[len] = 0;
+        p = end ? end + 1 : p + len;
+        if (strcmp(tok, "golden") == 0) {
+            c->show_golden = 1;
+            continue;
+        }
+        if (strcmp(tok, "all") == 0) {
+            c->show_golden = 1;
+            for (int i = 0; i < attn_variant_count && c->nvariants < RUN_MAX_VARIANTS; i++) {
+                c->variants[c->nvariants] = i;
+                snprintf(c->vspec[c->nvariants++], RUN_VSPEC_LEN, "%s", attn_variants[i].name);
+            }
+            continue;
+        }
+        char name[RUN_VSPEC_LEN];
+        size_t nl = strcspn(tok, ":");
+        memcpy(name, tok, nl);
+        name[nl] = 0;
+        int v = attn_find(name);
+        if (v < 0)
+            return err_set(e, ERR_USAGE, "--variants: unknown variant '%s' (see 'amla-lab list')", name);
+        if (c->nvariants == RUN_MAX_VARIANTS)
+            return err_set(e, ERR_USAGE, "--variants: more than %d variants", RUN_MAX_VARIANTS);
+        c->variants[c->nvariants] = v;
+        memcpy(c->vspec[c->nvariants++], tok, len + 1);
+    }
+    if (c->nvariants == 0 && !c->show_golden)
+        return err_set(e, ERR_USAGE, "--variants: empty list");
+    return ERR_OK;
+}
+
+int opts_variant_cfg(run_cfg_t *c, int v, err_t *e)
+{
+    static const char *const allowed[] = {"amla-form", "block", "acc", "acc-qk", "acc-pv", "exact",
+                                          "out-format", "scale", NULL};
+    const char *spec = c->vspec[v];
+    const char *p = strchr(spec, ':');
+    if (!p) {
+        c->vcfg[v] = c->attn;
+        return ERR_OK;
+    }
+    run_cfg_t *c2 = malloc(sizeof *c2);
+    if (!c2)
+        return err_set(e, ERR_IO, "out of memory");
+    *c2 = *c;
+    int rc = ERR_OK;
+    char kv[RUN_VSPEC_LEN];
+    char *keys[8];
+    snprintf(kv, sizeof kv, "%s", p + 1);
+    int nk = 0;
+    for (char *t = strtok(kv, ":"); t && nk < 8; t = strtok(NULL, ":"))
+        keys[nk++] = t;
+    for (int i = 0; i < nk && !rc; i++) {
+        char *eq = strchr(keys[i], '=');
+        if (!eq) {
+            rc = err_set(e, ERR_USAGE, "variant '%s': override '%s' is not key=value", spec, keys[i]);
+            break;
+        }
+        *eq = 0;
+        int ok = 0;
+        for (int k = 0; allowed[k]; k++)
+            ok |= strcmp(keys[i], allowed[k]) == 0;
+        if (!ok) {
+            rc = err_set(e, ERR_USAGE, "variant '%s': '%s' cannot be set per variant", spec, keys[i]);
+            break;
+        }
+        char opt[64];
+        snprintf(opt, sizeof opt, "--%s", keys[i]);
+        err_t oe = {0};
+        if (opts_run_option(c2, opt, eq + 1, &oe))
+            rc = err_set(e, ERR_USAGE, "variant '%s': %s", spec, oe.msg);
+    }
+    if (!rc && c2->attn.scale == 0)
+        c2->attn.scale = c->attn.scale;
+    if (!rc) {
+        c->vcfg[v] = c2->attn;
+        /* --exact points into the scratch copy: keep the list in c */
+        if (c2->attn.exact && c2->attn.exact != c->attn.exact) {
+            snprintf(c->vexact[v], RUN_VSPEC_LEN, "%s", c2->attn.exact);
+            c->vcfg[v].exact = c->vexact[v];
+        }
+    }
+    free(c2);
+    return rc;
+}
+
+/* Options of `run` that take a value, and how to store it. */
+int opts_run_option(run_cfg_t *c, const char *opt, const char *val, err_t *e)
+{
+    long l;
+    int rc = ERR_OK;
+#define LONGOPT(name, field)                                  \
+    if (strcmp(opt, name) == 0) {                             \
+        rc = opts_parse_long(opt, val, &l, e);                     \
+        if (!rc && l <= 0)                                    \
+            rc = err_set(e, ERR_USAGE, "%s must be positive, got %ld", opt, l); \
+        if (!rc)                                              \
+            field = l;                                        \
+        return rc;                                            \
+    }
+    LONGOPT("--samples", c->samples)
+    LONGOPT("--ctx", c->shape.sk)
+    LONGOPT("--heads", c->shape.hq)
+    LONGOPT("--kv-heads", c->shape.hkv)
+    LONGOPT("--sq", c->shape.sq)
+    LONGOPT("--dk", c->shape.dk)
+    LONGOPT("--dv", c->shape.dv)
+    LONGOPT("--block", c->attn.block)
+    LONGOPT("--threads", c->threads)
+#undef LONGOPT
+    if (strcmp(opt, "--seed") == 0) {
+        rc = opts_parse_long(opt, val, &l, e);
+        if (!rc && l < 0)
+            rc = err_set(e, ERR_USAGE, "--seed must be non-negative, got %ld", l);
+        if (!rc)
+            c->seed = (uint64_t)l;
+        return rc;
+    }
+    if (strcmp(opt, "--mean") == 0)
+        return opts_parse_double(opt, val, &c->gen.mean, e);
+    if (strcmp(opt, "--sigma") == 0) {
+        rc = opts_parse_double(opt, val, &c->gen.sigma, e);
+        if (!rc && !(c->gen.sigma > 0))
+            rc = err_set(e, ERR_USAGE, "--sigma must be positive, got %s", val);
+        return rc;
+    }
+    if (strcmp(opt, "--low") == 0)
+        return opts_parse_double(opt, val, &c->gen.low, e);
+    if (strcmp(opt, "--high") == 0)
+        return opts_parse_double(opt, val, &c->gen.high, e);
+    if (strcmp(opt, "--scale") == 0) {
+        rc = opts_parse_double(opt, val, &c->attn.scale, e);
+        if (!rc && !(c->attn.scale > 0))
+            rc = err_set(e, ERR_USAGE, "--scale must be positive, got %s", val);
+        return rc;
+    }
+    if (strcmp(opt, "--dist") == 0) {
+        int d = gen_from_name(val);
+        if (d < 0)
+            return err_set(e, ERR_USAGE, "--dist: unknown distribution '%s' (see 'amla-lab list')", val);
+        c->gen.dist = (gen_dist_t)d;
+        return ERR_OK;
+    }
+    if (strcmp(opt, "--kv") == 0) {
+        if (strcmp(val, "shared") != 0 && strcmp(val, "separate") != 0)
+            return err_set(e, ERR_USAGE, "--kv: expected 'shared' or 'separate', got '%s'", val);
+        c->gen.kv_separate = strcmp(val, "separate") == 0;
+        return ERR_OK;
+    }
+    if (strcmp(opt, "--in-format") == 0) {
+        rc = parse_fmt(opt, val, &c->attn.in_format, e);
+        c->gen.in_format = c->attn.in_format;
+        return rc;
+    }
+    if (strcmp(opt, "--out-format") == 0)
+        return parse_fmt(opt, val, &c->attn.out_format, e);
+    if (strcmp(opt, "--acc") == 0) {
+        rc = parse_acc(opt, val, &c->attn.acc_qk, e);
+        c->attn.acc_pv = c->attn.acc_qk;
+        return rc;
+    }
+    if (strcmp(opt, "--acc-qk") == 0)
+        return parse_acc(opt, val, &c->attn.acc_qk, e);
+    if (strcmp(opt, "--acc-pv") == 0)
+        return parse_acc(opt, val, &c->attn.acc_pv, e);
+    if (strcmp(opt, "--variants") == 0)
+        return parse_variants(c, val, e);
+    if (strcmp(opt, "--amla-form") == 0) {
+        if (strcmp(val, "paper") == 0)
+            c->attn.amla_form = ATTN_AMLA_PAPER;
+        else if (strcmp(val, "cann") == 0)
+            c->attn.amla_form = ATTN_AMLA_CANN;
+        else
+            return err_set(e, ERR_USAGE, "--amla-form: expected 'paper' or 'cann', got '%s'", val);
+        return ERR_OK;
+    }
+    if (strcmp(opt, "--exact") == 0) {
+        c->attn.exact = val;
+        return ERR_OK;
+    }
+    if (strcmp(opt, "--load") == 0) {
+        c->load_dir = val;
+        return ERR_OK;
+    }
+    if (strcmp(opt, "--dump") == 0) {
+        c->dump_dir = val;
+        return ERR_OK;
+    }
+    if (strcmp(opt, "--csv") == 0) {
+        c->csv_path = val;
+        return ERR_OK;
+    }
+    if (strcmp(opt, "--format") == 0) {
+        if (strcmp(val, "table") == 0)
+            c->out = RUN_OUT_TABLE;
+        else if (strcmp(val, "csv") == 0)
+            c->out = RUN_OUT_CSV;
+        else if (strcmp(val, "json") == 0)
+            c->out = RUN_OUT_JSON;
+        else
+            return err_set(e, ERR_USAGE, "--format: expected table, csv or json, got '%s'", val);
+        return ERR_OK;
+    }
+    return err_set(e, ERR_USAGE, "run: unknown option '%s' (see 'amla-lab run --help')", opt);
+}
+

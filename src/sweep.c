@@ -1,0 +1,798 @@
+/* sweep -- experiment files: parse, run every grid point resumably, write CSV, report, plot */
+#include "sweep.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "io.h"
+#include "metric.h"
+#include "opts.h"
+#include "run.h"
+
+#define SWEEP_MAX_GRID 4
+#define SWEEP_MAX_OPTS 4
+#define SWEEP_MAX_VALS 64
+#define SWEEP_MAX_PAPER 64
+#define SWEEP_MAX_NOTES 64
+#define SWEEP_MAX_TOK 80
+
+typedef struct {
+    int nopts, nvals;
+    char *opt[SWEEP_MAX_OPTS];
+    char *val[SWEEP_MAX_VALS][SWEEP_MAX_OPTS];
+} sweep_grid_t;
+
+typedef struct {
+    char *variant;
+    int metric;
+    double v[SWEEP_MAX_VALS]; /* per grid point; NaN where the paper has none */
+} sweep_paper_t;
+
+typedef struct {
+    const char *path;
+    char *name, *title;
+    run_cfg_t base;
+    sweep_grid_t grid[SWEEP_MAX_GRID];
+    int ngrid;
+    long npoints;
+    sweep_paper_t paper[SWEEP_MAX_PAPER];
+    int npaper;
+    int plot_metric, plot_logx, plot_logy;
+    char *plot_x;
+    char *label[SWEEP_MAX_VALS];
+    int nlabels;
+    char *note[SWEEP_MAX_NOTES];
+    int nnotes;
+    char **owned; /* every string above, freed at the end */
+    int nowned, capowned;
+    uint64_t hash;
+} sweep_t;
+
+static char *sweep_strdup(sweep_t *x, const char *s, size_t n)
+{
+    if (x->nowned == x->capowned) {
+        x->capowned = x->capowned ? 2 * x->capowned : 64;
+        x->owned = realloc(x->owned, sizeof(char *) * (size_t)x->capowned);
+    }
+    char *d = malloc(n + 1);
+    memcpy(d, s, n);
+    d[n] = 0;
+    x->owned[x->nowned++] = d;
+    return d;
+}
+
+static void sweep_free(sweep_t *x)
+{
+    for (int i = 0; i < x->nowned; i++)
+        free(x->owned[i]);
+    free(x->owned);
+}
+
+/* Split a line into whitespace-separated tokens (in place). */
+static int sweep_tokens(char *line, char **tok, int max)
+{
+    int n = 0;
+    char *p = line;
+    while (*p && n < max) {
+        while (isspace((unsigned char)*p))
+            p++;
+        if (!*p)
+            break;
+        tok[n++] = p;
+        while (*p && !isspace((unsigned char)*p))
+            p++;
+        if (*p)
+            *p++ = 0;
+    }
+    return n;
+}
+
+static int sweep_metric(const char *name)
+{
+    for (int k = 0; k < METRIC_COUNT; k++)
+        if (strcmp(name, metric_names[k]) == 0)
+            return k;
+    return -1;
+}
+
+/* Apply option `opt` = val to c; "causal" is a yes/no flag. */
+static int sweep_apply(run_cfg_t *c, const char *opt, const char *val, err_t *e)
+{
+    if (strcmp(opt, "causal") == 0) {
+        if (strcmp(val, "yes") && strcmp(val, "no"))
+            return err_set(e, ERR_USAGE, "causal: expected yes or no, got '%s'", val);
+        c->shape.causal = strcmp(val, "yes") == 0;
+        return ERR_OK;
+    }
+    char o[SWEEP_MAX_TOK + 3];
+    snprintf(o, sizeof o, "--%s", opt);
+    return opts_run_option(c, o, val, e);
+}
+
+/* The configuration of grid point g: base, then each grid line's value tuple; the first
+ * grid line varies slowest. */
+static int sweep_point(run_cfg_t *c, const sweep_t *x, long g, err_t *e)
+{
+    *c = x->base;
+    long rest = g;
+    for (int i = x->ngrid - 1; i >= 0; i--) {
+        const sweep_grid_t *gr = &x->grid[i];
+        long vi = rest % gr->nvals;
+        rest /= gr->nvals;
+        for (int k = 0; k < gr->nopts; k++) {
+            int rc = sweep_apply(c, gr->opt[k], gr->val[vi][k], e);
+            if (rc)
+                return rc;
+        }
+    }
+    return run_validate(c, e);
+}
+
+/* Value of grid option `opt` at point g, or NULL. */
+static const char *sweep_point_value(const sweep_t *x, long g, const char *opt)
+{
+    long rest = g;
+    for (int i = x->ngrid - 1; i >= 0; i--) {
+        const sweep_grid_t *gr = &x->grid[i];
+        long vi = rest % gr->nvals;
+        rest /= gr->nvals;
+        for (int k = 0; k < gr->nopts; k++)
+            if (strcmp(gr->opt[k], opt) == 0)
+                return gr->val[vi][k];
+    }
+    return NULL;
+}
+
+static void sweep_point_label(char *buf, size_t n, const sweep_t *x, long g)
+{
+    if (g < x->nlabels) {
+        snprintf(buf, n, "%s", x->label[g]);
+        return;
+    }
+    size_t off = 0;
+    buf[0] = 0;
+    long rest = g;
+    for (int i = x->ngrid - 1; i >= 0; i--) {
+        const sweep_grid_t *gr = &x->grid[i];
+        long vi = rest % gr->nvals;
+        rest /= gr->nvals;
+        for (int k = 0; k < gr->nopts && off < n; k++)
+            off += (size_t)snprintf(buf + off, n - off, "%s%s=%s", off ? " " : "", gr->opt[k], gr->val[vi][k]);
+    }
+}
+
+static int sweep_parse(sweep_t *x, const char *path, err_t *e)
+{
+    memset(x, 0, sizeof *x);
+    x->path = path;
+    run_cfg_default(&x->base);
+    x->base.show_golden = 1;
+    x->plot_metric = -1;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return err_set(e, ERR_USAGE, "cannot open experiment file %s: %s", path, strerror(errno));
+    char line[4096];
+    int ln = 0, rc = ERR_OK;
+    x->hash = 0xcbf29ce484222325ull;
+    while (!rc && fgets(line, sizeof line, f)) {
+        ln++;
+        for (char *p = line; *p; p++)
+            x->hash = (x->hash ^ (unsigned char)*p) * 0x100000001b3ull;
+        size_t len = strlen(line);
+        if (len == sizeof line - 1 && line[len - 1] != '\n') {
+            rc = err_set(e, ERR_USAGE, "%s:%d: line too long", path, ln);
+            break;
+        }
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = 0;
+        char copy[4096];
+        strcpy(copy, line);
+        char *tok[SWEEP_MAX_VALS + 4];
+        int nt = sweep_tokens(line, tok, SWEEP_MAX_VALS + 4);
+        if (nt == 0)
+            continue;
+        err_t le = {0};
+        const char *key = tok[0];
+        /* the text after the keyword, for title and note */
+        char *rest = copy + (tok[0] - line) + strlen(tok[0]);
+        while (isspace((unsigned char)*rest))
+            rest++;
+        size_t rl = strlen(rest);
+        while (rl && isspace((unsigned char)rest[rl - 1]))
+            rest[--rl] = 0;
+        if (strcmp(key, "name") == 0) {
+            if (nt != 2)
+                rc = err_set(e, ERR_USAGE, "%s:%d: name takes one word", path, ln);
+            else {
+                for (const char *p = tok[1]; *p && !rc; p++)
+                    if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' && *p != '.')
+                        rc = err_set(e, ERR_USAGE, "%s:%d: name '%s' may hold only letters, digits, '-', '_', '.'", path, ln, tok[1]);
+                x->name = sweep_strdup(x, tok[1], strlen(tok[1]));
+            }
+        } else if (strcmp(key, "title") == 0) {
+            x->title = sweep_strdup(x, rest, rl);
+        } else if (strcmp(key, "note") == 0) {
+            if (x->nnotes == SWEEP_MAX_NOTES)
+                rc = err_set(e, ERR_USAGE, "%s:%d: more than %d notes", path, ln, SWEEP_MAX_NOTES);
+            else
+                x->note[x->nnotes++] = sweep_strdup(x, rest, rl);
+        } else if (strcmp(key, "set") == 0) {
+            if (nt != 3)
+                rc = err_set(e, ERR_USAGE, "%s:%d: expected 'set OPTION VALUE'", path, ln);
+            else if (sweep_apply(&x->base, tok[1], sweep_strdup(x, tok[2], strlen(tok[2])), &le))
+                rc = err_set(e, ERR_USAGE, "%s:%d: %s", path, ln, le.msg);
+        } else if (strcmp(key, "grid") == 0) {
+            if (nt < 3)
+                rc = err_set(e, ERR_USAGE, "%s:%d: expected 'grid OPTION[,OPTION] VALUE[,VALUE] ...'", path, ln);
+            else if (x->ngrid == SWEEP_MAX_GRID)
+                rc = err_set(e, ERR_USAGE, "%s:%d: more than %d grid lines", path, ln, SWEEP_MAX_GRID);
+            else {
+                sweep_grid_t *gr = &x->grid[x->ngrid++];
+                char *o = tok[1];
+                for (char *t = strtok(o, ","); t; t = strtok(NULL, ",")) {
+                    if (gr->nopts == SWEEP_MAX_OPTS) {
+                        rc = err_set(e, ERR_USAGE, "%s:%d: more than %d options in one grid line", path, ln, SWEEP_MAX_OPTS);
+                        break;
+                    }
+                    gr->opt[gr->nopts++] = sweep_strdup(x, t, strlen(t));
+                }
+                for (int i = 2; i < nt && !rc; i++) {
+                    int k = 0;
+                    char *v = tok[i], *save = NULL;
+                    for (char *t = strtok_r(v, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+                        if (k == gr->nopts)
+                            break;
+                        gr->val[gr->nvals][k++] = sweep_strdup(x, t, strlen(t));
+                    }
+                    if (k != gr->nopts) {
+                        rc = err_set(e, ERR_USAGE, "%s:%d: value %d does not give %d comma-separated values", path, ln, i - 1, gr->nopts);
+                        break;
+                    }
+                    /* each value must be a valid option value on its own */
+                    run_cfg_t *tmp = malloc(sizeof *tmp);
+                    *tmp = x->base;
+                    for (k = 0; k < gr->nopts && !rc; k++)
+                        if (sweep_apply(tmp, gr->opt[k], gr->val[gr->nvals][k], &le))
+                            rc = err_set(e, ERR_USAGE, "%s:%d: %s", path, ln, le.msg);
+                    free(tmp);
+                    gr->nvals++;
+                }
+            }
+        } else if (strcmp(key, "paper") == 0) {
+            if (nt < 4 || x->npaper == SWEEP_MAX_PAPER)
+                rc = err_set(e, ERR_USAGE, "%s:%d: expected 'paper VARIANT METRIC VALUE ...'", path, ln);
+            else {
+                sweep_paper_t *pp = &x->paper[x->npaper++];
+                pp->variant = sweep_strdup(x, tok[1], strlen(tok[1]));
+                pp->metric = sweep_metric(tok[2]);
+                if (pp->metric < 0)
+                    rc = err_set(e, ERR_USAGE, "%s:%d: unknown metric '%s'", path, ln, tok[2]);
+                for (int i = 0; i < SWEEP_MAX_VALS; i++)
+                    pp->v[i] = NAN;
+                for (int i = 3; i < nt && !rc; i++) {
+                    if (strcmp(tok[i], "-") == 0)
+                        continue;
+                    char *end;
+                    pp->v[i - 3] = strtod(tok[i], &end);
+                    if (*end || !isfinite(pp->v[i - 3]))
+                        rc = err_set(e, ERR_USAGE, "%s:%d: '%s' is not a number", path, ln, tok[i]);
+                }
+                pp->v[SWEEP_MAX_VALS - 1] = nt - 3; /* count, checked below */
+            }
+        } else if (strcmp(key, "plot") == 0) {
+            if (nt < 3 || (x->plot_metric = sweep_metric(tok[1])) < 0)
+                rc = err_set(e, ERR_USAGE, "%s:%d: expected 'plot METRIC X-OPTION [logx] [logy]'", path, ln);
+            else {
+                x->plot_x = sweep_strdup(x, tok[2], strlen(tok[2]));
+                for (int i = 3; i < nt && !rc; i++) {
+                    if (strcmp(tok[i], "logx") == 0)
+                        x->plot_logx = 1;
+                    else if (strcmp(tok[i], "logy") == 0)
+                        x->plot_logy = 1;
+                    else
+                        rc = err_set(e, ERR_USAGE, "%s:%d: unknown plot flag '%s'", path, ln, tok[i]);
+                }
+            }
+        } else if (strcmp(key, "label") == 0) {
+            for (int i = 1; i < nt && x->nlabels < SWEEP_MAX_VALS; i++)
+                x->label[x->nlabels++] = sweep_strdup(x, tok[i], strlen(tok[i]));
+        } else {
+            rc = err_set(e, ERR_USAGE, "%s:%d: unknown keyword '%s' (name, title, set, grid, paper, label, plot, note)", path, ln, key);
+        }
+    }
+    fclose(f);
+    if (rc)
+        return rc;
+    if (!x->name)
+        return err_set(e, ERR_USAGE, "%s: no 'name' line", path);
+    if (!x->title)
+        x->title = x->name;
+    x->base.experiment = x->name;
+    x->npoints = 1;
+    for (int i = 0; i < x->ngrid; i++)
+        x->npoints *= x->grid[i].nvals;
+    if (x->npoints > SWEEP_MAX_VALS)
+        return err_set(e, ERR_USAGE, "%s: %ld grid points, more than %d", path, x->npoints, SWEEP_MAX_VALS);
+    if (x->nlabels && x->nlabels != x->npoints)
+        return err_set(e, ERR_USAGE, "%s: %d labels for %ld grid points", path, x->nlabels, x->npoints);
+    for (int i = 0; i < x->npaper; i++) {
+        int n = (int)x->paper[i].v[SWEEP_MAX_VALS - 1];
+        x->paper[i].v[SWEEP_MAX_VALS - 1] = NAN;
+        if (n != x->npoints)
+            return err_set(e, ERR_USAGE, "%s: paper %s %s gives %d values for %ld grid points", path,
+                           x->paper[i].variant, metric_names[x->paper[i].metric], n, x->npoints);
+    }
+    if (x->plot_x) {
+        int found = 0;
+        for (int i = 0; i < x->ngrid; i++)
+            for (int k = 0; k < x->grid[i].nopts; k++)
+                found |= strcmp(x->grid[i].opt[k], x->plot_x) == 0;
+        if (!found)
+            return err_set(e, ERR_USAGE, "%s: plot axis '%s' is not a grid option", path, x->plot_x);
+    }
+    /* every grid point must be a valid configuration, and every paper variant selected */
+    run_cfg_t *c = malloc(sizeof *c);
+    for (long g = 0; g < x->npoints && !rc; g++) {
+        err_t le = {0};
+        if (sweep_point(c, x, g, &le))
+            rc = err_set(e, ERR_USAGE, "%s: grid point %ld: %s", path, g, le.msg);
+        for (int i = 0; i < x->npaper && !rc && g == 0; i++) {
+            int found = 0;
+            for (int v = 0; v < c->nvariants; v++)
+                found |= strcmp(c->vspec[v], x->paper[i].variant) == 0;
+            if (!found)
+                rc = err_set(e, ERR_USAGE, "%s: paper values for '%s', which is not in the variants", path,
+                             x->paper[i].variant);
+        }
+    }
+    free(c);
+    return rc;
+}
+
+int sweep_check(const char *path, err_t *e)
+{
+    sweep_t *x = malloc(sizeof *x);
+    int rc = sweep_parse(x, path, e);
+    sweep_free(x);
+    free(x);
+    return rc;
+}
+
+/* ---- the resumable run ---- */
+
+typedef struct {
+    sweep_t *x;
+    const run_cfg_t *c;
+    long g;
+    char **text; /* [npoints * max samples]: the CSV rows of each finished sample */
+    long maxs;
+    FILE *partial;
+    long done, total, fresh, kill_after;
+    double t0;
+    int progress;
+} sweep_state_t;
+
+static void sweep_progress(sweep_state_t *s)
+{
+    if (!s->progress)
+        return;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double now = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    double eta = s->fresh > 0 ? (now - s->t0) / (double)s->fresh * (double)(s->total - s->done) : 0;
+    int w = 30, filled = (int)((double)w * (double)s->done / (double)(s->total ? s->total : 1));
+    fprintf(stderr, "\r%s [", s->x->name);
+    for (int i = 0; i < w; i++)
+        fputc(i < filled ? '=' : ' ', stderr);
+    fprintf(stderr, "] %ld/%ld samples, ETA %dm%02ds ", s->done, s->total, (int)(eta / 60), (int)eta % 60);
+    if (s->done == s->total)
+        fputc('\n', stderr);
+    fflush(stderr);
+}
+
+static int sweep_on_sample(void *arg, long sample, const run_row_t *rows, err_t *e)
+{
+    sweep_state_t *s = arg;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    run_write_csv_sample(m, s->c, sample, rows);
+    fclose(m);
+    int nrows = 0;
+    for (size_t i = 0; i < len; i++)
+        nrows += buf[i] == '\n';
+    fprintf(s->partial, "@ %ld %ld %d\n%s", s->g, sample, nrows, buf);
+    if (fflush(s->partial) != 0 || ferror(s->partial)) {
+        free(buf);
+        return err_set(e, ERR_IO, "cannot write the partial results of %s: %s", s->x->name, strerror(errno));
+    }
+    s->text[s->g * s->maxs + sample] = buf;
+    s->done++;
+    s->fresh++;
+    sweep_progress(s);
+    if (s->kill_after > 0 && s->fresh >= s->kill_after)
+        raise(SIGKILL); /* test hook: AMLA_SWEEP_KILL_AFTER simulates kill -9 */
+    return ERR_OK;
+}
+
+/* Read OUTDIR/NAME.partial: complete "@ g s n" blocks only; returns the byte length of the
+ * valid prefix (the file is cut there so appends continue cleanly). */
+static long sweep_read_partial(sweep_state_t *s, const char *path, const char *header)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n = getline(&line, &cap, f);
+    long valid = -1;
+    if (n > 0 && strcmp(line, header) == 0) {
+        valid = (long)n;
+        for (;;) {
+            long g, smp;
+            int nrows;
+            n = getline(&line, &cap, f);
+            if (n <= 0 || sscanf(line, "@ %ld %ld %d", &g, &smp, &nrows) != 3 || line[n - 1] != '\n')
+                break;
+            long blen = (long)n;
+            char *buf = NULL;
+            size_t blen_text = 0;
+            FILE *m = open_memstream(&buf, &blen_text);
+            int ok = 1;
+            for (int i = 0; i < nrows && ok; i++) {
+                n = getline(&line, &cap, f);
+                ok = n > 0 && line[n - 1] == '\n';
+                if (ok) {
+                    fputs(line, m);
+                    blen += (long)n;
+                }
+            }
+            fclose(m);
+            if (!ok || g < 0 || g >= s->x->npoints || smp < 0 || smp >= s->maxs) {
+                free(buf);
+                break;
+            }
+            free(s->text[g * s->maxs + smp]);
+            s->text[g * s->maxs + smp] = buf;
+            valid += blen;
+        }
+    }
+    free(line);
+    fclose(f);
+    return valid;
+}
+
+/* Parse the numbers of one CSV row: variant (column 18) and metrics (19..25). */
+static int sweep_parse_row(const char *row, char *variant, size_t vn, double m[METRIC_COUNT + 1])
+{
+    const char *p = row;
+    for (int col = 0; col < 17; col++) {
+        p = strchr(p, ',');
+        if (!p)
+            return -1;
+        p++;
+    }
+    const char *end = strchr(p, ',');
+    if (!end || (size_t)(end - p) >= vn)
+        return -1;
+    memcpy(variant, p, (size_t)(end - p));
+    variant[end - p] = 0;
+    p = end + 1;
+    for (int k = 0; k <= METRIC_COUNT; k++) {
+        char *q;
+        m[k] = strtod(p, &q);
+        p = q + (*q == ',');
+    }
+    return 0;
+}
+
+/* Mean and CI of metric k of variant `v` at point g over its samples. */
+static int sweep_cell(const sweep_state_t *s, long g, long samples, const char *v, int k, double *mean, double *ci)
+{
+    double *x = malloc(sizeof(double) * (size_t)samples);
+    size_t n = 0;
+    for (long i = 0; i < samples; i++) {
+        const char *t = s->text[g * s->maxs + i];
+        while (t && *t) {
+            char name[RUN_VSPEC_LEN];
+            double m[METRIC_COUNT + 1];
+            if (sweep_parse_row(t, name, sizeof name, m) == 0 && strcmp(name, v) == 0)
+                x[n++] = k < METRIC_COUNT ? m[k] : m[METRIC_COUNT];
+            t = strchr(t, '\n');
+            t = t ? t + 1 : NULL;
+        }
+    }
+    if (n)
+        run_mean_ci(x, n, mean, ci);
+    free(x);
+    return n ? 0 : -1;
+}
+
+static void sweep_fmt_cell(char *buf, size_t n, double mean, double ci)
+{
+    if (isnan(ci))
+        snprintf(buf, n, "%.4g", mean);
+    else
+        snprintf(buf, n, "%.4g ± %.1g", mean, ci);
+}
+
+static int sweep_write_md(const sweep_state_t *s, const run_cfg_t *c0, const char *path, double secs, err_t *e)
+{
+    const sweep_t *x = s->x;
+    io_atomic_t a;
+    int rc = io_atomic_open(&a, path, e);
+    if (rc)
+        return rc;
+    FILE *f = a.f;
+    const attn_shape_t *sh = &c0->shape;
+    fprintf(f, "# %s\n\n", x->title);
+    fprintf(f, "Produced by `amla-lab sweep %s` (`make results`). Setting: ctx %ld, heads %ld, sq %ld, "
+               "Dk %ld, Dv %ld, KV block %ld, %s in, %s out, %s accumulation, %ld samples per cell, seed %llu. "
+               "Last run: %.0f s on %ld cores (resumed runs count only their own part).\n\n",
+            x->path, sh->sk, sh->hq, sh->sq, sh->dk, sh->dv, c0->attn.block, fmt_table[c0->attn.in_format].name,
+            fmt_table[c0->attn.out_format].name, acc_table[c0->attn.acc_qk].name, c0->samples,
+            (unsigned long long)c0->seed, secs, sysconf(_SC_NPROCESSORS_ONLN));
+    char label[256], cell[128];
+    /* the paper-layout table for each metric that has paper values */
+    for (int k = 0; k < METRIC_COUNT; k++) {
+        int any = 0;
+        for (int i = 0; i < x->npaper; i++)
+            any |= x->paper[i].metric == k;
+        if (!any)
+            continue;
+        fprintf(f, "## %s against Golden: lab mean ± 95%% CI / paper / lab ÷ paper\n\n| variant |", metric_names[k]);
+        for (long g = 0; g < x->npoints; g++) {
+            sweep_point_label(label, sizeof label, x, g);
+            fprintf(f, " %s |", label);
+        }
+        fprintf(f, "\n|---|");
+        for (long g = 0; g < x->npoints; g++)
+            fprintf(f, "---|");
+        fputc('\n', f);
+        for (int v = 0; v < c0->nvariants; v++) {
+            fprintf(f, "| %s |", c0->vspec[v]);
+            for (long g = 0; g < x->npoints; g++) {
+                double mean, ci;
+                run_cfg_t cg;
+                err_t le = {0};
+                sweep_point(&cg, x, g, &le);
+                if (sweep_cell(s, g, cg.samples, c0->vspec[v], k, &mean, &ci)) {
+                    fprintf(f, " - |");
+                    continue;
+                }
+                sweep_fmt_cell(cell, sizeof cell, mean, ci);
+                fprintf(f, " %s", cell);
+                for (int i = 0; i < x->npaper; i++)
+                    if (x->paper[i].metric == k && strcmp(x->paper[i].variant, c0->vspec[v]) == 0 &&
+                        !isnan(x->paper[i].v[g])) {
+                        double ratio = mean / x->paper[i].v[g];
+                        fprintf(f, " / %.3g / ×%.3f %s", x->paper[i].v[g], ratio,
+                                fabs(ratio - 1) <= 0.05 ? "✓" : "✗");
+                    }
+                fprintf(f, " |");
+            }
+            fputc('\n', f);
+        }
+        fprintf(f, "\n✓: within ±5%% of the paper; ✗: outside (see the notes).\n\n");
+    }
+    /* every metric, every variant, every point */
+    fprintf(f, "## All metrics (mean ± 95%% CI over samples)\n\n| point | variant |");
+    for (int k = 0; k <= METRIC_COUNT; k++)
+        fprintf(f, " %s |", k < METRIC_COUNT ? metric_names[k] : "events");
+    fprintf(f, "\n|---|---|");
+    for (int k = 0; k <= METRIC_COUNT; k++)
+        fprintf(f, "---|");
+    fputc('\n', f);
+    for (long g = 0; g < x->npoints; g++) {
+        run_cfg_t cg;
+        err_t le = {0};
+        sweep_point(&cg, x, g, &le);
+        sweep_point_label(label, sizeof label, x, g);
+        for (int v = 0; v < cg.nvariants; v++) {
+            fprintf(f, "| %s | %s |", label, cg.vspec[v]);
+            for (int k = 0; k <= METRIC_COUNT; k++) {
+                double mean, ci;
+                if (sweep_cell(s, g, cg.samples, cg.vspec[v], k, &mean, &ci))
+                    fprintf(f, " - |");
+                else {
+                    sweep_fmt_cell(cell, sizeof cell, mean, ci);
+                    fprintf(f, " %s |", cell);
+                }
+            }
+            fputc('\n', f);
+        }
+    }
+    if (x->nnotes) {
+        fprintf(f, "\n## Notes\n\n");
+        for (int i = 0; i < x->nnotes; i++)
+            fprintf(f, "%s\n", x->note[i]);
+    }
+    return io_atomic_commit(&a, e);
+}
+
+/* Plot metric vs the x option, lab (with CI bars) and paper, one colour per variant. */
+static int sweep_write_png(const sweep_state_t *s, const run_cfg_t *c0, const char *outdir, err_t *e)
+{
+    const sweep_t *x = s->x;
+    if (!x->plot_x || x->plot_metric < 0)
+        return ERR_OK;
+    if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+        fprintf(stderr, "amla-lab: warning: gnuplot not found; no plot for %s (apt-get install gnuplot-nox)\n", x->name);
+        return ERR_OK;
+    }
+    char dat[4096], gp[4096], png[4096], tmp[4096];
+    snprintf(dat, sizeof dat, "%s/.%s.plot.dat", outdir, x->name);
+    snprintf(gp, sizeof gp, "%s/.%s.plot.gp", outdir, x->name);
+    snprintf(png, sizeof png, "%s/%s.png", outdir, x->name);
+    snprintf(tmp, sizeof tmp, "%s/.%s.png.tmp", outdir, x->name);
+    FILE *d = fopen(dat, "w");
+    if (!d)
+        return err_set(e, ERR_USAGE, "cannot write %s: %s", dat, strerror(errno));
+    int k = x->plot_metric;
+    for (long g = 0; g < x->npoints; g++) {
+        run_cfg_t cg;
+        err_t le = {0};
+        sweep_point(&cg, x, g, &le);
+        fprintf(d, "%s", sweep_point_value(x, g, x->plot_x));
+        for (int v = 0; v < c0->nvariants; v++) {
+            double mean = NAN, ci = NAN, paper = NAN;
+            sweep_cell(s, g, cg.samples, c0->vspec[v], k, &mean, &ci);
+            for (int i = 0; i < x->npaper; i++)
+                if (x->paper[i].metric == k && strcmp(x->paper[i].variant, c0->vspec[v]) == 0)
+                    paper = x->paper[i].v[g];
+            fprintf(d, " %.10g %.10g %.10g", mean, isnan(ci) ? 0.0 : ci, paper);
+        }
+        fputc('\n', d);
+    }
+    fclose(d);
+    FILE *p = fopen(gp, "w");
+    if (!p)
+        return err_set(e, ERR_USAGE, "cannot write %s: %s", gp, strerror(errno));
+    fprintf(p, "set terminal pngcairo size 1000,620 noenhanced\nset output '%s'\n", tmp);
+    fprintf(p, "set title '%s'\nset xlabel '%s'\nset ylabel '%s against Golden'\nset key outside right\nset grid\n",
+            x->title, x->plot_x, metric_names[k]);
+    fprintf(p, "set datafile missing 'nan'\n");
+    if (x->plot_logx)
+        fprintf(p, "set logscale x\n");
+    if (x->plot_logy)
+        fprintf(p, "set logscale y\n");
+    fprintf(p, "plot ");
+    for (int v = 0; v < c0->nvariants; v++) {
+        int col = 2 + 3 * v;
+        fprintf(p, "%s'%s' using 1:%d:%d with yerrorlines lc %d pt 7 title '%s (lab)'", v ? ", \\\n  " : "", dat,
+                col, col + 1, v + 1, c0->vspec[v]);
+        int has_paper = 0;
+        for (int i = 0; i < x->npaper; i++)
+            has_paper |= x->paper[i].metric == k && strcmp(x->paper[i].variant, c0->vspec[v]) == 0;
+        if (has_paper)
+            fprintf(p, ", \\\n  '%s' using 1:%d with linespoints dt 2 lc %d pt 4 ps 1.5 title '%s (paper)'", dat,
+                    col + 2, v + 1, c0->vspec[v]);
+    }
+    fprintf(p, "\n");
+    fclose(p);
+    char cmd[8300];
+    snprintf(cmd, sizeof cmd, "gnuplot '%s' 2>&1", gp);
+    int st = system(cmd);
+    unlink(dat);
+    unlink(gp);
+    if (st != 0 || rename(tmp, png) != 0) {
+        unlink(tmp);
+        fprintf(stderr, "amla-lab: warning: gnuplot failed; no plot for %s\n", x->name);
+    }
+    return ERR_OK;
+}
+
+int sweep_run(const char *path, const sweep_opts_t *o, err_t *e)
+{
+    sweep_t *x = calloc(1, sizeof *x);
+    int rc = sweep_parse(x, path, e);
+    if (rc) {
+        sweep_free(x);
+        free(x);
+        return rc;
+    }
+    const char *outdir = o->outdir ? o->outdir : "results";
+    rc = io_ensure_dir(outdir, e);
+    run_cfg_t *c = malloc(sizeof *c), *c0 = malloc(sizeof *c0);
+    sweep_state_t s = {0};
+    s.x = x;
+    s.maxs = 1;
+    for (long g = 0; g < x->npoints && !rc; g++) {
+        rc = sweep_point(c, x, g, e);
+        s.maxs = c->samples > s.maxs ? c->samples : s.maxs;
+        s.total += c->samples;
+    }
+    char partial[4096], csv[4096], md[4096], header[128];
+    snprintf(partial, sizeof partial, "%s/%s.partial", outdir, x->name);
+    snprintf(csv, sizeof csv, "%s/%s.csv", outdir, x->name);
+    snprintf(md, sizeof md, "%s/%s.md", outdir, x->name);
+    snprintf(header, sizeof header, "# amla-lab sweep %s %016llx\n", x->name, (unsigned long long)x->hash);
+    if (!rc) {
+        s.text = calloc((size_t)(x->npoints * s.maxs), sizeof(char *));
+        long valid = sweep_read_partial(&s, partial, header);
+        if (valid < 0) {
+            s.partial = fopen(partial, "w");
+            if (s.partial)
+                fputs(header, s.partial);
+        } else {
+            if (truncate(partial, valid) != 0)
+                rc = err_set(e, ERR_IO, "cannot truncate %s: %s", partial, strerror(errno));
+            s.partial = fopen(partial, "a");
+        }
+        if (!s.partial && !rc)
+            rc = err_set(e, ERR_USAGE, "cannot write %s: %s", partial, strerror(errno));
+    }
+    for (long i = 0; i < x->npoints * s.maxs && s.text; i++)
+        s.done += s.text[i] != NULL;
+    const char *ka = getenv("AMLA_SWEEP_KILL_AFTER");
+    s.kill_after = ka ? atol(ka) : 0;
+    s.progress = o->progress < 0 ? isatty(2) : o->progress;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    s.t0 = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    if (!rc && s.done > 0 && s.progress)
+        fprintf(stderr, "%s: resuming, %ld of %ld samples already done\n", x->name, s.done, s.total);
+    for (long g = 0; g < x->npoints && !rc; g++) {
+        rc = sweep_point(c, x, g, e);
+        if (rc)
+            break;
+        if (g == 0)
+            *c0 = *c;
+        c->threads = o->threads;
+        char *skip = calloc((size_t)c->samples, 1);
+        long todo = 0;
+        for (long i = 0; i < c->samples; i++) {
+            skip[i] = s.text[g * s.maxs + i] != NULL;
+            todo += !skip[i];
+        }
+        if (todo) {
+            s.c = c;
+            s.g = g;
+            run_hooks_t h = {skip, sweep_on_sample, &s};
+            run_result_t r;
+            rc = run_execute_hooked(&r, c, &h, e);
+            run_result_free(&r);
+        }
+        free(skip);
+    }
+    if (s.partial)
+        fclose(s.partial);
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double secs = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec - s.t0;
+    if (!rc) {
+        io_atomic_t a;
+        rc = io_atomic_open(&a, csv, e);
+        if (!rc) {
+            run_write_csv_header(a.f);
+            for (long g = 0; g < x->npoints; g++)
+                for (long i = 0; i < s.maxs; i++)
+                    if (s.text[g * s.maxs + i])
+                        fputs(s.text[g * s.maxs + i], a.f);
+            rc = io_atomic_commit(&a, e);
+        }
+    }
+    if (!rc)
+        rc = sweep_write_md(&s, c0, md, secs, e);
+    if (!rc && !o->no_plot)
+        rc = sweep_write_png(&s, c0, outdir, e);
+    if (!rc)
+        unlink(partial);
+    for (long i = 0; s.text && i < x->npoints * s.maxs; i++)
+        free(s.text[i]);
+    free(s.text);
+    free(c);
+    free(c0);
+    sweep_free(x);
+    free(x);
+    return rc;
+}

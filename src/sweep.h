@@ -1,0 +1,22 @@
+/* sweep -- experiment files: a grid of `run` configurations, resumable, with a report */
+#ifndef AMLA_SWEEP_H
+#define AMLA_SWEEP_H
+
+#include "err.h"
+
+typedef struct {
+    const char *outdir; /* where NAME.csv, NAME.md, NAME.png go (default "results") */
+    int threads;        /* 0: all cores */
+    int progress;       /* -1: when stderr is a terminal, 0: never, 1: always */
+    int no_plot;
+} sweep_opts_t;
+
+/* Run the experiment in `path`: every grid point, every sample not already in
+ * OUTDIR/NAME.partial; then write NAME.csv (identical to an uninterrupted run), NAME.md
+ * (the paper-layout table) and NAME.png (through gnuplot, when installed). */
+int sweep_run(const char *path, const sweep_opts_t *o, err_t *e);
+
+/* Parse only (for `sweep --check`): ERR_USAGE with "FILE:LINE: ..." on a malformed file. */
+int sweep_check(const char *path, err_t *e);
+
+#endif
