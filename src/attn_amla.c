@@ -42,11 +42,12 @@ int attn_amla_int_add(float *x, int32_t n)
     uint32_t u, r;
     memcpy(&u, x, sizeof u);
     r = u + (uint32_t)n; /* two's complement wrap-around: defined for uint32_t */
-    uint32_t e = (u >> 23) & 0xFF, e2 = (r >> 23) & 0xFF;
     memcpy(x, &r, sizeof r);
-    /* Lemma 3.1 needs a normal operand and a result exponent field inside (0, 255) reached
-     * without crossing the sign bit */
-    return e == 0 || e == 0xFF || e2 == 0 || e2 == 0xFF || ((u ^ r) >> 31) != 0;
+    /* Lemma 3.1 holds when the operand is normal and the magnitude bits plus n stay within
+     * the normal exponent fields 1..254 (no wrap into the sign bit or around it) */
+    uint32_t e = (u >> 23) & 0xFF;
+    int64_t mag = (int64_t)(u & 0x7FFFFFFFu) + n;
+    return e == 0 || e == 0xFF || mag < ((int64_t)1 << 23) || mag >= ((int64_t)0xFF << 23);
 }
 
 /* The form's integer rounding: the paper's Cast_to_int32/round (ties to even, as rint),

@@ -588,7 +588,7 @@ static int sweep_write_md(const sweep_state_t *s, const run_cfg_t *c0, const cha
     /* every metric, every variant, every point */
     fprintf(f, "## All metrics (mean ± 95%% CI over samples)\n\n| point | variant |");
     for (int k = 0; k <= METRIC_COUNT; k++)
-        fprintf(f, " %s |", k < METRIC_COUNT ? metric_names[k] : "events");
+        fprintf(f, " %s |", k == METRIC_COS_SIM ? "1-cos_sim" : k < METRIC_COUNT ? metric_names[k] : "events");
     fprintf(f, "\n|---|---|");
     for (int k = 0; k <= METRIC_COUNT; k++)
         fprintf(f, "---|");
@@ -605,6 +605,8 @@ static int sweep_write_md(const sweep_state_t *s, const run_cfg_t *c0, const cha
                 if (sweep_cell(s, g, cg.samples, cg.vspec[v], k, &mean, &ci))
                     fprintf(f, " - |");
                 else {
+                    if (k == METRIC_COS_SIM)
+                        mean = 1.0 - mean;
                     sweep_fmt_cell(cell, sizeof cell, mean, ci);
                     fprintf(f, " %s |", cell);
                 }

@@ -75,6 +75,56 @@ $A --help | grep -q "usage" && ok || bad "--help"
 $A run --help | grep -q -- "--sigma" && ok || bad "run --help"
 $A --version | grep -q "amla-lab" && ok || bad "--version"
 
+# ---- sweep: outputs, resume after kill -9 gives the identical CSV, malformed files
+cat >"$T/s.exp" <<'EXP'
+# a small experiment
+name small
+title small sweep
+set ctx 300
+set heads 4
+set dk 32
+set dv 16
+set block 64
+set samples 3
+set variants golden,base,amla,amla:amla-form=cann
+grid sigma 1 4
+paper base rel_fro 1.8e-3 1.5e-3
+plot rel_fro sigma logy
+note a note
+EXP
+$A sweep "$T/s.exp" --out "$T/full" --no-plot >/dev/null 2>"$T/err" || bad "sweep: $(cat "$T/err")"
+for f in small.csv small.md; do [ -f "$T/full/$f" ] && ok || bad "sweep lacks $f"; done
+[ -e "$T/full/small.partial" ] && bad "partial file left after a finished sweep" || ok
+expect_eq "sweep csv rows (2 points x 3 samples x 4)" "25" "$(wc -l <"$T/full/small.csv" | tr -d ' ')"
+grep -q "| base | .* / 0.0018 / ×" "$T/full/small.md" && ok || bad "md lacks the paper comparison"
+AMLA_SWEEP_KILL_AFTER=2 $A sweep "$T/s.exp" --out "$T/part" --no-plot >/dev/null 2>&1
+expect_eq "killed sweep exit" "137" "$?"
+[ -f "$T/part/small.partial" ] && [ ! -e "$T/part/small.csv" ] && ok || bad "killed sweep left no partial, or a csv"
+# cut the partial file in the middle of its last line, as a kill during a write would
+sz=$(wc -c <"$T/part/small.partial"); head -c $((sz - 7)) "$T/part/small.partial" >"$T/cut" && mv "$T/cut" "$T/part/small.partial"
+AMLA_SWEEP_KILL_AFTER=2 $A sweep "$T/s.exp" --out "$T/part" --no-plot >/dev/null 2>&1
+$A sweep "$T/s.exp" --out "$T/part" --no-plot >/dev/null 2>&1 || bad "resumed sweep failed"
+cmp -s "$T/full/small.csv" "$T/part/small.csv" && ok || bad "resumed sweep csv differs from the uninterrupted one"
+$A sweep "$T/s.exp" --check && ok || bad "sweep --check"
+bad_exp() { # DESCRIPTION LINE-TEXT WANTED-IN-MESSAGE
+    printf 'name x\nset samples 1\n%s\n' "$2" >"$T/bad.exp"
+    expect_err "$1" sweep "$T/bad.exp" --out "$T/badout"
+    grep -q "$3" "$T/err" && ok || bad "$1: message lacks '$3': $(cat "$T/err")"
+}
+bad_exp "unknown keyword" "frobnicate 3" "bad.exp:3:"
+bad_exp "bad set value" "set ctx abc" "bad.exp:3: --ctx"
+bad_exp "unknown set option" "set warp 9" "bad.exp:3:"
+bad_exp "bad grid value" "grid sigma 1 -2" "bad.exp:3:"
+bad_exp "grid tuple" "grid low,high -1,1 -3" "bad.exp:3:"
+bad_exp "paper count" "paper base rel_fro 1e-3 2e-3" "gives 2 values"
+bad_exp "paper variant" "paper amla rel_fro 1e-3" "not in the variants"
+bad_exp "paper number" "paper base rel_fro abc" "bad.exp:3:"
+bad_exp "plot axis" "plot rel_fro ctx" "not a grid option"
+expect_err "sweep missing file" sweep "$T/none.exp"
+expect_err "sweep no file" sweep
+expect_err "sweep bad option" sweep "$T/s.exp" --frob
+expect_err "sweep unwritable out" sweep "$T/s.exp" --out /proc/nonexistent/x
+
 # ---- bad input: each one line, exit 2, no result file
 expect_err "no command"
 expect_err "unknown command" frobnicate
@@ -100,6 +150,9 @@ expect_err "bad --kv" run --kv both
 expect_err "bad --format" run --format xml
 expect_err "bad acc" run --acc fp8
 expect_err "unknown site" run --exact p_cast,warp
+expect_err "bad amla form" run --amla-form book
+expect_err "bad variant override" run --variants amla:amla-form=x
+expect_err "override not allowed" run --variants amla:ctx=5
 expect_err "dv > dk shared" run --dk 64 --dv 128
 expect_err "causal sq > ctx" run --causal --sq 10 --ctx 5
 expect_err "kv heads" run --heads 6 --kv-heads 4
