@@ -82,6 +82,10 @@ install: $(BIN)
 clean:
 	rm -rf build build-asan build-fuzz amla-lab
 
-# Regenerate every result under results/ (each script writes its own files atomically).
+# Regenerate every result under results/ (each script writes its own files atomically;
+# an interrupted sweep resumes). Needs gnuplot for the plots.
 results: all
+	@sh scripts/deps.sh gnuplot-nox
 	sh scripts/foundation.sh
+	sh scripts/run-experiments.sh
+	sh scripts/amla-ablation.sh

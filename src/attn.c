@@ -1,6 +1,7 @@
 /* attn -- the variant registry, site resolution and the per-group driver */
 #include "attn.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,20 @@ const attn_variant_t attn_variants[] = {
      attn_amla_premul, attn_amla_sites},
     {"amla-naive", "AMLA Eq. (3): O += exp(m_i) P_i V_i without safe softmax (overflows for m > 88)",
      attn_amla_naive, attn_amla_naive_sites},
+    {"snapmla", "SnapMLA: FP8 e4m3 per-token RoPE-aware KV/Q, P per 1x64 block with V-scale fusion (64-token pages)",
+     attn_snapmla, attn_snapmla_sites},
+    {"snapmla-a", "SnapMLA Table 2 config A: per-token RoPE-unaware (RoPE quantized with the content)",
+     attn_snapmla_a, attn_snapmla_sites},
+    {"snapmla-b", "SnapMLA Table 2 config B: per-tensor static scale 1.0, RoPE-aware", attn_snapmla_b,
+     attn_snapmla_sites},
+    {"snapmla-c", "SnapMLA Table 2 config C: per-tensor dynamic scale, RoPE-aware", attn_snapmla_c,
+     attn_snapmla_sites},
+    {"snapmla-d", "SnapMLA Table 2 config D: per-block (64 tokens x content) scale, RoPE-aware", attn_snapmla_d,
+     attn_snapmla_sites},
+    {"snapmla-inverted", "SnapMLA Appendix C: pages of each pair in inverted order, bidirectional rescaling",
+     attn_snapmla_inverted, attn_snapmla_sites},
+    {"flashmla-fp8", "FlashMLA FP8 cache: e4m3 content, pow2 scale per 1x128 tile, RoPE bf16; Base on 64-token tiles",
+     attn_flashmla_fp8, attn_flashmla_fp8_sites},
 };
 const int attn_variant_count = (int)(sizeof attn_variants / sizeof attn_variants[0]);
 
@@ -37,7 +52,9 @@ int attn_ctx_init(attn_ctx_t *ctx, int vi, const attn_cfg_t *cfg, attn_stats_t *
     ctx->cfg = cfg;
     ctx->stats = st;
     fmt_rng_seed(&ctx->rng, cfg->rng_seed);
-    int rc = site_check_list(cfg->exact, v->sites, v->name, e);
+    int rc = site_check_list(cfg->exact, v->sites, v->name, "--exact", e);
+    if (!rc)
+        rc = site_check_list(cfg->only, v->sites, v->name, "--only", e);
     if (rc)
         return rc;
     for (const site_def_t *d = v->sites; d->name; d++) {
@@ -47,7 +64,7 @@ int attn_ctx_init(attn_ctx_t *ctx, int vi, const attn_cfg_t *cfg, attn_stats_t *
         s->sat = d->sat;
         s->fmt = d->src == SITE_FMT_IN ? cfg->in_format : d->src == SITE_FMT_OUT ? cfg->out_format : d->fmt;
         s->acc = d->src == SITE_ACC_QK ? cfg->acc_qk : cfg->acc_pv;
-        s->exact = site_listed(cfg->exact, d->name);
+        s->exact = cfg->only ? !site_listed(cfg->only, d->name) : site_listed(cfg->exact, d->name);
     }
     return ERR_OK;
 }
@@ -79,6 +96,26 @@ void attn_gemm(attn_ctx_t *ctx, int site, double *C, long ldc, const double *A, 
 {
     const site_t *s = &ctx->site[site];
     acc_gemm(C, ldc, A, lda, B, ldb, b_trans, M, N, K, s->exact ? ACC_FP64 : s->acc);
+}
+
+void attn_tile_scores(double *s, long *valid, double *tmax, attn_ctx_t *ctx, int qk, int sc,
+                      const attn_group_t *g, long j0, long nb, double scale)
+{
+    attn_gemm(ctx, qk, s, nb, g->q, g->dk, g->k + j0 * g->dk, g->dk, 1, g->R, nb, g->dk);
+    for (long r = 0; r < g->R; r++) {
+        double *row = s + r * nb;
+        long v = g->limit[r] - j0 + 1; /* keys j0 .. j0+v-1 are visible */
+        valid[r] = v > nb ? nb : v;
+        tmax[r] = -INFINITY;
+        for (long c = 0; c < nb; c++) {
+            if (c < valid[r]) {
+                row[c] = attn_round(ctx, sc, row[c] * scale);
+                tmax[r] = row[c] > tmax[r] ? row[c] : tmax[r];
+            } else {
+                row[c] = 0.0;
+            }
+        }
+    }
 }
 
 typedef struct {

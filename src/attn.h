@@ -29,8 +29,10 @@ typedef struct {
     acc_model_t acc_qk, acc_pv;
     double scale;          /* softmax scale, 1/sqrt(dk) unless given */
     const char *exact;     /* comma-separated site names computed in FP64, or NULL */
+    const char *only;      /* if set: the only sites that round; every other one is exact */
     uint64_t rng_seed;     /* for stochastic rounding sites */
     int amla_form;         /* ATTN_AMLA_PAPER or ATTN_AMLA_CANN (--amla-form) */
+    long rope_dims;        /* the last rope_dims of Dk are RoPE (FP8 variants keep them apart) */
 } attn_cfg_t;
 
 /* AMLA's two published forms (shared/REFERENCES.md): Algorithm 2 as printed, or the
@@ -89,6 +91,13 @@ void attn_row_limits(long *limit, const attn_shape_t *s);
 /* Call fn(o_group, group, arg) for every KV-head group of the input. */
 void attn_for_groups(double *o, const attn_input_t *in,
                      void (*fn)(double *, const attn_group_t *, void *), void *arg);
+
+/* One KV tile of a tiled variant: S = Q K[j0 : j0+nb]^T at accumulation site qk, then each
+ * row's visible keys scaled by `scale` at rounding site sc (masked keys set to 0).
+ * valid[r] = number of visible keys in the tile (<= 0: all masked), tmax[r] = the row's
+ * largest scaled score in the tile (-inf when none). s is R x nb. */
+void attn_tile_scores(double *s, long *valid, double *tmax, attn_ctx_t *ctx, int qk, int sc,
+                      const attn_group_t *g, long j0, long nb, double scale);
 
 /* Rounding at a resolved site: identity when exact. */
 static inline double attn_round(attn_ctx_t *ctx, int site, double x)

@@ -75,6 +75,8 @@ static void amla_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, amla_ki
     double *s = malloc(sizeof(double) * (size_t)(R * B));
     double *t = malloc(sizeof(double) * (size_t)(R * dv));
     amla_row_t *st = calloc((size_t)R, sizeof *st);
+    double *tmax = malloc(sizeof(double) * (size_t)R);
+    long *valid = malloc(sizeof(long) * (size_t)R);
     double scale = attn_round(ctx, S_SCALE, ctx->cfg->scale);
     double ln2 = attn_round(ctx, AMLA_SCALE, AMLA_LN2);
     long events = 0;
@@ -87,32 +89,21 @@ static void amla_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, amla_ki
 
     for (long j0 = 0; j0 < g->sk; j0 += B) {
         long nb = g->sk - j0 < B ? g->sk - j0 : B;
-        attn_gemm(ctx, QK_ACC, s, nb, g->q, g->dk, g->k + j0 * g->dk, g->dk, 1, R, nb, g->dk);
+        attn_tile_scores(s, valid, tmax, ctx, QK_ACC, S_SCALE, g, j0, nb, scale); /* lines 4-5 */
         for (long r = 0; r < R; r++) {
             amla_row_t *w = &st[r];
             double *row = s + r * nb;
-            long valid = g->limit[r] - j0 + 1;
-            if (valid > nb)
-                valid = nb;
             w->add = 0;
-            if (valid <= 0) {
-                for (long c = 0; c < nb; c++)
-                    row[c] = 0.0;
+            if (valid[r] <= 0)
                 continue;
-            }
-            /* line 5 */
-            double mnew = w->m;
-            for (long c = 0; c < valid; c++) {
-                row[c] = attn_round(ctx, S_SCALE, row[c] * scale);
-                mnew = row[c] > mnew ? row[c] : mnew;
-            }
+            double mnew = tmax[r] > w->m ? tmax[r] : w->m;
             double mup = attn_round(ctx, P_EXP, exp(attn_round(ctx, P_EXP, w->m - mnew)));
             /* line 6: n_i = round(-m_i / ln2) */
             double mq = attn_round(ctx, AMLA_SCALE, mnew / ln2);
             double nnew = amla_rint(-mq, form);
             double sum = 0.0;
             for (long c = 0; c < nb; c++) {
-                row[c] = c < valid ? attn_round(ctx, P_EXP, exp(attn_round(ctx, P_EXP, row[c] - mnew))) : 0.0;
+                row[c] = c < valid[r] ? attn_round(ctx, P_EXP, exp(attn_round(ctx, P_EXP, row[c] - mnew))) : 0.0;
                 sum = attn_round(ctx, L_SUM, sum + row[c]);
             }
             w->l = attn_round(ctx, L_SUM, attn_round(ctx, L_SUM, w->l * mup) + sum);
@@ -179,6 +170,8 @@ static void amla_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, amla_ki
     free(s);
     free(t);
     free(st);
+    free(tmax);
+    free(valid);
 }
 
 void attn_amla(double *o, const attn_group_t *g, attn_ctx_t *ctx) { amla_core(o, g, ctx, AMLA_FULL); }

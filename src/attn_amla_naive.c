@@ -28,6 +28,8 @@ void attn_amla_naive(double *o, const attn_group_t *g, attn_ctx_t *ctx)
     double *s = malloc(sizeof(double) * (size_t)(R * B));
     double *t = malloc(sizeof(double) * (size_t)(R * dv));
     double *m = malloc(sizeof(double) * (size_t)R), *l = calloc((size_t)R, sizeof(double));
+    double *tmax = malloc(sizeof(double) * (size_t)R);
+    long *valid = malloc(sizeof(long) * (size_t)R);
     double scale = attn_round(ctx, S_SCALE, ctx->cfg->scale);
     for (long r = 0; r < R; r++)
         m[r] = -INFINITY;
@@ -35,22 +37,16 @@ void attn_amla_naive(double *o, const attn_group_t *g, attn_ctx_t *ctx)
         o[i] = 0.0;
     for (long j0 = 0; j0 < g->sk; j0 += B) {
         long nb = g->sk - j0 < B ? g->sk - j0 : B;
-        attn_gemm(ctx, QK_ACC, s, nb, g->q, g->dk, g->k + j0 * g->dk, g->dk, 1, R, nb, g->dk);
+        attn_tile_scores(s, valid, tmax, ctx, QK_ACC, S_SCALE, g, j0, nb, scale);
         for (long r = 0; r < R; r++) {
             double *row = s + r * nb;
-            long valid = g->limit[r] - j0 + 1;
-            if (valid > nb)
-                valid = nb;
-            for (long c = 0; c < valid; c++) {
-                row[c] = attn_round(ctx, S_SCALE, row[c] * scale);
-                m[r] = row[c] > m[r] ? row[c] : m[r];
-            }
-            double em = valid > 0 ? attn_round(ctx, P_EXP, exp(m[r])) : 0.0;
+            m[r] = tmax[r] > m[r] ? tmax[r] : m[r];
+            double em = valid[r] > 0 ? attn_round(ctx, P_EXP, exp(m[r])) : 0.0;
             ctx->stats->events += isinf(em);
             double sum = 0.0;
             for (long c = 0; c < nb; c++) {
                 double p = 0.0;
-                if (c < valid)
+                if (c < valid[r])
                     p = attn_round(ctx, P_EXP, em * attn_round(ctx, P_EXP, exp(attn_round(ctx, P_EXP, row[c] - m[r]))));
                 sum = attn_round(ctx, L_SUM, sum + p);
                 row[c] = attn_round(ctx, P_CAST, p);
@@ -68,4 +64,6 @@ void attn_amla_naive(double *o, const attn_group_t *g, attn_ctx_t *ctx)
     free(t);
     free(m);
     free(l);
+    free(tmax);
+    free(valid);
 }

@@ -2,23 +2,12 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "attn_base.h"
 #include "attn_variants.h"
 
-/* Sites in the order the kernel meets them (Algorithm 1, lines 4-11). */
 enum { QK_ACC, S_SCALE, P_EXP, L_SUM, P_CAST, PV_ACC, O_RESCALE, O_DIV, OUT_CAST };
 
-const site_def_t attn_base_sites[] = {
-    {"qk_acc", "S_i = Q K_i^T (line 4, matrix unit)", SITE_ACC_QK, FMT_FP32, FMT_RNE, 0},
-    {"s_scale", "S_i / sqrt(Dk): fp32 scale, fp32 product", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0},
-    {"p_exp", "P_i = exp(s - m_i): fp32 difference, fp32 exp", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0},
-    {"l_sum", "l_i = l_{i-1} alpha + rowsum(P_i), fp32 in order", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0},
-    {"p_cast", "P_i cast for P.V (ell sums the uncast P)", SITE_FMT_IN, FMT_FP32, FMT_RNE, 0},
-    {"pv_acc", "T_i = P_i V_i (line 8, matrix unit)", SITE_ACC_PV, FMT_FP32, FMT_RNE, 0},
-    {"o_rescale", "alpha = exp(m_{i-1} - m_i); O = O alpha + T", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0},
-    {"o_div", "O_N / l_N (line 11)", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0},
-    {"out_cast", "output cast", SITE_FMT_OUT, FMT_FP32, FMT_RNE, 0},
-    {NULL, NULL, 0, 0, 0, 0},
-};
+const site_def_t attn_base_sites[] = {ATTN_BASE_SITE_DEFS, {NULL, NULL, 0, 0, 0, 0}};
 
 /* One KV-head group. Per KV block of cfg->block tokens and per row r:
  *   s = S * scale, m_new = max(m, max s), alpha = exp(m - m_new), p = exp(s - m_new),
@@ -32,6 +21,8 @@ void attn_base(double *o, const attn_group_t *g, attn_ctx_t *ctx)
     double *m = malloc(sizeof(double) * (size_t)R);
     double *l = malloc(sizeof(double) * (size_t)R);
     double *alpha = malloc(sizeof(double) * (size_t)R);
+    double *tmax = malloc(sizeof(double) * (size_t)R);
+    long *valid = malloc(sizeof(long) * (size_t)R);
     double scale = attn_round(ctx, S_SCALE, ctx->cfg->scale);
     for (long r = 0; r < R; r++) {
         m[r] = -INFINITY;
@@ -42,28 +33,19 @@ void attn_base(double *o, const attn_group_t *g, attn_ctx_t *ctx)
 
     for (long j0 = 0; j0 < g->sk; j0 += B) {
         long nb = g->sk - j0 < B ? g->sk - j0 : B;
-        attn_gemm(ctx, QK_ACC, s, nb, g->q, g->dk, g->k + j0 * g->dk, g->dk, 1, R, nb, g->dk);
+        attn_tile_scores(s, valid, tmax, ctx, QK_ACC, S_SCALE, g, j0, nb, scale);
         for (long r = 0; r < R; r++) {
             double *row = s + r * nb;
-            long valid = g->limit[r] - j0 + 1; /* keys j0 .. j0+valid-1 are visible */
-            if (valid > nb)
-                valid = nb;
-            if (valid <= 0) {
-                for (long c = 0; c < nb; c++)
-                    row[c] = 0.0;
+            if (valid[r] <= 0) {
                 alpha[r] = 1.0;
                 continue;
             }
-            double mnew = m[r];
-            for (long c = 0; c < valid; c++) {
-                row[c] = attn_round(ctx, S_SCALE, row[c] * scale);
-                mnew = row[c] > mnew ? row[c] : mnew;
-            }
+            double mnew = tmax[r] > m[r] ? tmax[r] : m[r];
             alpha[r] = attn_round(ctx, O_RESCALE, exp(attn_round(ctx, O_RESCALE, m[r] - mnew)));
             double sum = 0.0;
             for (long c = 0; c < nb; c++) {
                 double p = 0.0;
-                if (c < valid)
+                if (c < valid[r])
                     p = attn_round(ctx, P_EXP, exp(attn_round(ctx, P_EXP, row[c] - mnew)));
                 sum = attn_round(ctx, L_SUM, sum + p);
                 row[c] = attn_round(ctx, P_CAST, p);
@@ -88,4 +70,6 @@ void attn_base(double *o, const attn_group_t *g, attn_ctx_t *ctx)
     free(m);
     free(l);
     free(alpha);
+    free(tmax);
+    free(valid);
 }

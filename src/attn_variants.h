@@ -18,6 +18,17 @@ extern const site_def_t attn_amla_sites[];
 void attn_amla_naive(double *o, const attn_group_t *g, attn_ctx_t *ctx);
 extern const site_def_t attn_amla_naive_sites[];
 
+void attn_snapmla(double *o, const attn_group_t *g, attn_ctx_t *ctx);
+void attn_snapmla_a(double *o, const attn_group_t *g, attn_ctx_t *ctx);
+void attn_snapmla_b(double *o, const attn_group_t *g, attn_ctx_t *ctx);
+void attn_snapmla_c(double *o, const attn_group_t *g, attn_ctx_t *ctx);
+void attn_snapmla_d(double *o, const attn_group_t *g, attn_ctx_t *ctx);
+void attn_snapmla_inverted(double *o, const attn_group_t *g, attn_ctx_t *ctx);
+extern const site_def_t attn_snapmla_sites[];
+
+void attn_flashmla_fp8(double *o, const attn_group_t *g, attn_ctx_t *ctx);
+extern const site_def_t attn_flashmla_fp8_sites[];
+
 /* AMLA's rescale: add n to the INT32 reading of *x's binary32 bits (Lemma 3.1). Returns 1
  * when the operand or result leaves the lemma's range (zero/subnormal/inf/NaN operand,
  * result exponent field 0 or 255, or a carry into the sign bit), else 0. */

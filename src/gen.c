@@ -14,7 +14,33 @@ const gen_info_t gen_table[GEN_COUNT] = {
     {"normal", "N(mean, sigma^2) per entry (--mean, --sigma)"},
     {"uniform", "U(low, high) per entry (--low, --high)"},
     {"fa3-outlier", "FlashAttention-3's test inputs: N(0,1) + N(0,100) * Bernoulli(0.001)"},
+    {"mla", "MLA-like latent cache: content near zero, RoPE dims wide with outlier tails (--layer-profile 1..8)"},
 };
+
+/* Default shape of the MLA-like cache (SnapMLA Figure 3's description: content concentrated
+ * near zero, RoPE an order of magnitude wider with outlier tails). */
+#define GEN_MLA_ROPE_DIMS 64
+#define GEN_MLA_ROPE_SCALE 10.0
+#define GEN_MLA_OUTLIER_RATE 0.002
+#define GEN_MLA_OUTLIER_SCALE 8.0
+#define GEN_MLA_TOKEN_SPREAD 0.5
+
+void gen_mla_default(gen_mla_t *m)
+{
+    *m = (gen_mla_t){GEN_MLA_ROPE_DIMS, GEN_MLA_ROPE_SCALE, GEN_MLA_OUTLIER_RATE, GEN_MLA_OUTLIER_SCALE,
+                     GEN_MLA_TOKEN_SPREAD, 0};
+}
+
+/* Profile i = 1..8: RoPE range 4 sqrt(2)^(i-1) (4 .. 45), outlier rate 0.001 i, per-token
+ * spread 0.2 + 0.1 i: deeper layers have wider RoPE tails and more varied tokens. */
+void gen_mla_profile(gen_mla_t *m, int profile)
+{
+    gen_mla_default(m);
+    m->profile = profile;
+    m->rope_scale = 4.0 * pow(sqrt(2.0), profile - 1);
+    m->outlier_rate = 0.001 * profile;
+    m->token_spread = 0.2 + 0.1 * profile;
+}
 
 int gen_from_name(const char *name)
 {
@@ -46,6 +72,28 @@ static double gen_draw(gsl_rng *r, const gen_cfg_t *c)
     }
     default:
         abort();
+    }
+}
+
+/* One [rows][d] tensor of the MLA-like cache: the last rope_dims columns are RoPE. */
+static void gen_fill_mla(double *x, long rows, long d, gsl_rng *r, const gen_cfg_t *c)
+{
+    const gen_mla_t *m = &c->mla;
+    long dc = d > m->rope_dims ? d - m->rope_dims : 0;
+    double rs = m->rope_scale * c->sigma;
+    for (long t = 0; t < rows; t++) {
+        double mag = exp(m->token_spread * gsl_ran_gaussian_ziggurat(r, 1.0));
+        for (long j = 0; j < d; j++) {
+            double v;
+            if (j < dc) {
+                v = c->mean + mag * gsl_ran_gaussian_ziggurat(r, c->sigma);
+            } else {
+                v = gsl_ran_gaussian_ziggurat(r, rs);
+                if (gsl_rng_uniform(r) < m->outlier_rate)
+                    v += gsl_ran_gaussian_ziggurat(r, m->outlier_scale * rs);
+            }
+            x[t * d + j] = fmt_round(fmt_fp32(v), c->in_format, FMT_RNE, 0, NULL);
+        }
     }
 }
 
@@ -81,8 +129,13 @@ int gen_sample(attn_input_t *in, const gen_cfg_t *cfg, uint64_t seed, long sampl
     }
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, (unsigned long)gen_stream_seed(seed, sample));
-    gen_fill(in->q, nq, r, cfg);
-    gen_fill(in->k, nk, r, cfg);
+    if (cfg->dist == GEN_MLA) {
+        gen_fill_mla(in->q, s->hq * s->sq, s->dk, r, cfg);
+        gen_fill_mla(in->k, s->hkv * s->sk, s->dk, r, cfg);
+    } else {
+        gen_fill(in->q, nq, r, cfg);
+        gen_fill(in->k, nk, r, cfg);
+    }
     if (cfg->kv_separate)
         gen_fill(in->v, nv, r, cfg);
     else

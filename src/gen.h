@@ -7,7 +7,7 @@
 #include "attn.h"
 #include "err.h"
 
-typedef enum { GEN_NORMAL, GEN_UNIFORM, GEN_FA3_OUTLIER, GEN_COUNT } gen_dist_t;
+typedef enum { GEN_NORMAL, GEN_UNIFORM, GEN_FA3_OUTLIER, GEN_MLA, GEN_COUNT } gen_dist_t;
 
 typedef struct {
     const char *name;
@@ -20,12 +20,30 @@ extern const gen_info_t gen_table[GEN_COUNT];
 #define GEN_FA3_OUTLIER_RATE 0.001
 #define GEN_FA3_OUTLIER_SIGMA 10.0
 
+/* The synthetic MLA latent cache (--dist mla): per token, content dims ~ N(0, sigma^2)
+ * times a per-token magnitude exp(token_spread z_t); the last rope_dims dims (RoPE) ~
+ * N(0, (rope_scale sigma)^2) plus, with probability outlier_rate per entry, an outlier
+ * N(0, (outlier_scale rope_scale sigma)^2). Q is drawn the same way. Layer profiles 1..8
+ * set rope_scale, outlier_rate and token_spread along a progression standing in for depth. */
+typedef struct {
+    long rope_dims;
+    double rope_scale, outlier_rate, outlier_scale, token_spread;
+    int profile; /* 0: the values above as given; 1..GEN_MLA_PROFILES: a named layer profile */
+} gen_mla_t;
+
+#define GEN_MLA_PROFILES 8
+
 typedef struct {
     gen_dist_t dist;
     double mean, sigma, low, high;
     int kv_separate; /* 0: V = K[..., :dv] (MLA's shared latent cache) */
     fmt_id_t in_format;
+    gen_mla_t mla;
 } gen_cfg_t;
+
+/* Defaults of the MLA-like cache, and the layer profiles (shallow to deep). */
+void gen_mla_default(gen_mla_t *m);
+void gen_mla_profile(gen_mla_t *m, int profile);
 
 int gen_from_name(const char *name);
 

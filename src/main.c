@@ -40,6 +40,8 @@ static const char RUN_USAGE[] =
     "  --acc MODEL | --acc-qk MODEL --acc-pv MODEL [fp32-fma]\n"
     "  --variants a,b,c [standard,base; golden is always the reference; 'all' for every one]\n"
     "  --exact SITE[,SITE...]  compute these rounding sites in fp64 ('all' for every site)\n"
+    "  --only SITE[,SITE...]   round only at these sites; every other site is exact\n"
+    "  --attribute             per site: error with only it rounded, error removed when it is exact\n"
     "  --amla-form paper|cann [paper]  AMLA's compensation as Algorithm 2 prints it, or as the CANN kernel\n"
     "output:\n"
     "  --format table|csv|json [table]  --csv FILE (per-sample rows)  --dump DIR (arrays of sample 0)\n"
@@ -58,7 +60,7 @@ static const char COMPARE_USAGE[] =
 static const char SWEEP_USAGE[] =
     "usage: amla-lab sweep EXPERIMENT_FILE [--out DIR] [--threads N] [--progress|--quiet] [--no-plot] [--check]\n"
     "Runs every grid point of the experiment (format: experiments/README.md), resuming from\n"
-    "DIR/NAME.partial if an earlier run stopped; writes DIR/NAME.csv, DIR/NAME.md and DIR/NAME.png\n"
+    "DIR/.NAME.samples if an earlier run stopped; writes DIR/NAME.csv, DIR/NAME.md and DIR/NAME.png\n"
     "(DIR defaults to results). --check only parses the file.\n";
 
 static const char LIST_USAGE[] = "usage: amla-lab list [--sites VARIANT]\n";
@@ -115,6 +117,10 @@ static int cmd_run(int argc, char **argv)
         }
         if (strcmp(opt, "--causal") == 0) {
             c.shape.causal = 1;
+            continue;
+        }
+        if (strcmp(opt, "--attribute") == 0) {
+            c.attribute = 1;
             continue;
         }
         if (strncmp(opt, "--", 2) != 0)

@@ -96,7 +96,7 @@ static int parse_variants(run_cfg_t *c, const char *s, err_t *e)
 
 int opts_variant_cfg(run_cfg_t *c, int v, err_t *e)
 {
-    static const char *const allowed[] = {"amla-form", "block", "acc", "acc-qk", "acc-pv", "exact",
+    static const char *const allowed[] = {"amla-form", "block", "acc", "acc-qk", "acc-pv", "exact", "only",
                                           "out-format", "scale", NULL};
     const char *spec = c->vspec[v];
     const char *p = strchr(spec, ':');
@@ -139,10 +139,14 @@ int opts_variant_cfg(run_cfg_t *c, int v, err_t *e)
         c2->attn.scale = c->attn.scale;
     if (!rc) {
         c->vcfg[v] = c2->attn;
-        /* --exact points into the scratch copy: keep the list in c */
+        /* --exact and --only point into the scratch copy: keep the lists in c */
         if (c2->attn.exact && c2->attn.exact != c->attn.exact) {
             snprintf(c->vexact[v], RUN_VSPEC_LEN, "%s", c2->attn.exact);
             c->vcfg[v].exact = c->vexact[v];
+        }
+        if (c2->attn.only && c2->attn.only != c->attn.only) {
+            snprintf(c->vonly[v], RUN_VSPEC_LEN, "%s", c2->attn.only);
+            c->vcfg[v].only = c->vonly[v];
         }
     }
     free(c2);
@@ -188,6 +192,39 @@ int opts_run_option(run_cfg_t *c, const char *opt, const char *val, err_t *e)
         if (!rc && !(c->gen.sigma > 0))
             rc = err_set(e, ERR_USAGE, "--sigma must be positive, got %s", val);
         return rc;
+    }
+    if (strcmp(opt, "--layer-profile") == 0) {
+        rc = opts_parse_long(opt, val, &l, e);
+        if (!rc && (l < 1 || l > GEN_MLA_PROFILES))
+            rc = err_set(e, ERR_USAGE, "--layer-profile must be 1 to %d, got %ld", GEN_MLA_PROFILES, l);
+        if (!rc)
+            gen_mla_profile(&c->gen.mla, (int)l);
+        return rc;
+    }
+    if (strcmp(opt, "--rope-dims") == 0) {
+        rc = opts_parse_long(opt, val, &l, e);
+        if (!rc && l < 0)
+            rc = err_set(e, ERR_USAGE, "--rope-dims must be non-negative, got %ld", l);
+        if (!rc)
+            c->gen.mla.rope_dims = l;
+        return rc;
+    }
+    {
+        static const char *const mla_opts[] = {"--rope-scale", "--outlier-rate", "--outlier-scale", "--token-spread"};
+        double *fields[] = {&c->gen.mla.rope_scale, &c->gen.mla.outlier_rate, &c->gen.mla.outlier_scale,
+                            &c->gen.mla.token_spread};
+        for (int i = 0; i < 4; i++)
+            if (strcmp(opt, mla_opts[i]) == 0) {
+                double d;
+                rc = opts_parse_double(opt, val, &d, e);
+                if (!rc && (d < 0 || (i == 1 && d > 1)))
+                    rc = err_set(e, ERR_USAGE, "%s out of range: %s", opt, val);
+                if (!rc) {
+                    *fields[i] = d;
+                    c->gen.mla.profile = 0;
+                }
+                return rc;
+            }
     }
     if (strcmp(opt, "--low") == 0)
         return opts_parse_double(opt, val, &c->gen.low, e);
@@ -241,6 +278,16 @@ int opts_run_option(run_cfg_t *c, const char *opt, const char *val, err_t *e)
     }
     if (strcmp(opt, "--exact") == 0) {
         c->attn.exact = val;
+        return ERR_OK;
+    }
+    if (strcmp(opt, "--only") == 0) {
+        c->attn.only = val;
+        return ERR_OK;
+    }
+    if (strcmp(opt, "--attribute") == 0) {
+        if (strcmp(val, "yes") != 0 && strcmp(val, "no") != 0)
+            return err_set(e, ERR_USAGE, "--attribute: expected yes or no, got '%s'", val);
+        c->attribute = strcmp(val, "yes") == 0;
         return ERR_OK;
     }
     if (strcmp(opt, "--load") == 0) {

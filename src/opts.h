@@ -13,7 +13,7 @@ int opts_run_option(run_cfg_t *c, const char *opt, const char *val, err_t *e);
 
 /* Resolve variant v's configuration into c->vcfg[v]: c->attn plus the overrides in its spec
  * ("amla:amla-form=cann:block=128"); only options that change the arithmetic of a variant
- * are allowed there (amla-form, block, acc, acc-qk, acc-pv, exact, out-format, scale). */
+ * are allowed there (amla-form, block, acc, acc-qk, acc-pv, exact, only, out-format, scale). */
 int opts_variant_cfg(run_cfg_t *c, int v, err_t *e);
 
 #endif

@@ -26,7 +26,8 @@ void run_cfg_default(run_cfg_t *c)
 {
     memset(c, 0, sizeof *c);
     c->shape = (attn_shape_t){128, 1, 1, 8192, 576, 512, 0};
-    c->gen = (gen_cfg_t){GEN_NORMAL, 0.0, 1.0, -1.0, 1.0, 0, FMT_BF16};
+    c->gen = (gen_cfg_t){GEN_NORMAL, 0.0, 1.0, -1.0, 1.0, 0, FMT_BF16, {0, 0, 0, 0, 0, 0}};
+    gen_mla_default(&c->gen.mla);
     c->attn.in_format = FMT_BF16;
     c->attn.out_format = FMT_BF16;
     c->attn.block = RUN_DEFAULT_BLOCK;
@@ -53,6 +54,32 @@ double run_sample_bytes(const run_cfg_t *c)
     double out = rows * (double)s->dv * (double)(c->nvariants + 2);
     double work = rows / (double)(s->hkv > 0 ? s->hkv : 1) * (double)s->sk * 2.0 + rows * (double)s->dv * 2.0;
     return 8.0 * (in + out + work);
+}
+
+int run_expand_attribution(run_cfg_t *c, err_t *e)
+{
+    if (!c->attribute || c->expanded)
+        return ERR_OK;
+    int n0 = c->nvariants;
+    for (int v = 0; v < n0; v++) {
+        for (const site_def_t *d = attn_variants[c->variants[v]].sites; d->name; d++)
+            for (int mode = RUN_ATTR_ONLY; mode <= RUN_ATTR_EXACT; mode++) {
+                if (c->nvariants == RUN_MAX_VARIANTS)
+                    return err_set(e, ERR_USAGE, "--attribute: more than %d variant runs; select fewer variants",
+                                   RUN_MAX_VARIANTS);
+                int k = c->nvariants++;
+                c->variants[k] = c->variants[v];
+                int n = snprintf(c->vspec[k], RUN_VSPEC_LEN, "%s:%s=%s", c->vspec[v],
+                                 mode == RUN_ATTR_ONLY ? "only" : "exact", d->name);
+                if (n >= RUN_VSPEC_LEN)
+                    return err_set(e, ERR_USAGE, "--attribute: variant spec '%s' too long", c->vspec[v]);
+                c->vparent[k] = v;
+                c->vmode[k] = mode;
+                c->vsite[k] = d->name;
+            }
+    }
+    c->expanded = 1;
+    return ERR_OK;
 }
 
 static int run_check_size(long v, const char *opt, err_t *e)
@@ -84,7 +111,7 @@ int run_validate(run_cfg_t *c, err_t *e)
         return err_set(e, ERR_USAGE, "--causal needs --sq (%ld) <= --ctx (%ld)", s->sq, s->sk);
     if (c->gen.dist == GEN_UNIFORM && !(c->gen.low < c->gen.high))
         return err_set(e, ERR_USAGE, "--low (%g) must be below --high (%g)", c->gen.low, c->gen.high);
-    if (c->gen.dist == GEN_NORMAL && !(c->gen.sigma > 0))
+    if ((c->gen.dist == GEN_NORMAL || c->gen.dist == GEN_MLA) && !(c->gen.sigma > 0))
         return err_set(e, ERR_USAGE, "--sigma must be positive, got %g", c->gen.sigma);
     /* sizes: every product below must stay far from overflow and within memory */
     double elems[] = {(double)s->hq * s->sq * s->dk, (double)s->hkv * s->sk * s->dk,
@@ -109,6 +136,13 @@ int run_validate(run_cfg_t *c, err_t *e)
                        need / 0x1p30, threads, mem / 0x1p30);
     if (c->attn.scale == 0)
         c->attn.scale = 1.0 / sqrt((double)s->dk);
+    if (c->gen.dist == GEN_MLA && !c->load_dir && c->gen.mla.rope_dims >= s->dk)
+        return err_set(e, ERR_USAGE, "--rope-dims %ld must be below --dk %ld", c->gen.mla.rope_dims, s->dk);
+    /* FP8 variants keep the last rope_dims of Dk apart; a head too small for it has none */
+    c->attn.rope_dims = c->gen.mla.rope_dims < s->dk ? c->gen.mla.rope_dims : 0;
+    int rc3 = run_expand_attribution(c, e);
+    if (rc3)
+        return rc3;
     /* each variant's own configuration, and its --exact sites checked before any work */
     for (int v = 0; v < c->nvariants; v++) {
         int rc2 = opts_variant_cfg(c, v, e);
@@ -257,7 +291,13 @@ void run_result_free(run_result_t *res)
 
 static const char *run_dist_name(const run_cfg_t *c)
 {
-    return c->load_dir ? "load" : gen_table[c->gen.dist].name;
+    static const char *const profiles[GEN_MLA_PROFILES + 1] = {"mla", "mla:l1", "mla:l2", "mla:l3", "mla:l4",
+                                                               "mla:l5", "mla:l6", "mla:l7", "mla:l8"};
+    if (c->load_dir)
+        return "load";
+    if (c->gen.dist == GEN_MLA)
+        return profiles[c->gen.mla.profile];
+    return gen_table[c->gen.dist].name;
 }
 
 void run_write_csv_header(FILE *f)
@@ -325,6 +365,8 @@ void run_write_table(FILE *f, const run_cfg_t *c, const run_result_t *r)
     fprintf(f, "%-10s %-22s %-22s %-22s %-22s %-10s %-9s %s\n", "variant", "rel_fro", "rmse",
             "1-cos_sim", "cos_diff", "max_abs", "nonfinite", "s/sample");
     for (int v = c->show_golden ? 0 : 1; v < r->nvariants; v++) {
+        if (v > 0 && c->vmode[v - 1] != RUN_ATTR_NONE)
+            continue;
         fprintf(f, "%-10s", run_slot_name(c, v));
         double secs = 0;
         for (int k = 0; k < METRIC_COUNT; k++) {
@@ -345,6 +387,67 @@ void run_write_table(FILE *f, const run_cfg_t *c, const run_result_t *r)
         }
         fprintf(f, " %.3f\n", secs);
     }
+    if (c->attribute)
+        run_write_attribution(f, c, r);
+}
+
+/* Norm-like metrics (rel_fro, rmse) of independent errors add in squares; cos_diff and
+ * 1 - cos_sim are already squares of the error and add linearly. */
+static double run_attr_weight(double x, int k)
+{
+    return k == METRIC_COS_DIFF || k == METRIC_COS_SIM ? fabs(x) : x * x;
+}
+
+void run_attribution(const run_cfg_t *c, int v, int k, const double *mean_of_slot, double *alone, double *removed,
+                     double *share)
+{
+    double full = mean_of_slot[v + 1], sum2 = 0;
+    for (int a = 0; a < c->nvariants; a++)
+        if (c->vmode[a] == RUN_ATTR_ONLY && c->vparent[a] == v)
+            sum2 += run_attr_weight(mean_of_slot[a + 1], k);
+    for (int a = 0; a < c->nvariants; a++) {
+        if (c->vparent[a] != v || c->vmode[a] != RUN_ATTR_ONLY)
+            continue;
+        alone[a] = mean_of_slot[a + 1];
+        share[a] = sum2 > 0 ? run_attr_weight(alone[a], k) / sum2 : 0;
+        removed[a] = NAN;
+        for (int b = 0; b < c->nvariants; b++)
+            if (c->vparent[b] == v && c->vmode[b] == RUN_ATTR_EXACT && strcmp(c->vsite[b], c->vsite[a]) == 0)
+                removed[a] = full - mean_of_slot[b + 1];
+    }
+}
+
+void run_write_attribution(FILE *f, const run_cfg_t *c, const run_result_t *r)
+{
+    static const int metrics[] = {METRIC_REL_FRO, METRIC_COS_DIFF};
+    double *mean = malloc(sizeof(double) * (size_t)r->nvariants);
+    double *alone = calloc((size_t)c->nvariants, sizeof(double));
+    double *removed = calloc((size_t)c->nvariants, sizeof(double));
+    double *share = calloc((size_t)c->nvariants, sizeof(double));
+    for (size_t mi = 0; mi < sizeof metrics / sizeof metrics[0]; mi++) {
+        int k = metrics[mi];
+        for (int s = 0; s < r->nvariants; s++) {
+            double ci, secs;
+            run_summary(r, s, k, &mean[s], &ci, &secs);
+        }
+        for (int v = 0; v < c->nvariants; v++) {
+            if (c->vmode[v] != RUN_ATTR_NONE)
+                continue;
+            run_attribution(c, v, k, mean, alone, removed, share);
+            fprintf(f, "\n# attribution of %s's %s (%.4e with every site rounded)\n", c->vspec[v], metric_names[k],
+                    mean[v + 1]);
+            fprintf(f, "# alone: only this site rounds; removed: drop when only this site is exact; share: %s\n",
+                    k == METRIC_COS_DIFF ? "alone / sum alone" : "alone^2 / sum alone^2");
+            fprintf(f, "%-14s %-12s %-12s %s\n", "site", "alone", "removed", "share");
+            for (int a = 0; a < c->nvariants; a++)
+                if (c->vparent[a] == v && c->vmode[a] == RUN_ATTR_ONLY)
+                    fprintf(f, "%-14s %-12.4e %-12.4e %5.1f%%\n", c->vsite[a], alone[a], removed[a], 100 * share[a]);
+        }
+    }
+    free(mean);
+    free(alone);
+    free(removed);
+    free(share);
 }
 
 static void run_json_num(FILE *f, double x)

@@ -10,10 +10,12 @@
 #include "gen.h"
 #include "metric.h"
 
-#define RUN_MAX_VARIANTS 64
+#define RUN_MAX_VARIANTS 256
 #define RUN_VSPEC_LEN 96
 
 typedef enum { RUN_OUT_TABLE, RUN_OUT_CSV, RUN_OUT_JSON } run_out_t;
+
+enum { RUN_ATTR_NONE, RUN_ATTR_ONLY, RUN_ATTR_EXACT };
 
 typedef struct {
     attn_shape_t shape;
@@ -26,6 +28,13 @@ typedef struct {
     char vspec[RUN_MAX_VARIANTS][RUN_VSPEC_LEN]; /* as given: "amla:amla-form=cann" */
     attn_cfg_t vcfg[RUN_MAX_VARIANTS];            /* resolved by run_validate */
     char vexact[RUN_MAX_VARIANTS][RUN_VSPEC_LEN];
+    char vonly[RUN_MAX_VARIANTS][RUN_VSPEC_LEN];
+    /* --attribute: every selected variant V gains, per site S, "V:only=S" (only S rounds)
+     * and "V:exact=S" (every site but S rounds); vparent/vsite/vmode describe them */
+    int attribute, expanded;
+    int vparent[RUN_MAX_VARIANTS]; /* -1: a selected variant; else the index it attributes */
+    int vmode[RUN_MAX_VARIANTS];   /* RUN_ATTR_ONLY or RUN_ATTR_EXACT */
+    const char *vsite[RUN_MAX_VARIANTS];
     int nvariants;
     int show_golden; /* print a golden row (its metrics against itself are zero) */
     const char *load_dir, *dump_dir, *csv_path;
@@ -70,6 +79,18 @@ void run_result_free(run_result_t *res);
 
 /* Name of result slot v (0: golden). */
 const char *run_slot_name(const run_cfg_t *c, int v);
+
+/* Expand --attribute into the per-site variant runs (once); called by run_validate. */
+int run_expand_attribution(run_cfg_t *c, err_t *e);
+
+/* For selected variant v, given the mean of metric k per result slot (slot = index + 1,
+ * 0 golden), for each of v's ONLY runs a (one site S rounded): alone[a] = its error,
+ * removed[a] = v's error minus the error with every site but S rounded, and share[a] =
+ * alone^2 / sum of alone^2 over v's sites for rel_fro and rmse (independent errors add in
+ * squares), alone / sum of alone for cos_diff (already a square). */
+void run_attribution(const run_cfg_t *c, int v, int k, const double *mean_of_slot, double *alone,
+                     double *removed, double *share);
+void run_write_attribution(FILE *f, const run_cfg_t *c, const run_result_t *r);
 
 /* Mean and 95% confidence half-width (Student t, GSL) of n values; ci is NaN for n = 1. */
 void run_mean_ci(const double *x, size_t n, double *mean, double *ci);

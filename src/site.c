@@ -22,7 +22,7 @@ int site_listed(const char *list, const char *name)
     return 0;
 }
 
-int site_check_list(const char *list, const site_def_t *defs, const char *variant, err_t *e)
+int site_check_list(const char *list, const site_def_t *defs, const char *variant, const char *opt, err_t *e)
 {
     if (!list)
         return ERR_OK;
@@ -34,8 +34,8 @@ int site_check_list(const char *list, const site_def_t *defs, const char *varian
         for (const site_def_t *d = defs; d->name && !found; d++)
             found = strlen(d->name) == len && strncmp(p, d->name, len) == 0;
         if (!found)
-            return err_set(e, ERR_USAGE, "--exact: variant '%s' has no site '%.*s' (see 'amla-lab list --sites %s')",
-                           variant, (int)len, p, variant);
+            return err_set(e, ERR_USAGE, "%s: variant '%s' has no site '%.*s' (see 'amla-lab list --sites %s')",
+                           opt, variant, (int)len, p, variant);
         if (!end)
             break;
         p = end + 1;

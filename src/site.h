@@ -39,8 +39,8 @@ typedef struct {
 /* Is `name` in the comma-separated list (NULL: empty; "all" matches every site)? */
 int site_listed(const char *list, const char *name);
 
-/* Check that every name in the list is one of defs (or "all"); ERR_USAGE otherwise. */
-int site_check_list(const char *list, const site_def_t *defs, const char *variant, err_t *e);
+/* Check that every name in the list is one of defs (or "all"); ERR_USAGE naming opt otherwise. */
+int site_check_list(const char *list, const site_def_t *defs, const char *variant, const char *opt, err_t *e);
 
 /* One line describing the site as resolved (for `list --sites`). */
 void site_describe(char *buf, int n, const site_t *s);

@@ -107,6 +107,8 @@ static int sweep_metric(const char *name)
 /* Apply option `opt` = val to c; "causal" is a yes/no flag. */
 static int sweep_apply(run_cfg_t *c, const char *opt, const char *val, err_t *e)
 {
+    if (strcmp(opt, "attribute") == 0)
+        return opts_run_option(c, "--attribute", val, e);
     if (strcmp(opt, "causal") == 0) {
         if (strcmp(val, "yes") && strcmp(val, "no"))
             return err_set(e, ERR_USAGE, "causal: expected yes or no, got '%s'", val);
@@ -376,7 +378,7 @@ typedef struct {
     long g;
     char **text; /* [npoints * max samples]: the CSV rows of each finished sample */
     long maxs;
-    FILE *partial;
+    FILE *store;
     long done, total, fresh, kill_after;
     double t0;
     int progress;
@@ -411,8 +413,8 @@ static int sweep_on_sample(void *arg, long sample, const run_row_t *rows, err_t 
     int nrows = 0;
     for (size_t i = 0; i < len; i++)
         nrows += buf[i] == '\n';
-    fprintf(s->partial, "@ %ld %ld %d\n%s", s->g, sample, nrows, buf);
-    if (fflush(s->partial) != 0 || ferror(s->partial)) {
+    fprintf(s->store, "@ %ld %ld %d\n%s", s->g, sample, nrows, buf);
+    if (fflush(s->store) != 0 || ferror(s->store)) {
         free(buf);
         return err_set(e, ERR_IO, "cannot write the partial results of %s: %s", s->x->name, strerror(errno));
     }
@@ -425,9 +427,10 @@ static int sweep_on_sample(void *arg, long sample, const run_row_t *rows, err_t 
     return ERR_OK;
 }
 
-/* Read OUTDIR/NAME.partial: complete "@ g s n" blocks only; returns the byte length of the
- * valid prefix (the file is cut there so appends continue cleanly). */
-static long sweep_read_partial(sweep_state_t *s, const char *path, const char *header)
+/* Read OUTDIR/.NAME.samples: complete "@ g s n" blocks only; returns the byte length of the
+ * valid prefix (the file is cut there so appends continue cleanly), or -1 when the file is
+ * missing or belongs to another version of the experiment file. */
+static long sweep_read_store(sweep_state_t *s, const char *path, const char *header)
 {
     FILE *f = fopen(path, "r");
     if (!f)
@@ -526,6 +529,52 @@ static void sweep_fmt_cell(char *buf, size_t n, double mean, double ci)
         snprintf(buf, n, "%.4g ± %.1g", mean, ci);
 }
 
+/* Means of metric k for every result slot of point g (slot v + 1 = variant v). */
+static void sweep_slot_means(const sweep_state_t *s, const run_cfg_t *cg, long g, int k, double *mean)
+{
+    mean[0] = 0;
+    for (int v = 0; v < cg->nvariants; v++) {
+        double ci;
+        if (sweep_cell(s, g, cg->samples, cg->vspec[v], k, &mean[v + 1], &ci))
+            mean[v + 1] = NAN;
+    }
+}
+
+static void sweep_write_attr_md(FILE *f, const sweep_state_t *s)
+{
+    const sweep_t *x = s->x;
+    char label[256];
+    run_cfg_t *cg = malloc(sizeof *cg);
+    double *mean = malloc(sizeof(double) * (RUN_MAX_VARIANTS + 1));
+    double *alone = malloc(sizeof(double) * RUN_MAX_VARIANTS), *removed = malloc(sizeof(double) * RUN_MAX_VARIANTS),
+           *share = malloc(sizeof(double) * RUN_MAX_VARIANTS);
+    fprintf(f, "\n## Attribution of rel_fro to rounding sites\n\n"
+               "alone: the error with only this site rounded (every other site exact, FP64); removed: the full "
+               "error minus the error with only this site exact; share: alone² / Σ alone² (independent errors add "
+               "in squares). `amla-lab list --sites VARIANT` says what each site rounds.\n");
+    for (long g = 0; g < x->npoints; g++) {
+        err_t le = {0};
+        sweep_point(cg, x, g, &le);
+        sweep_point_label(label, sizeof label, x, g);
+        sweep_slot_means(s, cg, g, METRIC_REL_FRO, mean);
+        for (int v = 0; v < cg->nvariants; v++) {
+            if (cg->vmode[v] != RUN_ATTR_NONE)
+                continue;
+            run_attribution(cg, v, METRIC_REL_FRO, mean, alone, removed, share);
+            fprintf(f, "\n### %s, %s: rel_fro %.4g with every site rounded\n\n| site | alone | removed | share |\n|---|---|---|---|\n",
+                    label, cg->vspec[v], mean[v + 1]);
+            for (int a = 0; a < cg->nvariants; a++)
+                if (cg->vparent[a] == v && cg->vmode[a] == RUN_ATTR_ONLY)
+                    fprintf(f, "| %s | %.3e | %.3e | %.1f%% |\n", cg->vsite[a], alone[a], removed[a], 100 * share[a]);
+        }
+    }
+    free(cg);
+    free(mean);
+    free(alone);
+    free(removed);
+    free(share);
+}
+
 static int sweep_write_md(const sweep_state_t *s, const run_cfg_t *c0, const char *path, double secs, err_t *e)
 {
     const sweep_t *x = s->x;
@@ -560,6 +609,8 @@ static int sweep_write_md(const sweep_state_t *s, const run_cfg_t *c0, const cha
             fprintf(f, "---|");
         fputc('\n', f);
         for (int v = 0; v < c0->nvariants; v++) {
+            if (c0->vmode[v] != RUN_ATTR_NONE)
+                continue;
             fprintf(f, "| %s |", c0->vspec[v]);
             for (long g = 0; g < x->npoints; g++) {
                 double mean, ci;
@@ -585,6 +636,53 @@ static int sweep_write_md(const sweep_state_t *s, const run_cfg_t *c0, const cha
         }
         fprintf(f, "\n✓: within ±5%% of the paper; ✗: outside (see the notes).\n\n");
     }
+    /* samples with numeric events: how many, and the mean without them */
+    int any_events = 0;
+    for (long g = 0; g < x->npoints; g++) {
+        run_cfg_t cg;
+        err_t le = {0};
+        sweep_point(&cg, x, g, &le);
+        sweep_point_label(label, sizeof label, x, g);
+        for (int v = 0; v < cg.nvariants; v++) {
+            if (cg.vmode[v] != RUN_ATTR_NONE)
+                continue;
+            long nbad = 0, nok = 0;
+            double sum = 0, worst = 0;
+            for (long i = 0; i < cg.samples; i++) {
+                const char *t = s->text[g * s->maxs + i];
+                while (t && *t) {
+                    char name[RUN_VSPEC_LEN];
+                    double m[METRIC_COUNT + 1];
+                    if (sweep_parse_row(t, name, sizeof name, m) == 0 && strcmp(name, cg.vspec[v]) == 0) {
+                        if (m[METRIC_NONFINITE] > 0 || m[METRIC_COUNT] > 0) {
+                            nbad++;
+                            worst = !(m[METRIC_REL_FRO] <= worst) ? m[METRIC_REL_FRO] : worst;
+                        } else {
+                            nok++;
+                            sum += m[METRIC_REL_FRO];
+                        }
+                    }
+                    t = strchr(t, '\n');
+                    t = t ? t + 1 : NULL;
+                }
+            }
+            if (!nbad)
+                continue;
+            if (!any_events)
+                fprintf(f, "## Samples with numeric events\n\nSamples whose output has NaN/Inf elements or whose "
+                           "variant reported events (see the `events` column): how many, the worst rel_fro among them, "
+                           "and the mean rel_fro of the other samples.\n\n| point | variant | samples with events | "
+                           "worst rel_fro | mean rel_fro without them |\n|---|---|---|---|---|\n");
+            any_events = 1;
+            fprintf(f, "| %s | %s | %ld of %ld | %.4g | ", label, cg.vspec[v], nbad, nbad + nok, worst);
+            if (nok)
+                fprintf(f, "%.4g |\n", sum / (double)nok);
+            else
+                fprintf(f, "- |\n");
+        }
+    }
+    if (any_events)
+        fputc('\n', f);
     /* every metric, every variant, every point */
     fprintf(f, "## All metrics (mean ± 95%% CI over samples)\n\n| point | variant |");
     for (int k = 0; k <= METRIC_COUNT; k++)
@@ -599,6 +697,8 @@ static int sweep_write_md(const sweep_state_t *s, const run_cfg_t *c0, const cha
         sweep_point(&cg, x, g, &le);
         sweep_point_label(label, sizeof label, x, g);
         for (int v = 0; v < cg.nvariants; v++) {
+            if (cg.vmode[v] != RUN_ATTR_NONE)
+                continue;
             fprintf(f, "| %s | %s |", label, cg.vspec[v]);
             for (int k = 0; k <= METRIC_COUNT; k++) {
                 double mean, ci;
@@ -614,6 +714,8 @@ static int sweep_write_md(const sweep_state_t *s, const run_cfg_t *c0, const cha
             fputc('\n', f);
         }
     }
+    if (c0->attribute)
+        sweep_write_attr_md(f, s);
     if (x->nnotes) {
         fprintf(f, "\n## Notes\n\n");
         for (int i = 0; i < x->nnotes; i++)
@@ -694,6 +796,92 @@ static int sweep_write_png(const sweep_state_t *s, const run_cfg_t *c0, const ch
     return ERR_OK;
 }
 
+/* A stacked bar per (point, variant): each site's share of rel_fro^2. */
+static void sweep_write_attr_png(const sweep_state_t *s, const run_cfg_t *c0, const char *outdir)
+{
+    const sweep_t *x = s->x;
+    if (!c0->attribute || system("command -v gnuplot >/dev/null 2>&1") != 0)
+        return;
+    char dat[4096], gp[4096], png[4096], tmp[4096], label[256];
+    snprintf(dat, sizeof dat, "%s/.%s.attr.dat", outdir, x->name);
+    snprintf(gp, sizeof gp, "%s/.%s.attr.gp", outdir, x->name);
+    snprintf(png, sizeof png, "%s/%s-attribution.png", outdir, x->name);
+    snprintf(tmp, sizeof tmp, "%s/.%s-attribution.png.tmp", outdir, x->name);
+    /* the union of site names, in order of first appearance */
+    const char *sites[64];
+    int ns = 0;
+    for (int a = 0; a < c0->nvariants; a++) {
+        if (c0->vmode[a] != RUN_ATTR_ONLY)
+            continue;
+        int found = 0;
+        for (int i = 0; i < ns; i++)
+            found |= strcmp(sites[i], c0->vsite[a]) == 0;
+        if (!found && ns < 64)
+            sites[ns++] = c0->vsite[a];
+    }
+    FILE *d = fopen(dat, "w");
+    if (!d)
+        return;
+    run_cfg_t *cg = malloc(sizeof *cg);
+    double *mean = malloc(sizeof(double) * (RUN_MAX_VARIANTS + 1));
+    double *alone = malloc(sizeof(double) * RUN_MAX_VARIANTS), *removed = malloc(sizeof(double) * RUN_MAX_VARIANTS),
+           *share = malloc(sizeof(double) * RUN_MAX_VARIANTS);
+    int nbars = 0;
+    for (long g = 0; g < x->npoints; g++) {
+        err_t le = {0};
+        sweep_point(cg, x, g, &le);
+        sweep_point_label(label, sizeof label, x, g);
+        sweep_slot_means(s, cg, g, METRIC_REL_FRO, mean);
+        for (int v = 0; v < cg->nvariants; v++) {
+            if (cg->vmode[v] != RUN_ATTR_NONE)
+                continue;
+            run_attribution(cg, v, METRIC_REL_FRO, mean, alone, removed, share);
+            fprintf(d, "\"%s %s\"", label, cg->vspec[v]);
+            for (int i = 0; i < ns; i++) {
+                double sh = 0;
+                for (int a = 0; a < cg->nvariants; a++)
+                    if (cg->vparent[a] == v && cg->vmode[a] == RUN_ATTR_ONLY && strcmp(cg->vsite[a], sites[i]) == 0)
+                        sh = 100 * share[a];
+                fprintf(d, " %.6g", sh);
+            }
+            fputc('\n', d);
+            nbars++;
+        }
+    }
+    fclose(d);
+    free(cg);
+    free(mean);
+    free(alone);
+    free(removed);
+    free(share);
+    FILE *p = fopen(gp, "w");
+    if (!p)
+        return;
+    fprintf(p, "set terminal pngcairo size %d,640 noenhanced\nset output '%s'\n", 400 + 70 * nbars, tmp);
+    fprintf(p, "set title '%s: share of rel_fro^2 per rounding site'\nset ylabel 'share (%%)'\nset yrange [0:100]\n", x->title);
+    fprintf(p, "set style data histograms\nset style histogram rowstacked\nset style fill solid border -1\n"
+               "set boxwidth 0.75\nset key outside right\nset xtics rotate by -35 scale 0\n");
+    static const char *const colors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
+                                         "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#000000", "#ffdd00",
+                                         "#00ff7f", "#800000", "#000080", "#ff00ff", "#808000", "#00ffff"};
+    const int ncolors = (int)(sizeof colors / sizeof colors[0]);
+    fprintf(p, "plot ");
+    for (int i = 0; i < ns; i++)
+        fprintf(p, "%s'%s' using %d%s lc rgb '%s' title '%s'", i ? ", " : "", dat, i + 2, i ? "" : ":xtic(1)",
+                colors[i % ncolors], sites[i]);
+    fprintf(p, "\n");
+    fclose(p);
+    char cmd[8300];
+    snprintf(cmd, sizeof cmd, "gnuplot '%s' 2>&1", gp);
+    int st = system(cmd);
+    unlink(dat);
+    unlink(gp);
+    if (st != 0 || rename(tmp, png) != 0) {
+        unlink(tmp);
+        fprintf(stderr, "amla-lab: warning: gnuplot failed; no attribution plot for %s\n", x->name);
+    }
+}
+
 int sweep_run(const char *path, const sweep_opts_t *o, err_t *e)
 {
     sweep_t *x = calloc(1, sizeof *x);
@@ -714,25 +902,25 @@ int sweep_run(const char *path, const sweep_opts_t *o, err_t *e)
         s.maxs = c->samples > s.maxs ? c->samples : s.maxs;
         s.total += c->samples;
     }
-    char partial[4096], csv[4096], md[4096], header[128];
-    snprintf(partial, sizeof partial, "%s/%s.partial", outdir, x->name);
+    char store[4096], csv[4096], md[4096], header[128];
+    snprintf(store, sizeof store, "%s/.%s.samples", outdir, x->name);
     snprintf(csv, sizeof csv, "%s/%s.csv", outdir, x->name);
     snprintf(md, sizeof md, "%s/%s.md", outdir, x->name);
     snprintf(header, sizeof header, "# amla-lab sweep %s %016llx\n", x->name, (unsigned long long)x->hash);
     if (!rc) {
         s.text = calloc((size_t)(x->npoints * s.maxs), sizeof(char *));
-        long valid = sweep_read_partial(&s, partial, header);
+        long valid = sweep_read_store(&s, store, header);
         if (valid < 0) {
-            s.partial = fopen(partial, "w");
-            if (s.partial)
-                fputs(header, s.partial);
+            s.store = fopen(store, "w");
+            if (s.store)
+                fputs(header, s.store);
         } else {
-            if (truncate(partial, valid) != 0)
-                rc = err_set(e, ERR_IO, "cannot truncate %s: %s", partial, strerror(errno));
-            s.partial = fopen(partial, "a");
+            if (truncate(store, valid) != 0)
+                rc = err_set(e, ERR_IO, "cannot truncate %s: %s", store, strerror(errno));
+            s.store = fopen(store, "a");
         }
-        if (!s.partial && !rc)
-            rc = err_set(e, ERR_USAGE, "cannot write %s: %s", partial, strerror(errno));
+        if (!s.store && !rc)
+            rc = err_set(e, ERR_USAGE, "cannot write %s: %s", store, strerror(errno));
     }
     for (long i = 0; i < x->npoints * s.maxs && s.text; i++)
         s.done += s.text[i] != NULL;
@@ -767,8 +955,8 @@ int sweep_run(const char *path, const sweep_opts_t *o, err_t *e)
         }
         free(skip);
     }
-    if (s.partial)
-        fclose(s.partial);
+    if (s.store)
+        fclose(s.store);
     clock_gettime(CLOCK_MONOTONIC, &ts);
     double secs = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec - s.t0;
     if (!rc) {
@@ -785,10 +973,10 @@ int sweep_run(const char *path, const sweep_opts_t *o, err_t *e)
     }
     if (!rc)
         rc = sweep_write_md(&s, c0, md, secs, e);
-    if (!rc && !o->no_plot)
+    if (!rc && !o->no_plot) {
         rc = sweep_write_png(&s, c0, outdir, e);
-    if (!rc)
-        unlink(partial);
+        sweep_write_attr_png(&s, c0, outdir);
+    }
     for (long i = 0; s.text && i < x->npoints * s.maxs; i++)
         free(s.text[i]);
     free(s.text);

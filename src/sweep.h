@@ -12,8 +12,10 @@ typedef struct {
 } sweep_opts_t;
 
 /* Run the experiment in `path`: every grid point, every sample not already in
- * OUTDIR/NAME.partial; then write NAME.csv (identical to an uninterrupted run), NAME.md
- * (the paper-layout table) and NAME.png (through gnuplot, when installed). */
+ * OUTDIR/.NAME.samples (the store of finished samples, kept so that an interrupted sweep
+ * resumes and a finished one only rewrites its reports; it starts over when the experiment
+ * file changes); then write NAME.csv (identical to an uninterrupted run), NAME.md (the
+ * paper-layout table) and NAME.png (through gnuplot, when installed). */
 int sweep_run(const char *path, const sweep_opts_t *o, err_t *e);
 
 /* Parse only (for `sweep --check`): ERR_USAGE with "FILE:LINE: ..." on a malformed file. */

@@ -75,6 +75,15 @@ $A --help | grep -q "usage" && ok || bad "--help"
 $A run --help | grep -q -- "--sigma" && ok || bad "run --help"
 $A --version | grep -q "amla-lab" && ok || bad "--version"
 
+# ---- attribution: --only, --attribute
+$A run $SMALL --variants base --attribute >"$T/attr.txt" || bad "run --attribute"
+grep -q "attribution of base's rel_fro" "$T/attr.txt" && ok || bad "no attribution table"
+grep -q "^out_cast " "$T/attr.txt" && grep -q "^p_cast " "$T/attr.txt" && ok || bad "attribution lacks sites"
+expect_eq "attribution csv rows (2 samples x (golden + base + 2 x 9 sites))" "41" \
+    "$($A run $SMALL --variants golden,base --attribute --format csv | wc -l | tr -d ' ')"
+$A run $SMALL --variants base:only=out_cast,base:exact=out_cast --format csv >/dev/null && ok || bad "per-variant only/exact"
+expect_err "unknown --only site" run --only warp
+
 # ---- sweep: outputs, resume after kill -9 gives the identical CSV, malformed files
 cat >"$T/s.exp" <<'EXP'
 # a small experiment
@@ -94,14 +103,16 @@ note a note
 EXP
 $A sweep "$T/s.exp" --out "$T/full" --no-plot >/dev/null 2>"$T/err" || bad "sweep: $(cat "$T/err")"
 for f in small.csv small.md; do [ -f "$T/full/$f" ] && ok || bad "sweep lacks $f"; done
-[ -e "$T/full/small.partial" ] && bad "partial file left after a finished sweep" || ok
+[ -f "$T/full/.small.samples" ] && ok || bad "no sample store after a finished sweep"
+# a finished sweep run again only rewrites its reports (the sample store is complete)
+rm "$T/full/small.csv"; $A sweep "$T/s.exp" --out "$T/full" --no-plot >/dev/null 2>&1 && [ -f "$T/full/small.csv" ] && ok || bad "rerun of a finished sweep"
 expect_eq "sweep csv rows (2 points x 3 samples x 4)" "25" "$(wc -l <"$T/full/small.csv" | tr -d ' ')"
 grep -q "| base | .* / 0.0018 / ×" "$T/full/small.md" && ok || bad "md lacks the paper comparison"
 AMLA_SWEEP_KILL_AFTER=2 $A sweep "$T/s.exp" --out "$T/part" --no-plot >/dev/null 2>&1
 expect_eq "killed sweep exit" "137" "$?"
-[ -f "$T/part/small.partial" ] && [ ! -e "$T/part/small.csv" ] && ok || bad "killed sweep left no partial, or a csv"
-# cut the partial file in the middle of its last line, as a kill during a write would
-sz=$(wc -c <"$T/part/small.partial"); head -c $((sz - 7)) "$T/part/small.partial" >"$T/cut" && mv "$T/cut" "$T/part/small.partial"
+[ -f "$T/part/.small.samples" ] && [ ! -e "$T/part/small.csv" ] && ok || bad "killed sweep left no sample store, or a csv"
+# cut the sample store in the middle of its last line, as a kill during a write would
+sz=$(wc -c <"$T/part/.small.samples"); head -c $((sz - 7)) "$T/part/.small.samples" >"$T/cut" && mv "$T/cut" "$T/part/.small.samples"
 AMLA_SWEEP_KILL_AFTER=2 $A sweep "$T/s.exp" --out "$T/part" --no-plot >/dev/null 2>&1
 $A sweep "$T/s.exp" --out "$T/part" --no-plot >/dev/null 2>&1 || bad "resumed sweep failed"
 cmp -s "$T/full/small.csv" "$T/part/small.csv" && ok || bad "resumed sweep csv differs from the uninterrupted one"
@@ -120,6 +131,7 @@ bad_exp "paper count" "paper base rel_fro 1e-3 2e-3" "gives 2 values"
 bad_exp "paper variant" "paper amla rel_fro 1e-3" "not in the variants"
 bad_exp "paper number" "paper base rel_fro abc" "bad.exp:3:"
 bad_exp "plot axis" "plot rel_fro ctx" "not a grid option"
+bad_exp "bad attribute value" "set attribute maybe" "bad.exp:3: --attribute"
 expect_err "sweep missing file" sweep "$T/none.exp"
 expect_err "sweep no file" sweep
 expect_err "sweep bad option" sweep "$T/s.exp" --frob

@@ -89,7 +89,7 @@ static void test_exact_equals_base(void)
 {
     const char *names[] = {"amla", "amla-nocomp", "amla-premul"};
     attn_input_t in = {{8, 1, 1, 1000, 64, 48, 0}, NULL, NULL, NULL};
-    gen_cfg_t g = {GEN_NORMAL, 0, 3, -1, 1, 0, FMT_FP64};
+    gen_cfg_t g = {GEN_NORMAL, 0, 3, -1, 1, 0, FMT_FP64, {0, 0, 0, 0, 0, 0}};
     err_t e = {0};
     gen_sample(&in, &g, 21, 0, &e);
     long n = 8 * 48;
@@ -170,7 +170,7 @@ static void test_hand(void)
 static void test_naive(void)
 {
     attn_input_t in = {{4, 1, 1, 256, 64, 32, 0}, NULL, NULL, NULL};
-    gen_cfg_t g = {GEN_NORMAL, 0, 10, -1, 1, 0, FMT_BF16};
+    gen_cfg_t g = {GEN_NORMAL, 0, 10, -1, 1, 0, FMT_BF16, {0, 0, 0, 0, 0, 0}};
     err_t e = {0};
     gen_sample(&in, &g, 3, 0, &e);
     double o[4 * 32], gold[4 * 32] = {0}, m[METRIC_COUNT];

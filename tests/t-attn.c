@@ -43,10 +43,10 @@ static void test_exact_equals_golden(void)
         gen_cfg_t g;
         long block;
     } cases[] = {
-        {{8, 1, 1, 300, 64, 48, 0}, {GEN_NORMAL, 0, 1, -1, 1, 0, FMT_BF16}, 64},
-        {{8, 1, 1, 300, 64, 48, 0}, {GEN_NORMAL, 0, 10, -1, 1, 0, FMT_BF16}, 128},
-        {{4, 2, 3, 100, 32, 32, 1}, {GEN_UNIFORM, 0, 1, -60, 60, 1, FMT_FP16}, 7},
-        {{4, 1, 5, 77, 32, 16, 1}, {GEN_FA3_OUTLIER, 0, 1, -1, 1, 1, FMT_BF16}, 16},
+        {{8, 1, 1, 300, 64, 48, 0}, {GEN_NORMAL, 0, 1, -1, 1, 0, FMT_BF16, {0, 0, 0, 0, 0, 0}}, 64},
+        {{8, 1, 1, 300, 64, 48, 0}, {GEN_NORMAL, 0, 10, -1, 1, 0, FMT_BF16, {0, 0, 0, 0, 0, 0}}, 128},
+        {{4, 2, 3, 100, 32, 32, 1}, {GEN_UNIFORM, 0, 1, -60, 60, 1, FMT_FP16, {0, 0, 0, 0, 0, 0}}, 7},
+        {{4, 1, 5, 77, 32, 16, 1}, {GEN_FA3_OUTLIER, 0, 1, -1, 1, 1, FMT_BF16, {0, 0, 0, 0, 0, 0}}, 16},
     };
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         attn_input_t in = {cases[ci].s, NULL, NULL, NULL};
@@ -122,7 +122,7 @@ static void test_hand_base(void)
 static void test_block_invariance(void)
 {
     attn_input_t in = {{4, 1, 1, 256, 32, 32, 0}, NULL, NULL, NULL};
-    gen_cfg_t g = {GEN_NORMAL, 0, 2, -1, 1, 0, FMT_BF16};
+    gen_cfg_t g = {GEN_NORMAL, 0, 2, -1, 1, 0, FMT_BF16, {0, 0, 0, 0, 0, 0}};
     err_t e = {0};
     gen_sample(&in, &g, 3, 0, &e);
     double a[128], b[128];
@@ -156,8 +156,43 @@ static void test_sites(void)
     CHECK(attn_find("nonexistent") < 0, "unknown variant");
 }
 
+/* Every registered variant, both AMLA forms: every site exact equals Golden to 1e-12; only
+ * out_cast rounded equals Golden's output rounded to the output format, bit for bit. */
+static void test_every_variant_sites(void)
+{
+    attn_input_t in = {{8, 1, 2, 600, 64, 48, 1}, NULL, NULL, NULL};
+    gen_cfg_t g = {GEN_NORMAL, 0, 2, -1, 1, 1, FMT_BF16, {0, 0, 0, 0, 0, 0}};
+    err_t e = {0};
+    gen_sample(&in, &g, 17, 0, &e);
+    long n = 8 * 2 * 48;
+    double *gold = malloc(sizeof(double) * (size_t)n), *o = malloc(sizeof(double) * (size_t)n);
+    golden_attention(gold, &in, 0);
+    for (int vi = 0; vi < attn_variant_count; vi++)
+        for (int form = 0; form < 2; form++) {
+            const char *name = attn_variants[vi].name;
+            attn_cfg_t c = cfg_default(128, 1.0 / 8.0);
+            c.amla_form = form;
+            c.exact = "all";
+            run_variant(o, name, &in, &c);
+            double m[METRIC_COUNT];
+            metric_all(m, o, gold, n);
+            CHECK(m[METRIC_REL_FRO] <= 1e-12, "%s (form %d) every site exact: rel_fro %g", name, form, m[METRIC_REL_FRO]);
+            c.exact = NULL;
+            c.only = "out_cast";
+            run_variant(o, name, &in, &c);
+            long same = 0;
+            for (long i = 0; i < n; i++)
+                same += o[i] == fmt_round(gold[i], FMT_BF16, FMT_RNE, 0, NULL);
+            CHECK(same == n, "%s (form %d) only out_cast: %ld of %ld elements equal bf16(golden)", name, form, same, n);
+        }
+    free(gold);
+    free(o);
+    gen_free(&in);
+}
+
 int main(void)
 {
+    test_every_variant_sites();
     test_exact_equals_golden();
     test_hand_base();
     test_block_invariance();

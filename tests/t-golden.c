@@ -84,13 +84,13 @@ static void bound_terms(const attn_input_t *in, long row, long c, double scale, 
 static void test_against_mpfr(void)
 {
     const golden_case_t cases[] = {
-        {"N(0,1) bf16", {4, 1, 1, 64, 32, 16, 0}, {GEN_NORMAL, 0, 1, -1, 1, 0, FMT_BF16}},
-        {"N(0,100) bf16 (near one-hot)", {4, 1, 1, 64, 32, 16, 0}, {GEN_NORMAL, 0, 10, -1, 1, 0, FMT_BF16}},
-        {"U(-60,60) bf16 (one-hot)", {4, 1, 1, 64, 32, 16, 0}, {GEN_UNIFORM, 0, 1, -60, 60, 0, FMT_BF16}},
-        {"U(-1,1) fp16 separate V", {3, 1, 2, 50, 24, 20, 0}, {GEN_UNIFORM, 0, 1, -1, 1, 1, FMT_FP16}},
-        {"fa3-outlier fp32 (TwoProd)", {2, 2, 3, 33, 16, 8, 1}, {GEN_FA3_OUTLIER, 0, 1, -1, 1, 1, FMT_FP32}},
-        {"N(3,4) e4m3 causal GQA", {4, 2, 4, 40, 16, 16, 1}, {GEN_NORMAL, 3, 2, -1, 1, 0, FMT_E4M3}},
-        {"MLA shape N(0,16) bf16", {2, 1, 1, 24, 576, 512, 0}, {GEN_NORMAL, 0, 4, -1, 1, 0, FMT_BF16}},
+        {"N(0,1) bf16", {4, 1, 1, 64, 32, 16, 0}, {GEN_NORMAL, 0, 1, -1, 1, 0, FMT_BF16, {0, 0, 0, 0, 0, 0}}},
+        {"N(0,100) bf16 (near one-hot)", {4, 1, 1, 64, 32, 16, 0}, {GEN_NORMAL, 0, 10, -1, 1, 0, FMT_BF16, {0, 0, 0, 0, 0, 0}}},
+        {"U(-60,60) bf16 (one-hot)", {4, 1, 1, 64, 32, 16, 0}, {GEN_UNIFORM, 0, 1, -60, 60, 0, FMT_BF16, {0, 0, 0, 0, 0, 0}}},
+        {"U(-1,1) fp16 separate V", {3, 1, 2, 50, 24, 20, 0}, {GEN_UNIFORM, 0, 1, -1, 1, 1, FMT_FP16, {0, 0, 0, 0, 0, 0}}},
+        {"fa3-outlier fp32 (TwoProd)", {2, 2, 3, 33, 16, 8, 1}, {GEN_FA3_OUTLIER, 0, 1, -1, 1, 1, FMT_FP32, {0, 0, 0, 0, 0, 0}}},
+        {"N(3,4) e4m3 causal GQA", {4, 2, 4, 40, 16, 16, 1}, {GEN_NORMAL, 3, 2, -1, 1, 0, FMT_E4M3, {0, 0, 0, 0, 0, 0}}},
+        {"MLA shape N(0,16) bf16", {2, 1, 1, 24, 576, 512, 0}, {GEN_NORMAL, 0, 4, -1, 1, 0, FMT_BF16, {0, 0, 0, 0, 0, 0}}},
     };
     int nsamples = check_quick() ? 1 : 3;
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
@@ -130,7 +130,7 @@ static void test_single_key(void)
 {
     attn_shape_t s = {2, 1, 3, 5, 8, 4, 1}; /* causal, sq = 3, sk = 5: row t sees keys <= t + 2 */
     attn_input_t in = {s, NULL, NULL, NULL};
-    gen_cfg_t g = {GEN_NORMAL, 0, 1, -1, 1, 1, FMT_BF16};
+    gen_cfg_t g = {GEN_NORMAL, 0, 1, -1, 1, 1, FMT_BF16, {0, 0, 0, 0, 0, 0}};
     err_t e = {0};
     gen_sample(&in, &g, 5, 0, &e);
     /* make keys 0..2 identical: row 0 then averages V rows 0..2 */

@@ -1,0 +1,20 @@
+/* attn_base -- Base's rounding sites, shared with variants that run Base on transformed inputs */
+#ifndef AMLA_ATTN_BASE_H
+#define AMLA_ATTN_BASE_H
+
+/* Base's sites in the order the kernel meets them (AMLA Algorithm 1, lines 4-11). A variant
+ * that calls attn_base() lists these first, in this order, then its own. */
+#define ATTN_BASE_SITE_DEFS                                                                               \
+    {"qk_acc", "S_i = Q K_i^T (line 4, matrix unit)", SITE_ACC_QK, FMT_FP32, FMT_RNE, 0},                  \
+    {"s_scale", "S_i / sqrt(Dk): fp32 scale, fp32 product", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0},         \
+    {"p_exp", "P_i = exp(s - m_i): fp32 difference, fp32 exp", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0},      \
+    {"l_sum", "l_i = l_{i-1} alpha + rowsum(P_i), fp32 in order", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0},   \
+    {"p_cast", "P_i cast for P.V (ell sums the uncast P)", SITE_FMT_IN, FMT_FP32, FMT_RNE, 0},             \
+    {"pv_acc", "T_i = P_i V_i (line 8, matrix unit)", SITE_ACC_PV, FMT_FP32, FMT_RNE, 0},                  \
+    {"o_rescale", "alpha = exp(m_{i-1} - m_i); O = O alpha + T", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0},    \
+    {"o_div", "O_N / l_N (line 11)", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0},                                \
+    {"out_cast", "output cast", SITE_FMT_OUT, FMT_FP32, FMT_RNE, 0}
+
+#define ATTN_BASE_NSITES 9
+
+#endif

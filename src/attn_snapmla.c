@@ -1,0 +1,235 @@
+/* attn_snapmla -- SnapMLA FP8 decoding (RoPE-aware per-token KV quantization, P block
+ * quantization with V-scale fusion, implicit dequantization), Table 2's configs A-D and
+ * Appendix C's inverted page order; rules from shared/REFERENCES.md */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn_variants.h"
+#include "quant.h"
+
+/* The PV tile: P is quantized per 1 head row x SNAP_PAGE tokens (the kernel's fixed tile;
+ * --block does not apply to these variants). */
+#define SNAP_PAGE 64
+#define SNAP_LOG2E 0x1.71547652b82fep0
+#define SNAP_BLOCK_TOKENS 64 /* config D: one scale per 64 tokens x all content channels */
+
+enum {
+    Q_QUANT, KV_QUANT, ROPE_CAST, QK_ACC, S_DEQUANT, P_EXP, P_SCALE, P_QUANT, L_SUM, PV_ACC, O_RESCALE,
+    O_DIV, OUT_CAST
+};
+
+const site_def_t attn_snapmla_sites[] = {
+    {"q_quant", "Q content / per-token scale -> e4m3 (fp32 scale)", SITE_FMT_FIXED, FMT_E4M3, FMT_RNE, 0},
+    {"kv_quant", "K content (= V) / its scale -> e4m3", SITE_FMT_FIXED, FMT_E4M3, FMT_RNE, 0},
+    {"rope_cast", "RoPE / content scale kept in bf16 (RoPE-aware)", SITE_FMT_FIXED, FMT_BF16, FMT_RNE, 0},
+    {"qk_acc", "S = q8.k8 + q_rope'.k_rope' (one accumulation)", SITE_ACC_QK, FMT_FP32, FMT_RNE, 0},
+    {"s_dequant", "x = S sq sk (scale log2e) in fp32", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0},
+    {"p_exp", "e = exp2(x - m_j) in fp32", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0},
+    {"p_scale", "f = e sv (V scale fused into P), sigma_j in fp32", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0},
+    {"p_quant", "P^ = e4m3_satfinite(f / sigma_j), 1 x 64 blocks", SITE_FMT_FIXED, FMT_E4M3, FMT_RNE, 1},
+    {"l_sum", "l_j = beta l + sum(e) / sigma_j in fp32", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0},
+    {"pv_acc", "P^ V8 (FP8 products)", SITE_ACC_PV, FMT_FP32, FMT_RNE, 0},
+    {"o_rescale", "beta = 2^(m_{j-1} - m_j) sigma_{j-1}/sigma_j; Acc = beta Acc + P^V8", SITE_FMT_FIXED, FMT_FP32,
+     FMT_RNE, 0},
+    {"o_div", "O = Acc / l in fp32", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0},
+    {"out_cast", "output cast", SITE_FMT_OUT, FMT_FP32, FMT_RNE, 0},
+    {NULL, NULL, 0, 0, 0, 0},
+};
+
+typedef struct {
+    quant_gran_t gran;  /* KV content granularity */
+    double static_scale;
+    int rope_aware;     /* RoPE kept in bf16 (pre-scaled) instead of quantized with the content */
+    int inverted;       /* Appendix C: pages of each pair in inverted order, bidirectional rescale */
+} snap_cfg_t;
+
+/* Quantize x [rows][d] (content = first dc columns) into out [rows][d]: content to e4m3 under
+ * the granularity, RoPE either pre-scaled into bf16 (RoPE-aware) or quantized with the same
+ * scale; scale[rows] receives each row's content scale (the groups here never split a row). */
+static void snap_quant(double *out, double *scale, const double *x, long rows, long d, long dc, const snap_cfg_t *sc,
+                       attn_ctx_t *ctx, int site)
+{
+    quant_cfg_t qc = {sc->gran, SNAP_BLOCK_TOKENS, sc->rope_aware ? dc : d, FMT_E4M3, 0, sc->static_scale, 0, 0};
+    long dq = sc->rope_aware ? dc : d; /* quantized columns */
+    quant_scales_t qs;
+    quant_scales(&qs, x, rows, dq, d, &qc);
+    int exact = ctx->site[site].exact;
+    for (long r = 0; r < rows; r++) {
+        double s = quant_scale_at(&qs, r, 0);
+        scale[r] = s;
+        for (long j = 0; j < d; j++) {
+            double y = x[r * d + j] / s;
+            if (j < dq)
+                out[r * d + j] = exact ? y : fmt_round(fmt_fp32(y), FMT_E4M3, FMT_RNE, 0, NULL);
+            else
+                out[r * d + j] = attn_round(ctx, ROPE_CAST, attn_fp32(ctx, ROPE_CAST, y));
+        }
+    }
+    quant_scales_free(&qs);
+}
+
+/* Per row state of the online softmax with implicit dequantization. */
+typedef struct {
+    double m, l, sigma;
+} snap_row_t;
+
+/* One page for one row: e, f, sigma_j, P^ into p (nb entries); returns sum(e). */
+static double snap_page_p(double *p, double *sigma_out, const double *x, const double *sv, long nb, long valid,
+                          double mnew, attn_ctx_t *ctx)
+{
+    double amax = 0.0, esum = 0.0;
+    for (long c = 0; c < nb; c++) {
+        double e = c < valid ? attn_round(ctx, P_EXP, exp2(attn_round(ctx, P_EXP, x[c] - mnew))) : 0.0;
+        esum = attn_round(ctx, L_SUM, esum + e);
+        p[c] = attn_round(ctx, P_SCALE, e * sv[c]);
+        amax = fabs(p[c]) > amax ? fabs(p[c]) : amax;
+    }
+    double fmax = fmt_table[FMT_E4M3].max_finite;
+    double sigma = amax > 0 ? attn_round(ctx, P_SCALE, (amax > 1e-26 ? amax : 1e-26) / fmax) : 1.0;
+    for (long c = 0; c < nb; c++)
+        p[c] = attn_round(ctx, P_QUANT, attn_fp32(ctx, P_QUANT, p[c] / sigma));
+    *sigma_out = sigma;
+    return esum;
+}
+
+static void snap_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, const snap_cfg_t *sc)
+{
+    long R = g->R, sk = g->sk, dk = g->dk, dv = g->dv;
+    long rope = ctx->cfg->rope_dims;
+    long dc = dk - rope;
+    double *q8 = malloc(sizeof(double) * (size_t)(R * dk)), *sq = malloc(sizeof(double) * (size_t)R);
+    double *k8 = malloc(sizeof(double) * (size_t)(sk * dk)), *sk8 = malloc(sizeof(double) * (size_t)sk);
+    double *v8 = malloc(sizeof(double) * (size_t)(sk * dv)), *sv = malloc(sizeof(double) * (size_t)sk);
+    /* Q per token always (Fused-Q-Quant); K per the config; V = K content with its scales
+     * (V is quantized on its own, with the K content config, which is the same thing when
+     * V = K[:, :dv] and dv = dc) */
+    snap_cfg_t qcfg = *sc;
+    qcfg.gran = QUANT_TOKEN;
+    qcfg.static_scale = 0;
+    snap_quant(q8, sq, g->q, R, dk, dc, &qcfg, ctx, Q_QUANT);
+    snap_quant(k8, sk8, g->k, sk, dk, dc, sc, ctx, KV_QUANT);
+    snap_cfg_t vcfg = *sc;
+    vcfg.rope_aware = 1;
+    snap_quant(v8, sv, g->v, sk, dv, dv, &vcfg, ctx, KV_QUANT);
+
+    double c = attn_round(ctx, S_DEQUANT, ctx->cfg->scale * SNAP_LOG2E);
+    double *x = malloc(sizeof(double) * (size_t)(R * SNAP_PAGE));
+    double *p = malloc(sizeof(double) * (size_t)(R * SNAP_PAGE));
+    double *t = malloc(sizeof(double) * (size_t)(R * dv));
+    snap_row_t *st = calloc((size_t)R, sizeof *st);
+    for (long r = 0; r < R; r++) {
+        st[r].m = -INFINITY;
+        st[r].sigma = 1.0;
+    }
+    for (long i = 0; i < R * dv; i++)
+        o[i] = 0.0;
+    long npages = (sk + SNAP_PAGE - 1) / SNAP_PAGE;
+    for (long pi = 0; pi < npages; pi++) {
+        /* inverted: pages 2i+1 then 2i; the second of each pair is added by rolling the
+         * accumulator back to its scale and forward again */
+        long page = pi, rollback = 0;
+        if (sc->inverted && (pi ^ 1) < npages) {
+            page = pi ^ 1;
+            rollback = (pi & 1) && page < pi;
+        }
+        long j0 = page * SNAP_PAGE;
+        long nb = sk - j0 < SNAP_PAGE ? sk - j0 : SNAP_PAGE;
+        attn_gemm(ctx, QK_ACC, x, nb, q8, dk, k8 + j0 * dk, dk, 1, R, nb, dk);
+        double *beta = malloc(sizeof(double) * (size_t)R), *undo = malloc(sizeof(double) * (size_t)R);
+        for (long r = 0; r < R; r++) {
+            double *row = x + r * nb;
+            long valid = g->limit[r] - j0 + 1;
+            if (valid > nb)
+                valid = nb;
+            double mnew = st[r].m;
+            for (long cc = 0; cc < nb; cc++) {
+                if (cc < valid) {
+                    row[cc] = attn_round(ctx, S_DEQUANT,
+                                         attn_round(ctx, S_DEQUANT, attn_round(ctx, S_DEQUANT, row[cc] * sq[r]) * sk8[j0 + cc]) * c);
+                    mnew = row[cc] > mnew ? row[cc] : mnew;
+                }
+            }
+            undo[r] = 1.0;
+            if (valid <= 0) {
+                beta[r] = 1.0;
+                for (long cc = 0; cc < nb; cc++)
+                    p[r * nb + cc] = 0.0;
+                continue;
+            }
+            double sigma;
+            double esum = snap_page_p(p + r * nb, &sigma, row, sv + j0, nb, valid, mnew, ctx);
+            double shift = attn_round(ctx, O_RESCALE, exp2(attn_round(ctx, O_RESCALE, st[r].m - mnew)));
+            beta[r] = attn_round(ctx, O_RESCALE, shift * attn_round(ctx, O_RESCALE, st[r].sigma / sigma));
+            if (rollback)
+                undo[r] = attn_round(ctx, O_RESCALE, sigma / st[r].sigma);
+            st[r].l = attn_round(ctx, L_SUM, attn_round(ctx, L_SUM, beta[r] * st[r].l) +
+                                                 attn_round(ctx, L_SUM, esum / sigma));
+            st[r].m = mnew;
+            if (!rollback)
+                st[r].sigma = sigma;
+        }
+        attn_gemm(ctx, PV_ACC, t, dv, p, nb, v8 + j0 * dv, dv, 0, R, dv, nb);
+        for (long r = 0; r < R; r++) {
+            for (long cc = 0; cc < dv; cc++) {
+                double *a = &o[r * dv + cc];
+                *a = attn_round(ctx, O_RESCALE, attn_round(ctx, O_RESCALE, beta[r] * *a) + t[r * dv + cc]);
+                if (undo[r] != 1.0)
+                    *a = attn_round(ctx, O_RESCALE, *a * undo[r]);
+            }
+            if (undo[r] != 1.0)
+                st[r].l = attn_round(ctx, L_SUM, st[r].l * undo[r]);
+        }
+        free(beta);
+        free(undo);
+    }
+    for (long r = 0; r < R; r++)
+        for (long cc = 0; cc < dv; cc++) {
+            double *a = &o[r * dv + cc];
+            *a = attn_round(ctx, OUT_CAST, attn_round(ctx, O_DIV, *a / st[r].l));
+        }
+    free(q8);
+    free(sq);
+    free(k8);
+    free(sk8);
+    free(v8);
+    free(sv);
+    free(x);
+    free(p);
+    free(t);
+    free(st);
+}
+
+static const snap_cfg_t SNAP_MAIN = {QUANT_TOKEN, 0, 1, 0};
+
+void attn_snapmla(double *o, const attn_group_t *g, attn_ctx_t *ctx) { snap_core(o, g, ctx, &SNAP_MAIN); }
+
+void attn_snapmla_a(double *o, const attn_group_t *g, attn_ctx_t *ctx)
+{
+    static const snap_cfg_t a = {QUANT_TOKEN, 0, 0, 0};
+    snap_core(o, g, ctx, &a);
+}
+
+void attn_snapmla_b(double *o, const attn_group_t *g, attn_ctx_t *ctx)
+{
+    static const snap_cfg_t b = {QUANT_TENSOR, 1.0, 1, 0};
+    snap_core(o, g, ctx, &b);
+}
+
+void attn_snapmla_c(double *o, const attn_group_t *g, attn_ctx_t *ctx)
+{
+    static const snap_cfg_t cc = {QUANT_TENSOR, 0, 1, 0};
+    snap_core(o, g, ctx, &cc);
+}
+
+void attn_snapmla_d(double *o, const attn_group_t *g, attn_ctx_t *ctx)
+{
+    static const snap_cfg_t d = {QUANT_BLOCK, 0, 1, 0};
+    snap_core(o, g, ctx, &d);
+}
+
+void attn_snapmla_inverted(double *o, const attn_group_t *g, attn_ctx_t *ctx)
+{
+    static const snap_cfg_t inv = {QUANT_TOKEN, 0, 1, 1};
+    snap_core(o, g, ctx, &inv);
+}

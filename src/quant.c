@@ -1,0 +1,75 @@
+/* quant -- amax scales per group and the scaled conversion to FP8 */
+#include "quant.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+void quant_scales(quant_scales_t *s, const double *x, long rows, long cols, long ld, const quant_cfg_t *cfg)
+{
+    s->rows = rows;
+    s->cols = cols;
+    switch (cfg->gran) {
+    case QUANT_TENSOR:
+        s->gr = rows;
+        s->gc = cols;
+        break;
+    case QUANT_TOKEN:
+        s->gr = 1;
+        s->gc = cols;
+        break;
+    case QUANT_CHANNEL:
+        s->gr = rows;
+        s->gc = 1;
+        break;
+    case QUANT_BLOCK:
+    default:
+        s->gr = cfg->block_rows;
+        s->gc = cfg->block_cols;
+        break;
+    }
+    if (s->gr < 1)
+        s->gr = 1;
+    if (s->gc < 1)
+        s->gc = 1;
+    s->ngr = (rows + s->gr - 1) / s->gr;
+    s->ngc = (cols + s->gc - 1) / s->gc;
+    s->scale = calloc((size_t)(s->ngr * s->ngc), sizeof(double));
+    double fmax = fmt_table[cfg->fmt].max_finite;
+    for (long r = 0; r < rows; r++)
+        for (long c = 0; c < cols; c++) {
+            double *a = &s->scale[(r / s->gr) * s->ngc + c / s->gc];
+            double v = fabs(x[r * ld + c]);
+            *a = v > *a ? v : *a; /* amax first */
+        }
+    for (long i = 0; i < s->ngr * s->ngc; i++) {
+        double amax = s->scale[i];
+        if (cfg->static_scale > 0) {
+            s->scale[i] = cfg->static_scale;
+        } else if (cfg->pow2) {
+            double t = amax / fmax > cfg->pow2_floor ? amax / fmax : cfg->pow2_floor;
+            s->scale[i] = t > 0 ? ldexp(1.0, (int)ceil(log2(t))) : 1.0;
+        } else {
+            /* binary32 arithmetic, as the kernels compute it */
+            s->scale[i] = fmt_fp32(fmt_fp32(amax > QUANT_AMAX_FLOOR ? amax : QUANT_AMAX_FLOOR) / fmax);
+        }
+    }
+}
+
+void quant_scales_free(quant_scales_t *s)
+{
+    free(s->scale);
+    s->scale = NULL;
+}
+
+long quant_apply(double *q, long ldq, const double *x, long ld, const quant_scales_t *s, const quant_cfg_t *cfg)
+{
+    long over = 0;
+    for (long r = 0; r < s->rows; r++)
+        for (long c = 0; c < s->cols; c++) {
+            double y = fmt_fp32(x[r * ld + c] / quant_scale_at(s, r, c));
+            double v = fmt_round(y, cfg->fmt, FMT_RNE, 0, NULL);
+            over += !isfinite(v) && isfinite(y);
+            q[r * ldq + c] = cfg->saturate ? fmt_round(y, cfg->fmt, FMT_RNE, 1, NULL) : v;
+        }
+    return over;
+}

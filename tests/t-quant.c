@@ -1,0 +1,98 @@
+/* t-quant -- scales and FP8 quantization by granularity: hand-computed cases, round-trip bounds */
+#include <math.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "quant.h"
+
+static quant_cfg_t qcfg(quant_gran_t g, long br, long bc)
+{
+    quant_cfg_t c = {g, br, bc, FMT_E4M3, 0, 0, 0, 0};
+    return c;
+}
+
+static void test_hand(void)
+{
+    /* per token: row amax 2 -> scale fp32(2/448); x/scale = 224, -448, 56: exact in e4m3 */
+    double x[6] = {1, -2, 0.5, 0.25, 0, -0.125}, q[6];
+    quant_cfg_t c = qcfg(QUANT_TOKEN, 0, 0);
+    quant_scales_t s;
+    quant_scales(&s, x, 2, 3, 3, &c);
+    CHECK(s.ngr == 2 && s.ngc == 1, "per-token groups %ld x %ld", s.ngr, s.ngc);
+    CHECK(s.scale[0] == (double)(2.0f / 448.0f) && s.scale[1] == (double)(0.25f / 448.0f), "per-token scales %a %a",
+          s.scale[0], s.scale[1]);
+    quant_apply(q, 3, x, 3, &s, &c);
+    CHECK(q[0] == 224 && q[1] == -448 && q[4] == 0, "per-token values %a %a %a", q[0], q[1], q[4]);
+    quant_scales_free(&s);
+    /* per tensor, static 1.0: 0.3 -> 0.3125 (e4m3 step 2^-5 in [0.25, 0.5)), 1000 -> NaN (overflow) */
+    double y[2] = {0.3, 1000};
+    c = qcfg(QUANT_TENSOR, 0, 0);
+    c.static_scale = 1.0;
+    quant_scales(&s, y, 1, 2, 2, &c);
+    long over = quant_apply(q, 2, y, 2, &s, &c);
+    CHECK(q[0] == 0.3125 && isnan(q[1]) && over == 1, "static 1.0: %a %a over %ld", q[0], q[1], over);
+    c.saturate = 1;
+    quant_apply(q, 2, y, 2, &s, &c);
+    CHECK(q[1] == 448, "satfinite clamps to 448: %a", q[1]);
+    quant_scales_free(&s);
+    /* per channel on [[1, 8], [-4, 2]]: scales 4/448 and 8/448 */
+    double z[4] = {1, 8, -4, 2};
+    c = qcfg(QUANT_CHANNEL, 0, 0);
+    quant_scales(&s, z, 2, 2, 2, &c);
+    CHECK(s.ngr == 1 && s.ngc == 2 && s.scale[0] == (double)(4.0f / 448) && s.scale[1] == (double)(8.0f / 448),
+          "per-channel scales %a %a", s.scale[0], s.scale[1]);
+    quant_scales_free(&s);
+    /* per block 1 x 128 with power-of-two scales (FlashMLA): amax 3 -> 2^ceil(log2(3/448)) = 2^-7;
+     * an all-zero block takes the floor 1e-4 -> 2^-13 */
+    double *w = calloc(256, sizeof(double));
+    w[5] = -3;
+    c = qcfg(QUANT_BLOCK, 1, 128);
+    c.pow2 = 1;
+    c.pow2_floor = 1e-4;
+    quant_scales(&s, w, 1, 256, 256, &c);
+    CHECK(s.ngc == 2 && s.scale[0] == 0x1p-7 && s.scale[1] == 0x1p-13, "pow2 scales %a %a", s.scale[0], s.scale[1]);
+    quant_scales_free(&s);
+    free(w);
+}
+
+/* Round trip: |q scale - x| <= 2^-4 |x| (e4m3 keeps 4 significant bits) plus half the
+ * subnormal quantum, 2^-10 scale; e5m2 likewise with 2^-3 and 2^-17. */
+static void test_round_trip(void)
+{
+    fmt_rng_t rng;
+    fmt_rng_seed(&rng, 99); /* seed 99 (include this in bug reports) */
+    long rows = 64, cols = 96;
+    double *x = malloc(sizeof(double) * (size_t)(rows * cols)), *q = malloc(sizeof(double) * (size_t)(rows * cols));
+    for (long i = 0; i < rows * cols; i++) {
+        double u = ldexp((double)(fmt_rng_next(&rng) >> 11), -53) - 0.5;
+        x[i] = ldexp(u, (int)(fmt_rng_next(&rng) % 12) - 6); /* six binades either side */
+    }
+    const quant_gran_t grans[] = {QUANT_TENSOR, QUANT_TOKEN, QUANT_CHANNEL, QUANT_BLOCK};
+    const fmt_id_t fmts[] = {FMT_E4M3, FMT_E5M2};
+    for (int fi = 0; fi < 2; fi++)
+        for (int gi = 0; gi < 4; gi++) {
+            quant_cfg_t c = qcfg(grans[gi], 16, 32);
+            c.fmt = fmts[fi];
+            quant_scales_t s;
+            quant_scales(&s, x, rows, cols, cols, &c);
+            CHECK(quant_apply(q, cols, x, cols, &s, &c) == 0, "dynamic scales never overflow");
+            double rel = fi == 0 ? 0x1p-4 : 0x1p-3, sub = fi == 0 ? 0x1p-10 : 0x1p-17;
+            for (long r = 0; r < rows; r++)
+                for (long k = 0; k < cols; k++) {
+                    double sc = quant_scale_at(&s, r, k), err = fabs(q[r * cols + k] * sc - x[r * cols + k]);
+                    /* the fp32 division adds at most 2^-24 relative */
+                    CHECK(err <= (rel + 0x1p-23) * fabs(x[r * cols + k]) + sub * sc, "%s gran %d: x %a -> %a (scale %a)",
+                          fmt_table[c.fmt].name, gi, x[r * cols + k], q[r * cols + k] * sc, sc);
+                }
+            quant_scales_free(&s);
+        }
+    free(x);
+    free(q);
+}
+
+int main(void)
+{
+    test_hand();
+    test_round_trip();
+    return check_done("t-quant");
+}
