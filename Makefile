@@ -89,3 +89,4 @@ results: all
 	sh scripts/foundation.sh
 	sh scripts/run-experiments.sh
 	sh scripts/amla-ablation.sh
+	sh scripts/snapmla-claims.sh

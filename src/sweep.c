@@ -19,7 +19,7 @@
 #include "run.h"
 
 #define SWEEP_MAX_GRID 4
-#define SWEEP_MAX_OPTS 4
+#define SWEEP_MAX_OPTS 8
 #define SWEEP_MAX_VALS 64
 #define SWEEP_MAX_PAPER 64
 #define SWEEP_MAX_NOTES 64

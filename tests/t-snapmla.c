@@ -1,0 +1,86 @@
+/* t-snapmla -- the FP8 family: configuration identities, page order, quantized RoPE, overflow-free P */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn.h"
+#include "check.h"
+#include "gen.h"
+#include "golden.h"
+#include "metric.h"
+
+static void run_v(double *o, const char *name, const attn_input_t *in, long rope)
+{
+    attn_cfg_t c;
+    memset(&c, 0, sizeof c);
+    c.in_format = c.out_format = FMT_BF16;
+    c.block = 512;
+    c.acc_qk = c.acc_pv = ACC_FP32_FMA;
+    c.scale = 1.0 / sqrt((double)in->s.dk);
+    c.rope_dims = rope;
+    attn_stats_t st = {0};
+    attn_ctx_t ctx;
+    err_t e = {0};
+    int vi = attn_find(name);
+    CHECK(vi >= 0 && attn_ctx_init(&ctx, vi, &c, &st, &e) == 0, "variant %s", name);
+    attn_run(o, vi, in, &ctx);
+}
+
+static int same_bits(const double *a, const double *b, long n)
+{
+    return memcmp(a, b, sizeof(double) * (size_t)n) == 0;
+}
+
+int main(void)
+{
+    attn_input_t in = {{8, 1, 1, 200, 96, 64, 0}, NULL, NULL, NULL};
+    gen_cfg_t g = {GEN_MLA, 0, 0.1, -1, 1, 0, FMT_BF16, {0, 0, 0, 0, 0, 0}};
+    gen_mla_profile(&g.mla, 6);
+    g.mla.rope_dims = 32;
+    err_t e = {0};
+    gen_sample(&in, &g, 5, 0, &e);
+    long n = 8 * 64;
+    double *a = malloc(sizeof(double) * (size_t)n), *b = malloc(sizeof(double) * (size_t)n),
+           *gold = malloc(sizeof(double) * (size_t)n);
+    golden_attention(gold, &in, 0);
+
+    /* without a RoPE part, RoPE-unaware (A) and RoPE-aware (snapmla) are the same computation */
+    run_v(a, "snapmla", &in, 0);
+    run_v(b, "snapmla-a", &in, 0);
+    CHECK(same_bits(a, b, n), "no RoPE dims: snapmla-a differs from snapmla");
+    /* per-tensor dynamic (C) on a single token's worth of scales is per-token: one KV token */
+    attn_input_t one = {{8, 1, 1, 1, 96, 64, 0}, in.q, in.k, in.v};
+    run_v(a, "snapmla", &one, 32);
+    run_v(b, "snapmla-c", &one, 32);
+    CHECK(same_bits(a, b, n), "one token: per-tensor dynamic differs from per-token");
+    /* one page pair only reorders when there are two pages: with 64 tokens inverted = snapmla */
+    attn_input_t page = {{8, 1, 1, 64, 96, 64, 0}, in.q, in.k, in.v};
+    run_v(a, "snapmla", &page, 32);
+    run_v(b, "snapmla-inverted", &page, 32);
+    CHECK(same_bits(a, b, n), "one page: inverted order differs");
+    /* with two pages the order changes rounding, not the result's size */
+    run_v(a, "snapmla", &in, 32);
+    run_v(b, "snapmla-inverted", &in, 32);
+    double ma[METRIC_COUNT], mb[METRIC_COUNT];
+    metric_all(ma, a, gold, n);
+    metric_all(mb, b, gold, n);
+    CHECK(mb[METRIC_NONFINITE] == 0 && fabs(mb[METRIC_REL_FRO] / ma[METRIC_REL_FRO] - 1) < 0.2,
+          "inverted: rel_fro %g vs %g", mb[METRIC_REL_FRO], ma[METRIC_REL_FRO]);
+    /* FP8 error is that of 3-bit mantissas: well above BF16's, well below 1 */
+    CHECK(ma[METRIC_REL_FRO] > 4e-3 && ma[METRIC_REL_FRO] < 0.2, "snapmla rel_fro %g", ma[METRIC_REL_FRO]);
+    /* quantizing RoPE (A) with its wide outliers costs more than keeping it in BF16 */
+    run_v(b, "snapmla-a", &in, 32);
+    metric_all(mb, b, gold, n);
+    CHECK(mb[METRIC_REL_FRO] > ma[METRIC_REL_FRO], "RoPE-unaware %g not worse than RoPE-aware %g",
+          mb[METRIC_REL_FRO], ma[METRIC_REL_FRO]);
+    /* FlashMLA's FP8 cache keeps P in BF16: finite, and an FP8-sized error */
+    run_v(b, "flashmla-fp8", &in, 32);
+    metric_all(mb, b, gold, n);
+    CHECK(mb[METRIC_NONFINITE] == 0 && mb[METRIC_REL_FRO] > 1e-3 && mb[METRIC_REL_FRO] < 0.2,
+          "flashmla-fp8 rel_fro %g", mb[METRIC_REL_FRO]);
+    free(a);
+    free(b);
+    free(gold);
+    gen_free(&in);
+    return check_done("t-snapmla");
+}
