@@ -19,6 +19,7 @@ summarize() { # CSV TITLE: one markdown table, rows = variants, columns = distri
         k = pt SUBSEP $18
         n[k]++
         if ($19 == "nan" || $19 == "-nan" || $19 == "inf") bad[k]++; else s[k] += $19
+        if ($24 == 0 && $25 == 0) { s2[k] += $19; n2[k]++ } else evs[k]++
         nf[k] += $24; ev[k] += $25
     }
     END {
@@ -30,6 +31,7 @@ summarize() { # CSV TITLE: one markdown table, rows = variants, columns = distri
             for (i = 1; i <= np; i++) {
                 k = pts[i] SUBSEP vs[j]; b = pts[i] SUBSEP "base"
                 if (bad[k] > 0) printf " NaN/Inf in %d of %d samples (%d non-finite outputs, %d overflows) |", bad[k], n[k], nf[k], ev[k]
+                else if (evs[k] > 0) printf " %.3e (×%.3g); without the %d sample(s) with events: %.3e (×%.2f) |", s[k] / n[k], (s[k] / n[k]) / (s[b] / n[b]), evs[k], s2[k] / n2[k], (s2[k] / n2[k]) / (s[b] / n[b])
                 else printf " %.3e (×%.2f) |", s[k] / n[k], (s[k] / n[k]) / (s[b] / n[b])
             }
             printf "\n"
@@ -49,6 +51,13 @@ summarize() { # CSV TITLE: one markdown table, rows = variants, columns = distri
     echo "- \`amla-premul\`: P pre-multiplied by (1/r)_BF16 and the result divided by l * S32 (Appendix A item 2):"
     echo "  no compensation and the wrong final scale."
     echo "- \`amla-naive\`: Eq. (3), O += exp(m_i) P_i V_i without the safe-softmax shift."
+    echo
+    echo "Events (the CSV's \`events\` column) are INT32 adds outside Lemma 3.1's range: in the few samples"
+    echo "where one occurs, an element of O was exactly zero when the add reached it (two BF16 products of"
+    echo "P V cancelled exactly in FP32), the add turned its bits into a huge value, and the output element is"
+    echo "wrong by many orders of magnitude; CANN's |O| > 1e10 -> 0 guard catches it only while it stays"
+    echo "above 1e10 (later -30 rescales can shrink it below). Cells with such samples also give the mean"
+    echo "without them. amla-naive's events are exp(m_i) overflows."
     echo
     summarize results/amla-table3.csv "Gaussian inputs (Table 3)"
     summarize results/amla-table4.csv "Uniform inputs (Table 4)"

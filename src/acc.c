@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define ACC_HAVE_X86 1
@@ -14,6 +16,7 @@ const acc_info_t acc_table[ACC_COUNT] = {
     {"fp64", "binary64 sequential fma in k order (stand-in for exact at an --exact site)"},
     {"fp32-fma", "binary32 sequential fused multiply-add in k order: acc = fmaf(a, b, acc)"},
     {"fp32-mul-add", "binary32 in k order, product rounded then sum rounded"},
+    {"fp16-acc", "binary16 accumulator (Volta m8n8k4): per 4 products, exact sum plus C rounded to fp16"},
 };
 
 int acc_from_name(const char *name)
@@ -194,6 +197,42 @@ static void gemm64(double *C, long ldc, const double *A, long lda, const double 
     free(zero);
 }
 
+/* The FP16-accumulator model, element by element. The four products of fp16 (or narrower)
+ * operands and C are summed exactly in binary64 (22-bit products within a few binades: no
+ * rounding in practice; a wider spread rounds once, far below fp16's precision), then the
+ * sum is rounded to binary16; overflow gives infinity as the hardware's fp16 result would. */
+/* binary64 -> binary16 RNE (overflow to infinity): the quantum of s's binade, at least the
+ * subnormal quantum 2^-24, applied with nearbyint (the default rounding mode is RNE). Equals
+ * fmt_round(s, FMT_FP16, FMT_RNE, 0, NULL), which t-acc checks. */
+static double acc_round_fp16(double s)
+{
+    if (s == 0 || !isfinite(s))
+        return s;
+    int e;
+    frexp(s, &e);
+    int q = (e - 1 > -14 ? e - 1 : -14) - 10;
+    double r = ldexp(nearbyint(ldexp(s, -q)), q);
+    return fabs(r) > 65504.0 ? copysign(INFINITY, s) : r;
+}
+
+static void gemm16(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
+                   long N, long K)
+{
+    for (long i = 0; i < M; i++)
+        for (long j = 0; j < N; j++) {
+            double c = 0.0;
+            for (long k0 = 0; k0 < K; k0 += ACC_FP16_K) {
+                double s = c;
+                for (long k = k0; k < k0 + ACC_FP16_K && k < K; k++)
+                    s += A[i * lda + k] * acc_b_at(B, ldb, b_trans, k, j);
+                c = acc_round_fp16(s);
+            }
+            C[i * ldc + j] = c;
+        }
+}
+
+double acc_fp16_round(double s) { return acc_round_fp16(s); }
+
 void acc_gemm(double *C, long ldc, const double *A, long lda, const double *B, long ldb,
               int b_trans, long M, long N, long K, acc_model_t model)
 {
@@ -208,6 +247,9 @@ void acc_gemm(double *C, long ldc, const double *A, long lda, const double *B, l
         break;
     case ACC_FP32_MULADD:
         gemm32(C, ldc, A, lda, B, ldb, b_trans, M, N, K, 0);
+        break;
+    case ACC_FP16:
+        gemm16(C, ldc, A, lda, B, ldb, b_trans, M, N, K);
         break;
     default:
         abort();

@@ -6,6 +6,8 @@ typedef enum {
     ACC_FP64,        /* binary64, sequential fma in k order: the "exact" stand-in of a site */
     ACC_FP32_FMA,    /* binary32, sequential fused multiply-add in k order */
     ACC_FP32_MULADD, /* binary32, product rounded, then sum rounded, in k order */
+    ACC_FP16,        /* binary16 accumulator (Volta m8n8k4 with FP16 C): per group of 4 products,
+                        the exact sum of the products and C rounded to binary16 (RNE) */
     ACC_COUNT
 } acc_model_t;
 
@@ -16,7 +18,13 @@ typedef struct {
 
 extern const acc_info_t acc_table[ACC_COUNT];
 
+/* Products per MMA step of the FP16-accumulator model (m8n8k4: k = 4). */
+#define ACC_FP16_K 4
+
 int acc_from_name(const char *name);
+
+/* The fp16-acc model's rounding of a binary64 sum to binary16 (exposed for its test). */
+double acc_fp16_round(double s);
 
 /* C[i][j] = sum_k A[i][k] * op(B)[k][j] for i < M, j < N, accumulated in k order under the
  * model; op(B) = B^T when b_trans (B is N x K), else B (K x N). Operands are taken as

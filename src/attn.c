@@ -34,6 +34,16 @@ const attn_variant_t attn_variants[] = {
      attn_snapmla_inverted, attn_snapmla_sites},
     {"flashmla-fp8", "FlashMLA FP8 cache: e4m3 content, pow2 scale per 1x128 tile, RoPE bf16; Base on 64-token tiles",
      attn_flashmla_fp8, attn_flashmla_fp8_sites},
+    {"seesaw", "FlashMLA's seesaw schedule: 64-token blocks in pairs, O split into O_L/O_R, scales in the blog's order",
+     attn_seesaw, attn_seesaw_sites},
+    {"etap", "FlashMLA-ETAP: S^T = K Q^T, softmax along the KV axis (tree sums per 64-token tile), O^T = V^T P^T",
+     attn_etap, attn_etap_sites},
+    {"fastattn", "FastAttention: two-level tiling (--row-block, --sub-block rows; --block KV), tiling-mask causal",
+     attn_fastattn, attn_fastattn_sites},
+    {"fastattn-fp16acc", "FastAttention's Volta m8n8k4 path: FP16 accumulators in both products",
+     attn_fastattn, attn_fastattn_fp16acc_sites},
+    {"fa3-fp8", "FlashAttention-3 FP8: e4m3 Q/K/V, block scales and random-sign Hadamard (--fa3-block, --fa3-hadamard)",
+     attn_fa3fp8, attn_fa3fp8_sites},
 };
 const int attn_variant_count = (int)(sizeof attn_variants / sizeof attn_variants[0]);
 
@@ -63,7 +73,7 @@ int attn_ctx_init(attn_ctx_t *ctx, int vi, const attn_cfg_t *cfg, attn_stats_t *
         s->mode = d->mode;
         s->sat = d->sat;
         s->fmt = d->src == SITE_FMT_IN ? cfg->in_format : d->src == SITE_FMT_OUT ? cfg->out_format : d->fmt;
-        s->acc = d->src == SITE_ACC_QK ? cfg->acc_qk : cfg->acc_pv;
+        s->acc = d->src == SITE_ACC_QK ? cfg->acc_qk : d->src == SITE_ACC_FP16 ? ACC_FP16 : cfg->acc_pv;
         s->exact = cfg->only ? !site_listed(cfg->only, d->name) : site_listed(cfg->exact, d->name);
     }
     return ERR_OK;

@@ -33,6 +33,8 @@ typedef struct {
     uint64_t rng_seed;     /* for stochastic rounding sites */
     int amla_form;         /* ATTN_AMLA_PAPER or ATTN_AMLA_CANN (--amla-form) */
     long rope_dims;        /* the last rope_dims of Dk are RoPE (FP8 variants keep them apart) */
+    long row_block, sub_block; /* fastattn: query rows per Cube block, rows per Vector pass */
+    int fa3_block, fa3_hadamard; /* fa3-fp8: block quantization, incoherent processing (1 = on) */
 } attn_cfg_t;
 
 /* AMLA's two published forms (shared/REFERENCES.md): Algorithm 2 as printed, or the

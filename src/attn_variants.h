@@ -29,6 +29,16 @@ extern const site_def_t attn_snapmla_sites[];
 void attn_flashmla_fp8(double *o, const attn_group_t *g, attn_ctx_t *ctx);
 extern const site_def_t attn_flashmla_fp8_sites[];
 
+void attn_seesaw(double *o, const attn_group_t *g, attn_ctx_t *ctx);
+extern const site_def_t attn_seesaw_sites[];
+void attn_etap(double *o, const attn_group_t *g, attn_ctx_t *ctx);
+extern const site_def_t attn_etap_sites[];
+void attn_fastattn(double *o, const attn_group_t *g, attn_ctx_t *ctx);
+extern const site_def_t attn_fastattn_sites[];
+extern const site_def_t attn_fastattn_fp16acc_sites[];
+void attn_fa3fp8(double *o, const attn_group_t *g, attn_ctx_t *ctx);
+extern const site_def_t attn_fa3fp8_sites[];
+
 /* AMLA's rescale: add n to the INT32 reading of *x's binary32 bits (Lemma 3.1). Returns 1
  * when the operand or result leaves the lemma's range (zero/subnormal/inf/NaN operand,
  * result exponent field 0 or 255, or a carry into the sign bit), else 0. */

@@ -30,7 +30,8 @@ static const char USAGE[] =
 static const char RUN_USAGE[] =
     "usage: amla-lab run [options]\n"
     "inputs:\n"
-    "  --dist normal|uniform|fa3-outlier  [normal]   --mean M [0]  --sigma S [1]\n"
+    "  --dist normal|uniform|fa3-outlier|mla  [normal]   --mean M [0]  --sigma S [1]\n"
+    "  --layer-profile 1..8  --rope-dims N [64]  --rope-scale X  --outlier-rate P  --outlier-scale X  --token-spread X\n"
     "  --low A --high B [-1, 1]           --samples N [10]  --seed N [1]\n"
     "  --ctx S2 [8192]  --heads G [128]  --kv-heads H [1]  --sq N [1]  --dk D [576]  --dv D [512]\n"
     "  --kv shared|separate [shared: V = K[..., :dv]]   --causal\n"
@@ -43,6 +44,7 @@ static const char RUN_USAGE[] =
     "  --only SITE[,SITE...]   round only at these sites; every other site is exact\n"
     "  --attribute             per site: error with only it rounded, error removed when it is exact\n"
     "  --amla-form paper|cann [paper]  AMLA's compensation as Algorithm 2 prints it, or as the CANN kernel\n"
+    "  --row-block N  --sub-block N  fastattn's Cube / Vector row tiles   --fa3-block yes|no  --fa3-hadamard yes|no\n"
     "output:\n"
     "  --format table|csv|json [table]  --csv FILE (per-sample rows)  --dump DIR (arrays of sample 0)\n"
     "  --threads N [all cores]\n";

@@ -97,7 +97,8 @@ static int parse_variants(run_cfg_t *c, const char *s, err_t *e)
 int opts_variant_cfg(run_cfg_t *c, int v, err_t *e)
 {
     static const char *const allowed[] = {"amla-form", "block", "acc", "acc-qk", "acc-pv", "exact", "only",
-                                          "out-format", "scale", NULL};
+                                          "out-format", "scale", "row-block", "sub-block", "fa3-block",
+                                          "fa3-hadamard", NULL};
     const char *spec = c->vspec[v];
     const char *p = strchr(spec, ':');
     if (!p) {
@@ -176,6 +177,8 @@ int opts_run_option(run_cfg_t *c, const char *opt, const char *val, err_t *e)
     LONGOPT("--dv", c->shape.dv)
     LONGOPT("--block", c->attn.block)
     LONGOPT("--threads", c->threads)
+    LONGOPT("--row-block", c->attn.row_block)
+    LONGOPT("--sub-block", c->attn.sub_block)
 #undef LONGOPT
     if (strcmp(opt, "--seed") == 0) {
         rc = opts_parse_long(opt, val, &l, e);
@@ -282,6 +285,12 @@ int opts_run_option(run_cfg_t *c, const char *opt, const char *val, err_t *e)
     }
     if (strcmp(opt, "--only") == 0) {
         c->attn.only = val;
+        return ERR_OK;
+    }
+    if (strcmp(opt, "--fa3-block") == 0 || strcmp(opt, "--fa3-hadamard") == 0) {
+        if (strcmp(val, "yes") != 0 && strcmp(val, "no") != 0)
+            return err_set(e, ERR_USAGE, "%s: expected yes or no, got '%s'", opt, val);
+        *(strcmp(opt, "--fa3-block") == 0 ? &c->attn.fa3_block : &c->attn.fa3_hadamard) = strcmp(val, "yes") == 0;
         return ERR_OK;
     }
     if (strcmp(opt, "--attribute") == 0) {

@@ -31,6 +31,8 @@ void run_cfg_default(run_cfg_t *c)
     c->attn.in_format = FMT_BF16;
     c->attn.out_format = FMT_BF16;
     c->attn.block = RUN_DEFAULT_BLOCK;
+    c->attn.fa3_block = 1;
+    c->attn.fa3_hadamard = 1;
     c->attn.acc_qk = ACC_FP32_FMA;
     c->attn.acc_pv = ACC_FP32_FMA;
     c->samples = RUN_DEFAULT_SAMPLES;

@@ -172,6 +172,14 @@ static void sweep_point_label(char *buf, size_t n, const sweep_t *x, long g)
     }
 }
 
+/* FNV-1a over a token and its separator. */
+static void sweep_hash(uint64_t *h, const char *t, char sep)
+{
+    for (const char *p = t; *p; p++)
+        *h = (*h ^ (unsigned char)*p) * 0x100000001b3ull;
+    *h = (*h ^ (unsigned char)sep) * 0x100000001b3ull;
+}
+
 static int sweep_parse(sweep_t *x, const char *path, err_t *e)
 {
     memset(x, 0, sizeof *x);
@@ -187,8 +195,6 @@ static int sweep_parse(sweep_t *x, const char *path, err_t *e)
     x->hash = 0xcbf29ce484222325ull;
     while (!rc && fgets(line, sizeof line, f)) {
         ln++;
-        for (char *p = line; *p; p++)
-            x->hash = (x->hash ^ (unsigned char)*p) * 0x100000001b3ull;
         size_t len = strlen(line);
         if (len == sizeof line - 1 && line[len - 1] != '\n') {
             rc = err_set(e, ERR_USAGE, "%s:%d: line too long", path, ln);
@@ -205,6 +211,11 @@ static int sweep_parse(sweep_t *x, const char *path, err_t *e)
             continue;
         err_t le = {0};
         const char *key = tok[0];
+        /* the sample store belongs to the lines that decide what is computed (name, set,
+         * grid), as tokens: comments, spacing, notes and paper values may change freely */
+        if (!strcmp(key, "name") || !strcmp(key, "set") || !strcmp(key, "grid"))
+            for (int i = 0; i < nt; i++)
+                sweep_hash(&x->hash, tok[i], i + 1 < nt ? ' ' : '\n');
         /* the text after the keyword, for title and note */
         char *rest = copy + (tok[0] - line) + strlen(tok[0]);
         while (isspace((unsigned char)*rest))

@@ -163,6 +163,11 @@ expect_err "bad --format" run --format xml
 expect_err "bad acc" run --acc fp8
 expect_err "unknown site" run --exact p_cast,warp
 expect_err "bad amla form" run --amla-form book
+expect_err "bad fa3 flag" run --fa3-block maybe
+expect_err "zero row block" run --row-block 0
+expect_err "bad layer profile" run --dist mla --layer-profile 9
+expect_err "rope dims too large" run --dist mla --dk 64 --dv 32 --rope-dims 64
+expect_err "negative outlier rate" run --dist mla --outlier-rate -0.1
 expect_err "bad variant override" run --variants amla:amla-form=x
 expect_err "override not allowed" run --variants amla:ctx=5
 expect_err "dv > dk shared" run --dk 64 --dv 128

@@ -1,0 +1,164 @@
+/* attn_fa3fp8 -- FlashAttention-3's FP8 forward pass: e4m3 Q, K, V with per-tensor or per-block
+ * scales, optional incoherent processing (Q and K times a random-sign Hadamard matrix), P in
+ * e4m3 for the second product (shared/REFERENCES.md) */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn_variants.h"
+#include "quant.h"
+
+#define FA3_BLOCK 64   /* rows of Q and tokens of K, V per scale (block quantization), KV tile */
+#define FA3_HADAMARD 128 /* the largest Hadamard block used along the head dimension */
+
+enum {
+    HADAMARD, Q_QUANT, K_QUANT, V_QUANT, QK_ACC, S_DEQUANT, P_EXP, L_SUM, P_QUANT, PV_ACC, O_RESCALE, O_DIV,
+    OUT_CAST
+};
+
+const site_def_t attn_fa3fp8_sites[] = {
+    {"hadamard", "Q and K rotated by the random-sign Hadamard matrix, in the input format", SITE_FMT_IN, FMT_FP32,
+     FMT_RNE, 0},
+    {"q_quant", "Q / scale -> e4m3 (per tensor or per 64 rows)", SITE_FMT_FIXED, FMT_E4M3, FMT_RNE, 0},
+    {"k_quant", "K / scale -> e4m3 (per tensor or per 64 tokens)", SITE_FMT_FIXED, FMT_E4M3, FMT_RNE, 0},
+    {"v_quant", "V / scale -> e4m3 (per tensor or per 64 tokens)", SITE_FMT_FIXED, FMT_E4M3, FMT_RNE, 0},
+    {"qk_acc", "S = q8 k8^T", SITE_ACC_QK, FMT_FP32, FMT_RNE, 0},
+    {"s_dequant", "S sq sk scale in fp32", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0},
+    {"p_exp", "P = exp(s - m), exp(m_old - m) in fp32", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0},
+    {"l_sum", "l = l alpha + rowsum(P) in fp32", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0},
+    {"p_quant", "P -> e4m3 (no scale: P <= 1)", SITE_FMT_FIXED, FMT_E4M3, FMT_RNE, 1},
+    {"pv_acc", "P8 V8", SITE_ACC_PV, FMT_FP32, FMT_RNE, 0},
+    {"o_rescale", "O = O alpha + sv (P8 V8) in fp32", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0},
+    {"o_div", "O / l in fp32", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0},
+    {"out_cast", "output cast", SITE_FMT_OUT, FMT_FP32, FMT_RNE, 0},
+    {NULL, NULL, 0, 0, 0, 0},
+};
+
+/* x [rows][d] times the block-diagonal (1/sqrt(h)) H_h diag(signs), h the largest power of
+ * two <= FA3_HADAMARD dividing d (Sylvester's H); an orthogonal map, so Q K^T is unchanged. */
+static void fa3_rotate(double *x, long rows, long d, const double *sign, attn_ctx_t *ctx)
+{
+    long h = 1;
+    while (h < FA3_HADAMARD && d % (2 * h) == 0)
+        h *= 2;
+    double norm = 1.0 / sqrt((double)h), *tmp = malloc(sizeof(double) * (size_t)h);
+    for (long r = 0; r < rows; r++)
+        for (long b = 0; b < d; b += h) {
+            double *v = x + r * d + b;
+            for (long i = 0; i < h; i++)
+                tmp[i] = v[i] * sign[b + i];
+            for (long len = 1; len < h; len *= 2) /* fast Walsh-Hadamard transform, exact in fp64 for these sizes */
+                for (long i = 0; i < h; i += 2 * len)
+                    for (long j = i; j < i + len; j++) {
+                        double u = tmp[j], w = tmp[j + len];
+                        tmp[j] = u + w;
+                        tmp[j + len] = u - w;
+                    }
+            for (long i = 0; i < h; i++)
+                v[i] = attn_round(ctx, HADAMARD, tmp[i] * norm);
+        }
+    free(tmp);
+}
+
+/* Quantize x [rows][d] to e4m3 at `site`: per tensor, or one scale per FA3_BLOCK rows. */
+static void fa3_quant(double *q, double *scale_of_row, const double *x, long rows, long d, int block,
+                      attn_ctx_t *ctx, int site)
+{
+    quant_cfg_t qc = {block ? QUANT_BLOCK : QUANT_TENSOR, FA3_BLOCK, d, FMT_E4M3, 0, 0, 0, 0};
+    quant_scales_t qs;
+    quant_scales(&qs, x, rows, d, d, &qc);
+    for (long r = 0; r < rows; r++) {
+        scale_of_row[r] = quant_scale_at(&qs, r, 0);
+        for (long j = 0; j < d; j++)
+            q[r * d + j] = attn_round(ctx, site, attn_fp32(ctx, site, x[r * d + j] / scale_of_row[r]));
+    }
+    quant_scales_free(&qs);
+}
+
+void attn_fa3fp8(double *o, const attn_group_t *g, attn_ctx_t *ctx)
+{
+    long R = g->R, sk = g->sk, dk = g->dk, dv = g->dv, B = FA3_BLOCK;
+    int block = ctx->cfg->fa3_block, had = ctx->cfg->fa3_hadamard;
+    double *q = malloc(sizeof(double) * (size_t)(R * dk)), *k = malloc(sizeof(double) * (size_t)(sk * dk));
+    memcpy(q, g->q, sizeof(double) * (size_t)(R * dk));
+    memcpy(k, g->k, sizeof(double) * (size_t)(sk * dk));
+    if (had) {
+        double *sign = malloc(sizeof(double) * (size_t)dk);
+        for (long i = 0; i < dk; i++)
+            sign[i] = (fmt_rng_next(&ctx->rng) >> 63) ? -1.0 : 1.0;
+        fa3_rotate(q, R, dk, sign, ctx);
+        fa3_rotate(k, sk, dk, sign, ctx);
+        free(sign);
+    }
+    double *q8 = malloc(sizeof(double) * (size_t)(R * dk)), *k8 = malloc(sizeof(double) * (size_t)(sk * dk));
+    double *v8 = malloc(sizeof(double) * (size_t)(sk * dv));
+    double *sq = malloc(sizeof(double) * (size_t)R), *skk = malloc(sizeof(double) * (size_t)sk),
+           *sv = malloc(sizeof(double) * (size_t)sk);
+    fa3_quant(q8, sq, q, R, dk, block, ctx, Q_QUANT);
+    fa3_quant(k8, skk, k, sk, dk, block, ctx, K_QUANT);
+    fa3_quant(v8, sv, g->v, sk, dv, block, ctx, V_QUANT);
+    double *s = malloc(sizeof(double) * (size_t)(R * B)), *t = malloc(sizeof(double) * (size_t)(R * dv));
+    double *m = malloc(sizeof(double) * (size_t)R), *l = calloc((size_t)R, sizeof(double));
+    double *alpha = malloc(sizeof(double) * (size_t)R);
+    for (long r = 0; r < R; r++)
+        m[r] = -INFINITY;
+    for (long i = 0; i < R * dv; i++)
+        o[i] = 0.0;
+    for (long j0 = 0; j0 < sk; j0 += B) {
+        long nb = sk - j0 < B ? sk - j0 : B;
+        attn_gemm(ctx, QK_ACC, s, nb, q8, dk, k8 + j0 * dk, dk, 1, R, nb, dk);
+        for (long r = 0; r < R; r++) {
+            double *row = s + r * nb;
+            long valid = g->limit[r] - j0 + 1;
+            if (valid > nb)
+                valid = nb;
+            double mnew = m[r];
+            for (long c = 0; c < valid; c++) {
+                double d = attn_round(ctx, S_DEQUANT, attn_round(ctx, S_DEQUANT, row[c] * sq[r]) * skk[j0 + c]);
+                row[c] = attn_round(ctx, S_DEQUANT, d * ctx->cfg->scale);
+                mnew = row[c] > mnew ? row[c] : mnew;
+            }
+            if (valid <= 0) {
+                alpha[r] = 1.0;
+                memset(row, 0, sizeof(double) * (size_t)nb);
+                continue;
+            }
+            alpha[r] = attn_round(ctx, P_EXP, exp(attn_round(ctx, P_EXP, m[r] - mnew)));
+            double sum = 0.0;
+            for (long c = 0; c < nb; c++) {
+                double p = c < valid ? attn_round(ctx, P_EXP, exp(attn_round(ctx, P_EXP, row[c] - mnew))) : 0.0;
+                sum = attn_round(ctx, L_SUM, sum + p);
+                row[c] = attn_round(ctx, P_QUANT, p);
+            }
+            l[r] = attn_round(ctx, L_SUM, attn_round(ctx, L_SUM, l[r] * alpha[r]) + sum);
+            m[r] = mnew;
+        }
+        attn_gemm(ctx, PV_ACC, t, dv, s, nb, v8 + j0 * dv, dv, 0, R, dv, nb);
+        /* the tile's V scale (one per tensor, or per block of 64 tokens = this tile) */
+        double vs = sv[j0];
+        for (long r = 0; r < R; r++)
+            for (long c = 0; c < dv; c++) {
+                double *x = &o[r * dv + c];
+                *x = attn_round(ctx, O_RESCALE, attn_round(ctx, O_RESCALE, *x * alpha[r]) +
+                                                    attn_round(ctx, O_RESCALE, t[r * dv + c] * vs));
+            }
+    }
+    for (long r = 0; r < R; r++)
+        for (long c = 0; c < dv; c++) {
+            double *x = &o[r * dv + c];
+            *x = attn_round(ctx, OUT_CAST, attn_round(ctx, O_DIV, *x / l[r]));
+        }
+    free(q);
+    free(k);
+    free(q8);
+    free(k8);
+    free(v8);
+    free(sq);
+    free(skk);
+    free(sv);
+    free(s);
+    free(t);
+    free(m);
+    free(l);
+    free(alpha);
+}

@@ -1,0 +1,140 @@
+/* attn_fastattn -- FastAttention (seed 003): two-level tiling (large Cube blocks of query rows
+ * split into small Vector blocks) with the tiling-mask for causal attention, and the Volta
+ * m8n8k4 path with FP16 accumulators in both products */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn_variants.h"
+
+enum { QK_ACC, S_SCALE, P_EXP, L_SUM, P_CAST, PV_ACC, O_RESCALE, O_DIV, OUT_CAST };
+
+#define FASTATTN_SITES(qk_src, pv_src)                                                                   \
+    {"qk_acc", "S_i^(j) = Q_i K_j^T (Cube, Eq. 5)", qk_src, FMT_FP32, FMT_RNE, 0},                        \
+        {"s_scale", "scores times the softmax scale in fp32", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0},    \
+        {"p_exp", "P = exp(S - m), exp(m_old - m) in fp32 (Vector, Eqs. 8-9)", SITE_FMT_FIXED, FMT_FP32, \
+         FMT_RNE, 0},                                                                                    \
+        {"l_sum", "l = e^(m_old - m) l + rowsum(P) in fp32 (Eq. 10)", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0}, \
+        {"p_cast", "P cast for the Cube", SITE_FMT_IN, FMT_FP32, FMT_RNE, 0},                           \
+        {"pv_acc", "M = P V_j (Cube, Eq. 11)", pv_src, FMT_FP32, FMT_RNE, 0},                            \
+        {"o_rescale", "O = O e^(m_old - m) + M in fp32 (Eq. 12)", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0}, \
+        {"o_div", "O / l in fp32 (Eq. 13)", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0},                       \
+        {"out_cast", "output cast", SITE_FMT_OUT, FMT_FP32, FMT_RNE, 0},                                 \
+    {                                                                                                    \
+        NULL, NULL, 0, 0, 0, 0                                                                           \
+    }
+
+const site_def_t attn_fastattn_sites[] = {FASTATTN_SITES(SITE_ACC_QK, SITE_ACC_PV)};
+const site_def_t attn_fastattn_fp16acc_sites[] = {FASTATTN_SITES(SITE_ACC_FP16, SITE_ACC_FP16)};
+
+/* The tiling-mask: a small lower-triangular M-mask from which the B-mask of any (row, KV
+ * block) is cut: key j0 + c is visible from query position p iff M-mask[a][c] with a = p - j0
+ * (a >= nb: every key of the block, no masking; a < 0: none, the block is skipped). The paper
+ * keeps (2M) x (2M) to serve blocks of either unit; the causal B-masks of M-wide KV blocks
+ * need its M x M corner, which is what is stored. */
+typedef struct {
+    long M;
+    unsigned char *mask; /* [M][M] */
+} fa_mmask_t;
+
+static void fa_mmask_init(fa_mmask_t *mm, long M)
+{
+    mm->M = M;
+    mm->mask = malloc((size_t)(M * M));
+    for (long a = 0; a < M; a++)
+        for (long b = 0; b < M; b++)
+            mm->mask[a * M + b] = b <= a;
+}
+
+/* Visible keys of the block for query position p: the count of ones in its B-mask row. */
+static long fa_visible(const fa_mmask_t *mm, long p, long j0, long nb)
+{
+    long a = p - j0;
+    if (a < 0)
+        return 0;
+    if (a >= nb)
+        return nb;
+    long n = 0;
+    for (long c = 0; c < nb; c++)
+        n += mm->mask[a * mm->M + c];
+    return n;
+}
+
+/* Row block [r0, r1) of the group against every KV block (Eqs. 4-12), Vector passes of
+ * sub_block rows. */
+static void fa_rows(double *o, const attn_group_t *g, attn_ctx_t *ctx, long r0, long r1, const fa_mmask_t *mm)
+{
+    long Br = r1 - r0, B = ctx->cfg->block, dv = g->dv, dk = g->dk;
+    long Bb = ctx->cfg->sub_block > 0 ? ctx->cfg->sub_block : Br;
+    double *s = malloc(sizeof(double) * (size_t)(Br * B)), *t = malloc(sizeof(double) * (size_t)(Br * dv));
+    double *m = malloc(sizeof(double) * (size_t)Br), *l = calloc((size_t)Br, sizeof(double));
+    double *alpha = malloc(sizeof(double) * (size_t)Br);
+    long *vis = malloc(sizeof(long) * (size_t)Br);
+    double scale = attn_round(ctx, S_SCALE, ctx->cfg->scale);
+    double *ob = o + r0 * dv;
+    for (long r = 0; r < Br; r++)
+        m[r] = -INFINITY;
+    memset(ob, 0, sizeof(double) * (size_t)(Br * dv));
+    for (long j0 = 0; j0 < g->sk; j0 += B) {
+        long nb = g->sk - j0 < B ? g->sk - j0 : B;
+        long any = 0;
+        for (long r = 0; r < Br; r++) {
+            /* query position of row r: the limit is t + (sk - sq), the B-mask's diagonal */
+            vis[r] = fa_visible(mm, g->limit[r0 + r], j0, nb);
+            any |= vis[r];
+        }
+        if (!any) /* all-zero B-masks: the block is skipped on both units */
+            continue;
+        attn_gemm(ctx, QK_ACC, s, nb, g->q + r0 * dk, dk, g->k + j0 * dk, dk, 1, Br, nb, dk);
+        for (long k0 = 0; k0 < Br; k0 += Bb) /* Vector passes (second level) */
+            for (long r = k0; r < k0 + Bb && r < Br; r++) {
+                double *row = s + r * nb;
+                if (vis[r] <= 0) {
+                    memset(row, 0, sizeof(double) * (size_t)nb);
+                    alpha[r] = 1.0;
+                    continue;
+                }
+                double mnew = m[r];
+                for (long c = 0; c < vis[r]; c++) {
+                    row[c] = attn_round(ctx, S_SCALE, row[c] * scale);
+                    mnew = row[c] > mnew ? row[c] : mnew;
+                }
+                alpha[r] = attn_round(ctx, P_EXP, exp(attn_round(ctx, P_EXP, m[r] - mnew)));
+                double sum = 0.0;
+                for (long c = 0; c < nb; c++) {
+                    double p = c < vis[r] ? attn_round(ctx, P_EXP, exp(attn_round(ctx, P_EXP, row[c] - mnew))) : 0.0;
+                    sum = attn_round(ctx, L_SUM, sum + p);
+                    row[c] = attn_round(ctx, P_CAST, p);
+                }
+                l[r] = attn_round(ctx, L_SUM, attn_round(ctx, L_SUM, l[r] * alpha[r]) + sum);
+                m[r] = mnew;
+            }
+        attn_gemm(ctx, PV_ACC, t, dv, s, nb, g->v + j0 * dv, dv, 0, Br, dv, nb);
+        for (long r = 0; r < Br; r++)
+            for (long c = 0; c < dv; c++) {
+                double *x = &ob[r * dv + c];
+                *x = attn_round(ctx, O_RESCALE, attn_round(ctx, O_RESCALE, *x * alpha[r]) + t[r * dv + c]);
+            }
+    }
+    for (long r = 0; r < Br; r++)
+        for (long c = 0; c < dv; c++) {
+            double *x = &ob[r * dv + c];
+            *x = attn_round(ctx, OUT_CAST, attn_round(ctx, O_DIV, *x / l[r]));
+        }
+    free(s);
+    free(t);
+    free(m);
+    free(l);
+    free(alpha);
+    free(vis);
+}
+
+void attn_fastattn(double *o, const attn_group_t *g, attn_ctx_t *ctx)
+{
+    long Br = ctx->cfg->row_block > 0 ? ctx->cfg->row_block : g->R;
+    fa_mmask_t mm;
+    fa_mmask_init(&mm, ctx->cfg->block);
+    for (long r0 = 0; r0 < g->R; r0 += Br) /* first level: large blocks of query rows */
+        fa_rows(o, g, ctx, r0, r0 + Br < g->R ? r0 + Br : g->R, &mm);
+    free(mm.mask);
+}
