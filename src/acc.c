@@ -1,6 +1,7 @@
 /* acc -- matrix products under an accumulation model (sequential k order, vectorized over j) */
 #include "acc.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,22 @@ const acc_info_t acc_table[ACC_COUNT] = {
     {"fp32-fma", "binary32 sequential fused multiply-add in k order: acc = fmaf(a, b, acc)"},
     {"fp32-mul-add", "binary32 in k order, product rounded then sum rounded"},
     {"fp16-acc", "binary16 accumulator (Volta m8n8k4): per 4 products, exact sum plus C rounded to fp16"},
+    {"tc-volta", "V100 tensor core: blocks of 4 products + C, aligned, truncated to 23 fraction bits, RZ to fp32"},
+    {"tc-ampere", "A100/Ada tensor core (fp16/bf16): blocks of 8, 24 fraction bits, RZ to fp32"},
+    {"tc-hopper", "H100/H200 tensor core (fp16/bf16): blocks of 16, 25 fraction bits, RZ to fp32"},
+    {"tc-hopper-fp8", "Hopper FP8: blocks of 32, 13 fraction bits, promoted to an FP32 accumulator every 128"},
+    {"tc-hopper-fp8-fast", "Hopper FP8 with fast accumulation: blocks of 32, 13 fraction bits, no promotion"},
+};
+
+/* Parameters of the tensor-core block models: fraction bits F, block B, promotion interval. */
+typedef struct {
+    int f, b, promote;
+} acc_tc_t;
+
+static const acc_tc_t ACC_TC[] = {
+    [ACC_TC_VOLTA] = {23, 4, 0},         [ACC_TC_AMPERE] = {24, 8, 0},
+    [ACC_TC_HOPPER] = {25, 16, 0},       [ACC_TC_HOPPER_FP8] = {13, 32, 128},
+    [ACC_TC_HOPPER_FP8_FAST] = {13, 32, 0},
 };
 
 int acc_from_name(const char *name)
@@ -233,8 +250,79 @@ static void gemm16(double *C, long ldc, const double *A, long lda, const double 
 
 double acc_fp16_round(double s) { return acc_round_fp16(s); }
 
+/* Exponent of a nonzero operand as the tensor core sees it: its binade, or for a subnormal of
+ * its format the format's minimum exponent (the hidden bit is 0, the exponent field is emin). */
+static int acc_tc_exp(double x, int emin)
+{
+    int e;
+    frexp(x, &e);
+    return e - 1 < emin ? emin : e - 1;
+}
+
+double acc_tc_block(const double *t, const int *e, int n, int f)
+{
+    int emax = INT_MIN;
+    for (int i = 0; i < n; i++)
+        if (t[i] != 0 && e[i] > emax)
+            emax = e[i];
+    if (emax == INT_MIN)
+        return 0.0;
+    /* the common grid 2^(emax - f); each term truncated toward zero onto it (no sticky bit).
+     * The integers are below 2^(f+2) each and n <= 33: their sum is exact in binary64. */
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += trunc(ldexp(t[i], f - emax));
+    double r = ldexp(sum, emax - f);
+    /* normalized and truncated to min(24, f + 1) significant bits, in binary32's range */
+    if (r != 0 && f + 1 < 24) {
+        int er;
+        frexp(r, &er);
+        double q = ldexp(1.0, er - (f + 1));
+        r = trunc(r / q) * q;
+    }
+    return fmt_round(r, FMT_FP32, FMT_RZ, 0, NULL);
+}
+
+/* Block model per element: c = block(c, products of the next B k's); with promotion, the
+ * tensor-core value is added (FP32, RNE) into a separate accumulator every `promote` products.
+ * A product's exponent is the sum of its operands' exponents (before normalization: a
+ * significand product in [2, 4) does not move it); C's is its binade, -126 when subnormal. */
+static void gemm_tc(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
+                    long N, long K, const acc_tc_t *tc, int emin_a, int emin_b)
+{
+    double t[64];
+    int e[64];
+    for (long i = 0; i < M; i++)
+        for (long j = 0; j < N; j++) {
+            double c = 0.0, outer = 0.0;
+            for (long k0 = 0; k0 < K; k0 += tc->b) {
+                int n = 0;
+                e[n] = c != 0 ? acc_tc_exp(c, fmt_table[FMT_FP32].emin) : 0;
+                t[n++] = c;
+                for (long k = k0; k < k0 + tc->b && k < K; k++) {
+                    double a = A[i * lda + k], b = acc_b_at(B, ldb, b_trans, k, j);
+                    t[n] = a * b;
+                    e[n] = t[n] != 0 ? acc_tc_exp(a, emin_a) + acc_tc_exp(b, emin_b) : 0;
+                    n++;
+                }
+                c = acc_tc_block(t, e, n, tc->f);
+                if (tc->promote && ((k0 + tc->b) % tc->promote == 0 || k0 + tc->b >= K)) {
+                    outer = fmt_fp32(outer + c);
+                    c = 0.0;
+                }
+            }
+            C[i * ldc + j] = tc->promote ? outer : c;
+        }
+}
+
 void acc_gemm(double *C, long ldc, const double *A, long lda, const double *B, long ldb,
               int b_trans, long M, long N, long K, acc_model_t model)
+{
+    acc_gemm_f(C, ldc, A, lda, B, ldb, b_trans, M, N, K, model, FMT_FP32, FMT_FP32);
+}
+
+void acc_gemm_f(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
+                long N, long K, acc_model_t model, fmt_id_t fa, fmt_id_t fb)
 {
     if (M <= 0 || N <= 0)
         return;
@@ -250,6 +338,13 @@ void acc_gemm(double *C, long ldc, const double *A, long lda, const double *B, l
         break;
     case ACC_FP16:
         gemm16(C, ldc, A, lda, B, ldb, b_trans, M, N, K);
+        break;
+    case ACC_TC_VOLTA:
+    case ACC_TC_AMPERE:
+    case ACC_TC_HOPPER:
+    case ACC_TC_HOPPER_FP8:
+    case ACC_TC_HOPPER_FP8_FAST:
+        gemm_tc(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &ACC_TC[model], fmt_table[fa].emin, fmt_table[fb].emin);
         break;
     default:
         abort();

@@ -105,7 +105,9 @@ void attn_gemm(attn_ctx_t *ctx, int site, double *C, long ldc, const double *A, 
                const double *B, long ldb, int b_trans, long M, long N, long K)
 {
     const site_t *s = &ctx->site[site];
-    acc_gemm(C, ldc, A, lda, B, ldb, b_trans, M, N, K, s->exact ? ACC_FP64 : s->acc);
+    /* operands: the site's format for FP8 products, else the input format */
+    fmt_id_t f = s->def->fmt == FMT_FP32 ? ctx->cfg->in_format : s->def->fmt;
+    acc_gemm_f(C, ldc, A, lda, B, ldb, b_trans, M, N, K, s->exact ? ACC_FP64 : s->acc, f, f);
 }
 
 void attn_tile_scores(double *s, long *valid, double *tmax, attn_ctx_t *ctx, int qk, int sc,

@@ -29,7 +29,7 @@ const site_def_t attn_snapmla_sites[] = {
     {"p_scale", "f = e sv (V scale fused into P), sigma_j in fp32", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0},
     {"p_quant", "P^ = e4m3_satfinite(f / sigma_j), 1 x 64 blocks", SITE_FMT_FIXED, FMT_E4M3, FMT_RNE, 1},
     {"l_sum", "l_j = beta l + sum(e) / sigma_j in fp32", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0},
-    {"pv_acc", "P^ V8 (FP8 products)", SITE_ACC_PV, FMT_FP32, FMT_RNE, 0},
+    {"pv_acc", "P^ V8 (FP8 products)", SITE_ACC_PV, FMT_E4M3, FMT_RNE, 0},
     {"o_rescale", "beta = 2^(m_{j-1} - m_j) sigma_{j-1}/sigma_j; Acc = beta Acc + P^V8", SITE_FMT_FIXED, FMT_FP32,
      FMT_RNE, 0},
     {"o_div", "O = Acc / l in fp32", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0},

@@ -22,7 +22,8 @@ typedef struct {
     const char *name; /* e.g. "p_cast" */
     const char *what; /* one line: what this site rounds */
     site_src_t src;
-    fmt_id_t fmt;     /* for SITE_FMT_FIXED */
+    fmt_id_t fmt;     /* for SITE_FMT_FIXED; for an accumulation site the operands' format as
+                         the tensor-core models see it (FMT_FP32: the input format) */
     fmt_round_t mode;
     int sat;
 } site_def_t;
