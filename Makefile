@@ -90,3 +90,4 @@ results: all
 	sh scripts/run-experiments.sh
 	sh scripts/amla-ablation.sh
 	sh scripts/snapmla-claims.sh
+	sh scripts/gpu-check.sh

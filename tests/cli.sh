@@ -137,6 +137,18 @@ expect_err "sweep no file" sweep
 expect_err "sweep bad option" sweep "$T/s.exp" --frob
 expect_err "sweep unwritable out" sweep "$T/s.exp" --out /proc/nonexistent/x
 
+# ---- matmul: a captured H100 GEMM reproduced bit for bit; bad input
+G=tests/data/gpu
+if [ -f $G/gemm-bf16-normal-256.a.npy ]; then
+    $A matmul $G/gemm-bf16-normal-256.a.npy $G/gemm-bf16-normal-256.b.npy --in-format bf16 --acc tc-hopper -o "$T/c.npy" || bad "matmul"
+    expect_eq "matmul tc-hopper vs H100" "1024 of 1024" "$($A compare "$T/c.npy" $G/gemm-bf16-normal-256.c.npy | awk '/^identical/{print $2" of "$4}')"
+    expect_err "matmul K mismatch" matmul $G/gemm-bf16-normal-256.a.npy $G/gemm-bf16-normal-16.b.npy -o "$T/x.npy"
+    expect_err "matmul bad model" matmul $G/gemm-bf16-normal-256.a.npy $G/gemm-bf16-normal-256.b.npy --acc tc-blackwell -o "$T/x.npy"
+    expect_err "matmul no output" matmul $G/gemm-bf16-normal-256.a.npy $G/gemm-bf16-normal-256.b.npy
+    expect_err "matmul unwritable" matmul $G/gemm-bf16-normal-256.a.npy $G/gemm-bf16-normal-256.b.npy -o /nonexistent/c.npy
+    expect_err "matmul non-finite" matmul $G/gemm-fp16-wide-16.a.npy $G/gemm-fp16-wide-16.b.npy --in-format fp16 -o "$T/x.npy"
+fi
+
 # ---- bad input: each one line, exit 2, no result file
 expect_err "no command"
 expect_err "unknown command" frobnicate

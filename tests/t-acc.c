@@ -30,7 +30,29 @@ int main(void)
     for (long j = 0; j < N; j++)
         for (long k = 0; k < K; k++)
             Bt[k * N + j] = B[j * K + k];
-    for (int model = 0; model < ACC_COUNT; model++)
+    /* the tensor-core block step by hand (exponents given as the hardware takes them):
+     * 1 + 2^-30 with 25 fraction bits: 2^-30 falls below the grid 2^-25 and is dropped;
+     * 1 - 2^-30: the negative term truncates toward zero too, so no borrow (no sticky bit);
+     * 1 + 2^-23 + 2^-26: 2^-26 is dropped, 2^-23 kept; with 13 fraction bits (FP8) 1 + 2^-14
+     * is 1, and 1.5 + 1.5 = 3 keeps 14 significant bits */
+    {
+        double t1[2] = {1.0, 0x1p-30}, t2[2] = {1.0, -0x1p-30}, t3[3] = {1.0, 0x1p-23, 0x1p-26}, t4[2] = {1.0, 0x1p-14},
+               t5[2] = {1.5, 1.5};
+        int e1[2] = {0, -30}, e3[3] = {0, -23, -26}, e4[2] = {0, -14}, e5[2] = {0, 0};
+        CHECK(acc_tc_block(t1, e1, 2, 25) == 1.0, "1 + 2^-30 -> %a", acc_tc_block(t1, e1, 2, 25));
+        CHECK(acc_tc_block(t2, e1, 2, 25) == 1.0, "1 - 2^-30 -> %a", acc_tc_block(t2, e1, 2, 25));
+        CHECK(acc_tc_block(t3, e3, 3, 25) == 1.0 + 0x1p-23, "1 + 2^-23 + 2^-26 -> %a", acc_tc_block(t3, e3, 3, 25));
+        CHECK(acc_tc_block(t4, e4, 2, 13) == 1.0, "fp8: 1 + 2^-14 -> %a", acc_tc_block(t4, e4, 2, 13));
+        CHECK(acc_tc_block(t5, e5, 2, 13) == 3.0, "fp8: 1.5 + 1.5 -> %a", acc_tc_block(t5, e5, 2, 13));
+        /* a product 1.5 x 1.5 = 2.25 keeps its operands' exponent sum (0): on the grid of 25
+         * fraction bits from 2^0, a companion 2^-25 survives, though 2.25's own binade is 1 */
+        double t6[2] = {2.25, 0x1p-25};
+        int e6[2] = {0, -25};
+        CHECK(acc_tc_block(t6, e6, 2, 25) == fmt_round(2.25 + 0x1p-25, FMT_FP32, FMT_RZ, 0, NULL), "2.25 + 2^-25");
+    }
+    /* the element-wise models against the loops they name (the tensor-core models are checked
+     * against H100 captures in t-gpu) */
+    for (int model = 0; model <= ACC_FP16; model++)
         for (int trans = 0; trans < 2; trans++) {
             acc_gemm(C, N, A, K, trans ? B : Bt, trans ? K : N, trans, M, N, K, (acc_model_t)model);
             for (long i = 0; i < M; i++)
