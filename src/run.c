@@ -71,7 +71,9 @@ int run_expand_attribution(run_cfg_t *c, err_t *e)
                                    RUN_MAX_VARIANTS);
                 int k = c->nvariants++;
                 c->variants[k] = c->variants[v];
-                int n = snprintf(c->vspec[k], RUN_VSPEC_LEN, "%s:%s=%s", c->vspec[v],
+                char parent[RUN_VSPEC_LEN];
+                memcpy(parent, c->vspec[v], sizeof parent);
+                int n = snprintf(c->vspec[k], RUN_VSPEC_LEN, "%s:%s=%s", parent,
                                  mode == RUN_ATTR_ONLY ? "only" : "exact", d->name);
                 if (n >= RUN_VSPEC_LEN)
                     return err_set(e, ERR_USAGE, "--attribute: variant spec '%s' too long", c->vspec[v]);
