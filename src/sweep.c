@@ -391,6 +391,7 @@ typedef struct {
     long maxs;
     FILE *store;
     long done, total, fresh, kill_after;
+    double secs; /* compute time of the stored samples (one thread each, every variant) */
     double t0;
     int progress;
 } sweep_state_t;
@@ -424,12 +425,16 @@ static int sweep_on_sample(void *arg, long sample, const run_row_t *rows, err_t 
     int nrows = 0;
     for (size_t i = 0; i < len; i++)
         nrows += buf[i] == '\n';
-    fprintf(s->store, "@ %ld %ld %d\n%s", s->g, sample, nrows, buf);
+    double secs = 0;
+    for (int v = 0; v <= s->c->nvariants; v++)
+        secs += rows[v].seconds;
+    fprintf(s->store, "@ %ld %ld %d %.3f\n%s", s->g, sample, nrows, secs, buf);
     if (fflush(s->store) != 0 || ferror(s->store)) {
         free(buf);
         return err_set(e, ERR_IO, "cannot write the partial results of %s: %s", s->x->name, strerror(errno));
     }
     s->text[s->g * s->maxs + sample] = buf;
+    s->secs += secs;
     s->done++;
     s->fresh++;
     sweep_progress(s);
@@ -456,7 +461,8 @@ static long sweep_read_store(sweep_state_t *s, const char *path, const char *hea
             long g, smp;
             int nrows;
             n = getline(&line, &cap, f);
-            if (n <= 0 || sscanf(line, "@ %ld %ld %d", &g, &smp, &nrows) != 3 || line[n - 1] != '\n')
+            double secs = 0;
+            if (n <= 0 || sscanf(line, "@ %ld %ld %d %lf", &g, &smp, &nrows, &secs) < 3 || line[n - 1] != '\n')
                 break;
             long blen = (long)n;
             char *buf = NULL;
@@ -478,6 +484,7 @@ static long sweep_read_store(sweep_state_t *s, const char *path, const char *hea
             }
             free(s->text[g * s->maxs + smp]);
             s->text[g * s->maxs + smp] = buf;
+            s->secs += secs;
             valid += blen;
         }
     }
@@ -510,8 +517,10 @@ static int sweep_parse_row(const char *row, char *variant, size_t vn, double m[M
     return 0;
 }
 
-/* Mean and CI of metric k of variant `v` at point g over its samples. */
-static int sweep_cell(const sweep_state_t *s, long g, long samples, const char *v, int k, double *mean, double *ci)
+/* Mean and CI of metric k of variant `v` at point g over its samples (clean: only those
+ * without non-finite outputs or numeric events). */
+static int sweep_cell_f(const sweep_state_t *s, long g, long samples, const char *v, int k, int clean, double *mean,
+                        double *ci)
 {
     double *x = malloc(sizeof(double) * (size_t)samples);
     size_t n = 0;
@@ -520,7 +529,8 @@ static int sweep_cell(const sweep_state_t *s, long g, long samples, const char *
         while (t && *t) {
             char name[RUN_VSPEC_LEN];
             double m[METRIC_COUNT + 1];
-            if (sweep_parse_row(t, name, sizeof name, m) == 0 && strcmp(name, v) == 0)
+            if (sweep_parse_row(t, name, sizeof name, m) == 0 && strcmp(name, v) == 0 &&
+                !(clean && (m[METRIC_NONFINITE] > 0 || m[METRIC_COUNT] > 0)))
                 x[n++] = k < METRIC_COUNT ? m[k] : m[METRIC_COUNT];
             t = strchr(t, '\n');
             t = t ? t + 1 : NULL;
@@ -530,6 +540,11 @@ static int sweep_cell(const sweep_state_t *s, long g, long samples, const char *
         run_mean_ci(x, n, mean, ci);
     free(x);
     return n ? 0 : -1;
+}
+
+static int sweep_cell(const sweep_state_t *s, long g, long samples, const char *v, int k, double *mean, double *ci)
+{
+    return sweep_cell_f(s, g, samples, v, k, 0, mean, ci);
 }
 
 static void sweep_fmt_cell(char *buf, size_t n, double mean, double ci)
@@ -598,10 +613,17 @@ static int sweep_write_md(const sweep_state_t *s, const run_cfg_t *c0, const cha
     fprintf(f, "# %s\n\n", x->title);
     fprintf(f, "Produced by `amla-lab sweep %s` (`make results`). Setting: ctx %ld, heads %ld, sq %ld, "
                "Dk %ld, Dv %ld, KV block %ld, %s in, %s out, %s accumulation, %ld samples per cell, seed %llu. "
-               "Last run: %.0f s on %ld cores (resumed runs count only their own part).\n\n",
+               "Compute time: ",
             x->path, sh->sk, sh->hq, sh->sq, sh->dk, sh->dv, c0->attn.block, fmt_table[c0->attn.in_format].name,
             fmt_table[c0->attn.out_format].name, acc_table[c0->attn.acc_qk].name, c0->samples,
-            (unsigned long long)c0->seed, secs, sysconf(_SC_NPROCESSORS_ONLN));
+            (unsigned long long)c0->seed);
+    (void)secs;
+    if (s->secs > 0)
+        fprintf(f, "%.0f s of single-thread time for Golden and every variant over %ld samples (%.2f s a sample; "
+                   "samples run in parallel, one per core).\n\n",
+                s->secs, s->total, s->secs / (double)(s->total ? s->total : 1));
+    else
+        fprintf(f, "not recorded (the sample store predates its timing).\n\n");
     char label[256], cell[128];
     /* the paper-layout table for each metric that has paper values */
     for (int k = 0; k < METRIC_COUNT; k++) {
@@ -761,7 +783,7 @@ static int sweep_write_png(const sweep_state_t *s, const run_cfg_t *c0, const ch
         fprintf(d, "%s", sweep_point_value(x, g, x->plot_x));
         for (int v = 0; v < c0->nvariants; v++) {
             double mean = NAN, ci = NAN, paper = NAN;
-            sweep_cell(s, g, cg.samples, c0->vspec[v], k, &mean, &ci);
+            sweep_cell_f(s, g, cg.samples, c0->vspec[v], k, 1, &mean, &ci);
             for (int i = 0; i < x->npaper; i++)
                 if (x->paper[i].metric == k && strcmp(x->paper[i].variant, c0->vspec[v]) == 0)
                     paper = x->paper[i].v[g];
@@ -774,7 +796,8 @@ static int sweep_write_png(const sweep_state_t *s, const run_cfg_t *c0, const ch
     if (!p)
         return err_set(e, ERR_USAGE, "cannot write %s: %s", gp, strerror(errno));
     fprintf(p, "set terminal pngcairo size 1000,620 noenhanced\nset output '%s'\n", tmp);
-    fprintf(p, "set title '%s'\nset xlabel '%s'\nset ylabel '%s against Golden'\nset key outside right\nset grid\n",
+    fprintf(p, "set title \"%s\\n(lab: mean and 95%% CI over the samples without NaN/Inf or numeric events)\"\n"
+               "set xlabel '%s'\nset ylabel '%s against Golden'\nset key outside right\nset grid\n",
             x->title, x->plot_x, metric_names[k]);
     fprintf(p, "set datafile missing 'nan'\n");
     if (x->plot_logx)
