@@ -130,6 +130,22 @@ void attn_tile_scores(double *s, long *valid, double *tmax, attn_ctx_t *ctx, int
     }
 }
 
+double attn_online_row(double *row, long nb, long valid, double tmax, double *m, double *l, attn_ctx_t *ctx,
+                       int alpha_site, int exp_site, int sum_site, int cast_site)
+{
+    double mnew = tmax > *m ? tmax : *m;
+    double alpha = attn_round(ctx, alpha_site, exp(attn_round(ctx, alpha_site, *m - mnew)));
+    double sum = 0.0;
+    for (long c = 0; c < nb; c++) {
+        double p = c < valid ? attn_round(ctx, exp_site, exp(attn_round(ctx, exp_site, row[c] - mnew))) : 0.0;
+        sum = attn_round(ctx, sum_site, sum + p);
+        row[c] = attn_round(ctx, cast_site, p);
+    }
+    *l = attn_round(ctx, sum_site, attn_round(ctx, sum_site, *l * alpha) + sum);
+    *m = mnew;
+    return alpha;
+}
+
 typedef struct {
     int vi;
     attn_ctx_t *ctx;

@@ -101,6 +101,13 @@ void attn_for_groups(double *o, const attn_input_t *in,
 void attn_tile_scores(double *s, long *valid, double *tmax, attn_ctx_t *ctx, int qk, int sc,
                       const attn_group_t *g, long j0, long nb, double scale);
 
+/* FlashAttention-2's update of one row by one tile, given the tile's largest score tmax:
+ * m_new = max(m, tmax), alpha = exp(m - m_new) (at alpha_site), p = exp(s - m_new) for the
+ * valid entries (exp_site; 0 beyond), l = l alpha + sequential sum of the uncast p (sum_site),
+ * row <- p cast at cast_site. Returns alpha; updates m and l. */
+double attn_online_row(double *row, long nb, long valid, double tmax, double *m, double *l, attn_ctx_t *ctx,
+                       int alpha_site, int exp_site, int sum_site, int cast_site);
+
 /* Rounding at a resolved site: identity when exact. */
 static inline double attn_round(attn_ctx_t *ctx, int site, double x)
 {

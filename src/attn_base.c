@@ -40,18 +40,7 @@ void attn_base(double *o, const attn_group_t *g, attn_ctx_t *ctx)
                 alpha[r] = 1.0;
                 continue;
             }
-            double mnew = tmax[r] > m[r] ? tmax[r] : m[r];
-            alpha[r] = attn_round(ctx, O_RESCALE, exp(attn_round(ctx, O_RESCALE, m[r] - mnew)));
-            double sum = 0.0;
-            for (long c = 0; c < nb; c++) {
-                double p = 0.0;
-                if (c < valid[r])
-                    p = attn_round(ctx, P_EXP, exp(attn_round(ctx, P_EXP, row[c] - mnew)));
-                sum = attn_round(ctx, L_SUM, sum + p);
-                row[c] = attn_round(ctx, P_CAST, p);
-            }
-            l[r] = attn_round(ctx, L_SUM, attn_round(ctx, L_SUM, l[r] * alpha[r]) + sum);
-            m[r] = mnew;
+            alpha[r] = attn_online_row(row, nb, valid[r], tmax[r], &m[r], &l[r], ctx, O_RESCALE, P_EXP, L_SUM, P_CAST);
         }
         attn_gemm(ctx, PV_ACC, t, dv, s, nb, g->v + j0 * dv, dv, 0, R, dv, nb);
         for (long r = 0; r < R; r++)

@@ -112,26 +112,18 @@ void attn_fa3fp8(double *o, const attn_group_t *g, attn_ctx_t *ctx)
             long valid = g->limit[r] - j0 + 1;
             if (valid > nb)
                 valid = nb;
-            double mnew = m[r];
+            double tmax = -INFINITY;
             for (long c = 0; c < valid; c++) {
                 double d = attn_round(ctx, S_DEQUANT, attn_round(ctx, S_DEQUANT, row[c] * sq[r]) * skk[j0 + c]);
                 row[c] = attn_round(ctx, S_DEQUANT, d * ctx->cfg->scale);
-                mnew = row[c] > mnew ? row[c] : mnew;
+                tmax = row[c] > tmax ? row[c] : tmax;
             }
             if (valid <= 0) {
                 alpha[r] = 1.0;
                 memset(row, 0, sizeof(double) * (size_t)nb);
                 continue;
             }
-            alpha[r] = attn_round(ctx, P_EXP, exp(attn_round(ctx, P_EXP, m[r] - mnew)));
-            double sum = 0.0;
-            for (long c = 0; c < nb; c++) {
-                double p = c < valid ? attn_round(ctx, P_EXP, exp(attn_round(ctx, P_EXP, row[c] - mnew))) : 0.0;
-                sum = attn_round(ctx, L_SUM, sum + p);
-                row[c] = attn_round(ctx, P_QUANT, p);
-            }
-            l[r] = attn_round(ctx, L_SUM, attn_round(ctx, L_SUM, l[r] * alpha[r]) + sum);
-            m[r] = mnew;
+            alpha[r] = attn_online_row(row, nb, valid, tmax, &m[r], &l[r], ctx, P_EXP, P_EXP, L_SUM, P_QUANT);
         }
         attn_gemm(ctx, PV_ACC, t, dv, s, nb, v8 + j0 * dv, dv, 0, R, dv, nb);
         /* the tile's V scale (one per tensor, or per block of 64 tokens = this tile) */

@@ -94,20 +94,12 @@ static void fa_rows(double *o, const attn_group_t *g, attn_ctx_t *ctx, long r0, 
                     alpha[r] = 1.0;
                     continue;
                 }
-                double mnew = m[r];
+                double tmax = -INFINITY;
                 for (long c = 0; c < vis[r]; c++) {
                     row[c] = attn_round(ctx, S_SCALE, row[c] * scale);
-                    mnew = row[c] > mnew ? row[c] : mnew;
+                    tmax = row[c] > tmax ? row[c] : tmax;
                 }
-                alpha[r] = attn_round(ctx, P_EXP, exp(attn_round(ctx, P_EXP, m[r] - mnew)));
-                double sum = 0.0;
-                for (long c = 0; c < nb; c++) {
-                    double p = c < vis[r] ? attn_round(ctx, P_EXP, exp(attn_round(ctx, P_EXP, row[c] - mnew))) : 0.0;
-                    sum = attn_round(ctx, L_SUM, sum + p);
-                    row[c] = attn_round(ctx, P_CAST, p);
-                }
-                l[r] = attn_round(ctx, L_SUM, attn_round(ctx, L_SUM, l[r] * alpha[r]) + sum);
-                m[r] = mnew;
+                alpha[r] = attn_online_row(row, nb, vis[r], tmax, &m[r], &l[r], ctx, P_EXP, P_EXP, L_SUM, P_CAST);
             }
         attn_gemm(ctx, PV_ACC, t, dv, s, nb, g->v + j0 * dv, dv, 0, Br, dv, nb);
         for (long r = 0; r < Br; r++)

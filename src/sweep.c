@@ -757,6 +757,21 @@ static int sweep_write_md(const sweep_state_t *s, const run_cfg_t *c0, const cha
     return io_atomic_commit(&a, e);
 }
 
+/* Run gnuplot on script gp (drawing into tmp), then move tmp to png; the script and its data
+ * file are removed; a failure is a warning (the report stands without its picture). */
+static void sweep_gnuplot(const char *gp, const char *dat, const char *tmp, const char *png)
+{
+    char cmd[8300];
+    snprintf(cmd, sizeof cmd, "gnuplot '%s' 2>&1", gp);
+    int st = system(cmd);
+    unlink(dat);
+    unlink(gp);
+    if (st != 0 || rename(tmp, png) != 0) {
+        unlink(tmp);
+        fprintf(stderr, "amla-lab: warning: gnuplot failed; no plot %s\n", png);
+    }
+}
+
 /* Plot metric vs the x option, lab (with CI bars) and paper, one colour per variant. */
 static int sweep_write_png(const sweep_state_t *s, const run_cfg_t *c0, const char *outdir, err_t *e)
 {
@@ -818,15 +833,7 @@ static int sweep_write_png(const sweep_state_t *s, const run_cfg_t *c0, const ch
     }
     fprintf(p, "\n");
     fclose(p);
-    char cmd[8300];
-    snprintf(cmd, sizeof cmd, "gnuplot '%s' 2>&1", gp);
-    int st = system(cmd);
-    unlink(dat);
-    unlink(gp);
-    if (st != 0 || rename(tmp, png) != 0) {
-        unlink(tmp);
-        fprintf(stderr, "amla-lab: warning: gnuplot failed; no plot for %s\n", x->name);
-    }
+    sweep_gnuplot(gp, dat, tmp, png);
     return ERR_OK;
 }
 
@@ -905,15 +912,7 @@ static void sweep_write_attr_png(const sweep_state_t *s, const run_cfg_t *c0, co
                 colors[i % ncolors], sites[i]);
     fprintf(p, "\n");
     fclose(p);
-    char cmd[8300];
-    snprintf(cmd, sizeof cmd, "gnuplot '%s' 2>&1", gp);
-    int st = system(cmd);
-    unlink(dat);
-    unlink(gp);
-    if (st != 0 || rename(tmp, png) != 0) {
-        unlink(tmp);
-        fprintf(stderr, "amla-lab: warning: gnuplot failed; no attribution plot for %s\n", x->name);
-    }
+    sweep_gnuplot(gp, dat, tmp, png);
 }
 
 int sweep_run(const char *path, const sweep_opts_t *o, err_t *e)
