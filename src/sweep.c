@@ -589,9 +589,15 @@ static void sweep_write_attr_md(FILE *f, const sweep_state_t *s)
             run_attribution(cg, v, METRIC_REL_FRO, mean, alone, removed, share);
             fprintf(f, "\n### %s, %s: rel_fro %.4g with every site rounded\n\n| site | alone | removed | share |\n|---|---|---|---|\n",
                     label, cg->vspec[v], mean[v + 1]);
+            int best = -1;
             for (int a = 0; a < cg->nvariants; a++)
-                if (cg->vparent[a] == v && cg->vmode[a] == RUN_ATTR_ONLY)
+                if (cg->vparent[a] == v && cg->vmode[a] == RUN_ATTR_ONLY) {
                     fprintf(f, "| %s | %.3e | %.3e | %.1f%% |\n", cg->vsite[a], alone[a], removed[a], 100 * share[a]);
+                    best = best < 0 || share[a] > share[best] ? a : best;
+                }
+            if (best >= 0)
+                fprintf(f, "\nDominant site: `%s` (%.0f%% of the squared error; alone %.3g of %.3g).\n", cg->vsite[best],
+                        100 * share[best], alone[best], mean[v + 1]);
         }
     }
     free(cg);
