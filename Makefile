@@ -60,6 +60,7 @@ check-asan: deps
 	ASAN_OPTIONS=detect_leaks=1 AMLA_QUICK=1 sh tests/run.sh build-asan build-asan/amla-lab
 
 check-valgrind: deps
+	@sh scripts/deps.sh valgrind
 	$(MAKE) unit
 	AMLA_QUICK=1 AMLA_WRAP="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite" \
 		sh tests/run.sh $(BUILD) ./amla-lab
