@@ -19,7 +19,7 @@ LIB_OBJ = $(LIB_SRC:src/%.c=$(BUILD)/%.o)
 TEST_SRC = $(wildcard tests/t-*.c)
 TEST_BIN = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps run test unit check-asan check-valgrind fuzz install clean results
+.PHONY: all deps run test unit check-asan check-valgrind fuzz install clean results bench
 
 BIN ?= amla-lab
 
@@ -74,6 +74,16 @@ fuzz: deps
 		-Isrc -o build-fuzz/fuzz-npy fuzz/fuzz_npy.c src/io.c src/fmt.c src/err.c -lm
 	mkdir -p build-fuzz/corpus
 	./build-fuzz/fuzz-npy -runs=$(FUZZ_RUNS) -max_len=4096 build-fuzz/corpus fuzz/seeds
+
+# Speed against plain BLAS attention of the same shape, measured in the same run (the issue's
+# targets; prints a table). BENCH_REPS runs per stage, medians.
+BENCH_REPS ?= 3
+bench: deps
+	@sh scripts/deps.sh libopenblas-dev
+	$(MAKE) all
+	$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags openblas) -Isrc -o $(BUILD)/bench bench/bench.c $(LIB_OBJ) \
+		$(shell pkg-config --libs openblas) $(LIBS)
+	$(BUILD)/bench $(BENCH_REPS) 2
 
 install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
