@@ -566,7 +566,16 @@ static void sweep_slot_means(const sweep_state_t *s, const run_cfg_t *cg, long g
     }
 }
 
-static void sweep_write_attr_md(FILE *f, const sweep_state_t *s)
+/* The attribution of one selected variant at one grid point (rel_fro), for a report writer. */
+typedef struct {
+    const char *label;
+    const run_cfg_t *cg;
+    int v;
+    const double *mean, *alone, *removed, *share;
+} sweep_attr_t;
+
+/* Call fn for every (grid point, selected variant) of an attributed sweep, in order. */
+static void sweep_for_attr(const sweep_state_t *s, void (*fn)(const sweep_attr_t *, void *), void *arg)
 {
     const sweep_t *x = s->x;
     char label[256];
@@ -574,10 +583,6 @@ static void sweep_write_attr_md(FILE *f, const sweep_state_t *s)
     double *mean = malloc(sizeof(double) * (RUN_MAX_VARIANTS + 1));
     double *alone = malloc(sizeof(double) * RUN_MAX_VARIANTS), *removed = malloc(sizeof(double) * RUN_MAX_VARIANTS),
            *share = malloc(sizeof(double) * RUN_MAX_VARIANTS);
-    fprintf(f, "\n## Attribution of rel_fro to rounding sites\n\n"
-               "alone: the error with only this site rounded (every other site exact, FP64); removed: the full "
-               "error minus the error with only this site exact; share: alone² / Σ alone² (independent errors add "
-               "in squares). `amla-lab list --sites VARIANT` says what each site rounds.\n");
     for (long g = 0; g < x->npoints; g++) {
         err_t le = {0};
         sweep_point(cg, x, g, &le);
@@ -587,17 +592,8 @@ static void sweep_write_attr_md(FILE *f, const sweep_state_t *s)
             if (cg->vmode[v] != RUN_ATTR_NONE)
                 continue;
             run_attribution(cg, v, METRIC_REL_FRO, mean, alone, removed, share);
-            fprintf(f, "\n### %s, %s: rel_fro %.4g with every site rounded\n\n| site | alone | removed | share |\n|---|---|---|---|\n",
-                    label, cg->vspec[v], mean[v + 1]);
-            int best = -1;
-            for (int a = 0; a < cg->nvariants; a++)
-                if (cg->vparent[a] == v && cg->vmode[a] == RUN_ATTR_ONLY) {
-                    fprintf(f, "| %s | %.3e | %.3e | %.1f%% |\n", cg->vsite[a], alone[a], removed[a], 100 * share[a]);
-                    best = best < 0 || share[a] > share[best] ? a : best;
-                }
-            if (best >= 0)
-                fprintf(f, "\nDominant site: `%s` (%.0f%% of the squared error; alone %.3g of %.3g).\n", cg->vsite[best],
-                        100 * share[best], alone[best], mean[v + 1]);
+            sweep_attr_t at = {label, cg, v, mean, alone, removed, share};
+            fn(&at, arg);
         }
     }
     free(cg);
@@ -605,6 +601,32 @@ static void sweep_write_attr_md(FILE *f, const sweep_state_t *s)
     free(alone);
     free(removed);
     free(share);
+}
+
+static void sweep_attr_md_table(const sweep_attr_t *at, void *arg)
+{
+    FILE *f = arg;
+    const run_cfg_t *cg = at->cg;
+    fprintf(f, "\n### %s, %s: rel_fro %.4g with every site rounded\n\n| site | alone | removed | share |\n|---|---|---|---|\n",
+            at->label, cg->vspec[at->v], at->mean[at->v + 1]);
+    int best = -1;
+    for (int a = 0; a < cg->nvariants; a++)
+        if (cg->vparent[a] == at->v && cg->vmode[a] == RUN_ATTR_ONLY) {
+            fprintf(f, "| %s | %.3e | %.3e | %.1f%% |\n", cg->vsite[a], at->alone[a], at->removed[a], 100 * at->share[a]);
+            best = best < 0 || at->share[a] > at->share[best] ? a : best;
+        }
+    if (best >= 0)
+        fprintf(f, "\nDominant site: `%s` (%.0f%% of the squared error; alone %.3g of %.3g).\n", cg->vsite[best],
+                100 * at->share[best], at->alone[best], at->mean[at->v + 1]);
+}
+
+static void sweep_write_attr_md(FILE *f, const sweep_state_t *s)
+{
+    fprintf(f, "\n## Attribution of rel_fro to rounding sites\n\n"
+               "alone: the error with only this site rounded (every other site exact, FP64); removed: the full "
+               "error minus the error with only this site exact; share: alone² / Σ alone² (independent errors add "
+               "in squares). `amla-lab list --sites VARIANT` says what each site rounds.\n");
+    sweep_for_attr(s, sweep_attr_md_table, f);
 }
 
 static int sweep_write_md(const sweep_state_t *s, const run_cfg_t *c0, const char *path, double secs, err_t *e)
@@ -844,12 +866,35 @@ static int sweep_write_png(const sweep_state_t *s, const run_cfg_t *c0, const ch
 }
 
 /* A stacked bar per (point, variant): each site's share of rel_fro^2. */
+/* One stacked bar: each site's share, in the order of the sites[] union. */
+typedef struct {
+    FILE *d;
+    const char *const *sites;
+    int ns, n;
+} sweep_bars_t;
+
+static void sweep_attr_bar(const sweep_attr_t *at, void *arg)
+{
+    sweep_bars_t *b = arg;
+    const run_cfg_t *cg = at->cg;
+    fprintf(b->d, "\"%s %s\"", at->label, cg->vspec[at->v]);
+    for (int i = 0; i < b->ns; i++) {
+        double sh = 0;
+        for (int a = 0; a < cg->nvariants; a++)
+            if (cg->vparent[a] == at->v && cg->vmode[a] == RUN_ATTR_ONLY && strcmp(cg->vsite[a], b->sites[i]) == 0)
+                sh = 100 * at->share[a];
+        fprintf(b->d, " %.6g", sh);
+    }
+    fputc('\n', b->d);
+    b->n++;
+}
+
 static void sweep_write_attr_png(const sweep_state_t *s, const run_cfg_t *c0, const char *outdir)
 {
     const sweep_t *x = s->x;
     if (!c0->attribute || system("command -v gnuplot >/dev/null 2>&1") != 0)
         return;
-    char dat[4096], gp[4096], png[4096], tmp[4096], label[256];
+    char dat[4096], gp[4096], png[4096], tmp[4096];
     snprintf(dat, sizeof dat, "%s/.%s.attr.dat", outdir, x->name);
     snprintf(gp, sizeof gp, "%s/.%s.attr.gp", outdir, x->name);
     snprintf(png, sizeof png, "%s/%s-attribution.png", outdir, x->name);
@@ -869,38 +914,10 @@ static void sweep_write_attr_png(const sweep_state_t *s, const run_cfg_t *c0, co
     FILE *d = fopen(dat, "w");
     if (!d)
         return;
-    run_cfg_t *cg = malloc(sizeof *cg);
-    double *mean = malloc(sizeof(double) * (RUN_MAX_VARIANTS + 1));
-    double *alone = malloc(sizeof(double) * RUN_MAX_VARIANTS), *removed = malloc(sizeof(double) * RUN_MAX_VARIANTS),
-           *share = malloc(sizeof(double) * RUN_MAX_VARIANTS);
-    int nbars = 0;
-    for (long g = 0; g < x->npoints; g++) {
-        err_t le = {0};
-        sweep_point(cg, x, g, &le);
-        sweep_point_label(label, sizeof label, x, g);
-        sweep_slot_means(s, cg, g, METRIC_REL_FRO, mean);
-        for (int v = 0; v < cg->nvariants; v++) {
-            if (cg->vmode[v] != RUN_ATTR_NONE)
-                continue;
-            run_attribution(cg, v, METRIC_REL_FRO, mean, alone, removed, share);
-            fprintf(d, "\"%s %s\"", label, cg->vspec[v]);
-            for (int i = 0; i < ns; i++) {
-                double sh = 0;
-                for (int a = 0; a < cg->nvariants; a++)
-                    if (cg->vparent[a] == v && cg->vmode[a] == RUN_ATTR_ONLY && strcmp(cg->vsite[a], sites[i]) == 0)
-                        sh = 100 * share[a];
-                fprintf(d, " %.6g", sh);
-            }
-            fputc('\n', d);
-            nbars++;
-        }
-    }
+    sweep_bars_t bars = {d, sites, ns, 0};
+    sweep_for_attr(s, sweep_attr_bar, &bars);
     fclose(d);
-    free(cg);
-    free(mean);
-    free(alone);
-    free(removed);
-    free(share);
+    int nbars = bars.n;
     FILE *p = fopen(gp, "w");
     if (!p)
         return;
