@@ -517,29 +517,70 @@ static int sweep_parse_row(const char *row, char *variant, size_t vn, double m[M
     return 0;
 }
 
-/* Mean and CI of metric k of variant `v` at point g over its samples (clean: only those
- * without non-finite outputs or numeric events). */
-static int sweep_cell_f(const sweep_state_t *s, long g, long samples, const char *v, int k, int clean, double *mean,
-                        double *ci)
+/* Call fn with the metrics (METRIC_COUNT values, then events) of every stored row of variant
+ * `v` at point g, sample by sample. */
+static void sweep_for_rows(const sweep_state_t *s, long g, long samples, const char *v,
+                           void (*fn)(const double *m, void *), void *arg)
 {
-    double *x = malloc(sizeof(double) * (size_t)samples);
-    size_t n = 0;
     for (long i = 0; i < samples; i++) {
         const char *t = s->text[g * s->maxs + i];
         while (t && *t) {
             char name[RUN_VSPEC_LEN];
             double m[METRIC_COUNT + 1];
-            if (sweep_parse_row(t, name, sizeof name, m) == 0 && strcmp(name, v) == 0 &&
-                !(clean && (m[METRIC_NONFINITE] > 0 || m[METRIC_COUNT] > 0)))
-                x[n++] = k < METRIC_COUNT ? m[k] : m[METRIC_COUNT];
+            if (sweep_parse_row(t, name, sizeof name, m) == 0 && strcmp(name, v) == 0)
+                fn(m, arg);
             t = strchr(t, '\n');
             t = t ? t + 1 : NULL;
         }
     }
-    if (n)
-        run_mean_ci(x, n, mean, ci);
-    free(x);
-    return n ? 0 : -1;
+}
+
+/* A sample with NaN/Inf outputs or numeric events. */
+static int sweep_row_eventful(const double *m) { return m[METRIC_NONFINITE] > 0 || m[METRIC_COUNT] > 0; }
+
+typedef struct {
+    double *x;
+    size_t n;
+    int k, clean;
+} sweep_collect_t;
+
+static void sweep_collect(const double *m, void *arg)
+{
+    sweep_collect_t *c = arg;
+    if (!(c->clean && sweep_row_eventful(m)))
+        c->x[c->n++] = m[c->k];
+}
+
+/* Mean and CI of metric k (METRIC_COUNT: events) of variant `v` at point g over its samples
+ * (clean: only those without non-finite outputs or numeric events). */
+static int sweep_cell_f(const sweep_state_t *s, long g, long samples, const char *v, int k, int clean, double *mean,
+                        double *ci)
+{
+    sweep_collect_t c = {malloc(sizeof(double) * (size_t)samples), 0, k, clean};
+    sweep_for_rows(s, g, samples, v, sweep_collect, &c);
+    if (c.n)
+        run_mean_ci(c.x, c.n, mean, ci);
+    free(c.x);
+    return c.n ? 0 : -1;
+}
+
+/* Call fn for every grid point and every selected variant (not the attribution runs). */
+static void sweep_for_selected(const sweep_state_t *s,
+                               void (*fn)(const sweep_state_t *, const char *, const run_cfg_t *, long, int, void *),
+                               void *arg)
+{
+    const sweep_t *x = s->x;
+    char label[256];
+    run_cfg_t *cg = malloc(sizeof *cg);
+    for (long g = 0; g < x->npoints; g++) {
+        err_t le = {0};
+        sweep_point(cg, x, g, &le);
+        sweep_point_label(label, sizeof label, x, g);
+        for (int v = 0; v < cg->nvariants; v++)
+            if (cg->vmode[v] == RUN_ATTR_NONE)
+                fn(s, label, cg, g, v, arg);
+    }
+    free(cg);
 }
 
 static int sweep_cell(const sweep_state_t *s, long g, long samples, const char *v, int k, double *mean, double *ci)
@@ -629,6 +670,69 @@ static void sweep_write_attr_md(FILE *f, const sweep_state_t *s)
     sweep_for_attr(s, sweep_attr_md_table, f);
 }
 
+/* The "Samples with numeric events" table, a row for each variant that had some. */
+typedef struct {
+    FILE *f;
+    int any;
+} sweep_events_t;
+
+typedef struct {
+    long bad, ok;
+    double sum, worst;
+} sweep_evcount_t;
+
+static void sweep_evcount(const double *m, void *arg)
+{
+    sweep_evcount_t *c = arg;
+    if (sweep_row_eventful(m)) {
+        c->bad++;
+        c->worst = !(m[METRIC_REL_FRO] <= c->worst) ? m[METRIC_REL_FRO] : c->worst;
+    } else {
+        c->ok++;
+        c->sum += m[METRIC_REL_FRO];
+    }
+}
+
+static void sweep_events_row(const sweep_state_t *s, const char *label, const run_cfg_t *cg, long g, int v, void *arg)
+{
+    sweep_events_t *ev = arg;
+    sweep_evcount_t c = {0, 0, 0, 0};
+    sweep_for_rows(s, g, cg->samples, cg->vspec[v], sweep_evcount, &c);
+    if (!c.bad)
+        return;
+    if (!ev->any)
+        fprintf(ev->f, "## Samples with numeric events\n\nSamples whose output has NaN/Inf elements or whose "
+                       "variant reported events (see the `events` column): how many, the worst rel_fro among them, "
+                       "and the mean rel_fro of the other samples.\n\n| point | variant | samples with events | "
+                       "worst rel_fro | mean rel_fro without them |\n|---|---|---|---|---|\n");
+    ev->any = 1;
+    fprintf(ev->f, "| %s | %s | %ld of %ld | %.4g | ", label, cg->vspec[v], c.bad, c.bad + c.ok, c.worst);
+    if (c.ok)
+        fprintf(ev->f, "%.4g |\n", c.sum / (double)c.ok);
+    else
+        fprintf(ev->f, "- |\n");
+}
+
+/* One row of the all-metrics table. */
+static void sweep_metrics_row(const sweep_state_t *s, const char *label, const run_cfg_t *cg, long g, int v, void *arg)
+{
+    FILE *f = arg;
+    char cell[128];
+    fprintf(f, "| %s | %s |", label, cg->vspec[v]);
+    for (int k = 0; k <= METRIC_COUNT; k++) {
+        double mean, ci;
+        if (sweep_cell(s, g, cg->samples, cg->vspec[v], k, &mean, &ci))
+            fprintf(f, " - |");
+        else {
+            if (k == METRIC_COS_SIM)
+                mean = 1.0 - mean;
+            sweep_fmt_cell(cell, sizeof cell, mean, ci);
+            fprintf(f, " %s |", cell);
+        }
+    }
+    fputc('\n', f);
+}
+
 static int sweep_write_md(const sweep_state_t *s, const run_cfg_t *c0, const char *path, double secs, err_t *e)
 {
     const sweep_t *x = s->x;
@@ -698,51 +802,9 @@ static int sweep_write_md(const sweep_state_t *s, const run_cfg_t *c0, const cha
         fprintf(f, "\n✓: within ±5%% of the paper; ✗: outside (see the notes).\n\n");
     }
     /* samples with numeric events: how many, and the mean without them */
-    int any_events = 0;
-    for (long g = 0; g < x->npoints; g++) {
-        run_cfg_t cg;
-        err_t le = {0};
-        sweep_point(&cg, x, g, &le);
-        sweep_point_label(label, sizeof label, x, g);
-        for (int v = 0; v < cg.nvariants; v++) {
-            if (cg.vmode[v] != RUN_ATTR_NONE)
-                continue;
-            long nbad = 0, nok = 0;
-            double sum = 0, worst = 0;
-            for (long i = 0; i < cg.samples; i++) {
-                const char *t = s->text[g * s->maxs + i];
-                while (t && *t) {
-                    char name[RUN_VSPEC_LEN];
-                    double m[METRIC_COUNT + 1];
-                    if (sweep_parse_row(t, name, sizeof name, m) == 0 && strcmp(name, cg.vspec[v]) == 0) {
-                        if (m[METRIC_NONFINITE] > 0 || m[METRIC_COUNT] > 0) {
-                            nbad++;
-                            worst = !(m[METRIC_REL_FRO] <= worst) ? m[METRIC_REL_FRO] : worst;
-                        } else {
-                            nok++;
-                            sum += m[METRIC_REL_FRO];
-                        }
-                    }
-                    t = strchr(t, '\n');
-                    t = t ? t + 1 : NULL;
-                }
-            }
-            if (!nbad)
-                continue;
-            if (!any_events)
-                fprintf(f, "## Samples with numeric events\n\nSamples whose output has NaN/Inf elements or whose "
-                           "variant reported events (see the `events` column): how many, the worst rel_fro among them, "
-                           "and the mean rel_fro of the other samples.\n\n| point | variant | samples with events | "
-                           "worst rel_fro | mean rel_fro without them |\n|---|---|---|---|---|\n");
-            any_events = 1;
-            fprintf(f, "| %s | %s | %ld of %ld | %.4g | ", label, cg.vspec[v], nbad, nbad + nok, worst);
-            if (nok)
-                fprintf(f, "%.4g |\n", sum / (double)nok);
-            else
-                fprintf(f, "- |\n");
-        }
-    }
-    if (any_events)
+    sweep_events_t ev = {f, 0};
+    sweep_for_selected(s, sweep_events_row, &ev);
+    if (ev.any)
         fputc('\n', f);
     /* every metric, every variant, every point */
     fprintf(f, "## All metrics (mean ± 95%% CI over samples)\n\n| point | variant |");
@@ -752,29 +814,7 @@ static int sweep_write_md(const sweep_state_t *s, const run_cfg_t *c0, const cha
     for (int k = 0; k <= METRIC_COUNT; k++)
         fprintf(f, "---|");
     fputc('\n', f);
-    for (long g = 0; g < x->npoints; g++) {
-        run_cfg_t cg;
-        err_t le = {0};
-        sweep_point(&cg, x, g, &le);
-        sweep_point_label(label, sizeof label, x, g);
-        for (int v = 0; v < cg.nvariants; v++) {
-            if (cg.vmode[v] != RUN_ATTR_NONE)
-                continue;
-            fprintf(f, "| %s | %s |", label, cg.vspec[v]);
-            for (int k = 0; k <= METRIC_COUNT; k++) {
-                double mean, ci;
-                if (sweep_cell(s, g, cg.samples, cg.vspec[v], k, &mean, &ci))
-                    fprintf(f, " - |");
-                else {
-                    if (k == METRIC_COS_SIM)
-                        mean = 1.0 - mean;
-                    sweep_fmt_cell(cell, sizeof cell, mean, ci);
-                    fprintf(f, " %s |", cell);
-                }
-            }
-            fputc('\n', f);
-        }
-    }
+    sweep_for_selected(s, sweep_metrics_row, f);
     if (c0->attribute)
         sweep_write_attr_md(f, s);
     if (x->nnotes) {
