@@ -124,6 +124,10 @@ int run_validate(run_cfg_t *c, err_t *e)
     for (size_t i = 0; i < sizeof elems / sizeof elems[0]; i++)
         if (elems[i] > 0x1p40)
             return err_set(e, ERR_USAGE, "shape too large: an array of %.3g elements", elems[i]);
+    /* --attribute multiplies the variant runs, and every run's output is held at once */
+    int rc3 = run_expand_attribution(c, e);
+    if (rc3)
+        return rc3;
     double mem = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
     int threads = c->threads;
 #ifdef _OPENMP
@@ -144,9 +148,6 @@ int run_validate(run_cfg_t *c, err_t *e)
         return err_set(e, ERR_USAGE, "--rope-dims %ld must be below --dk %ld", c->gen.mla.rope_dims, s->dk);
     /* FP8 variants keep the last rope_dims of Dk apart; a head too small for it has none */
     c->attn.rope_dims = c->gen.mla.rope_dims < s->dk ? c->gen.mla.rope_dims : 0;
-    int rc3 = run_expand_attribution(c, e);
-    if (rc3)
-        return rc3;
     /* each variant's own configuration, and its --exact sites checked before any work */
     for (int v = 0; v < c->nvariants; v++) {
         int rc2 = opts_variant_cfg(c, v, e);
