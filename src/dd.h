@@ -56,6 +56,17 @@ static inline dd_t dd_div(dd_t x, dd_t y)
     return dd_add(q, (dd_t){q3, 0.0});
 }
 
+/* 2^e for -1022 <= e <= 1023, built from its bits (multiplying by it is exact unless the
+ * product leaves the normal range, and then rounds as ldexp does). */
+static inline double dd_pow2(int e)
+{
+    union {
+        unsigned long long u;
+        double d;
+    } b = {(unsigned long long)(e + 1023) << 52};
+    return b.d;
+}
+
 /* exp(x) for a double-double x; relative error below 2^-100 (tested against MPFR). */
 dd_t dd_exp(dd_t x);
 

@@ -1,8 +1,12 @@
 /* golden -- reference attention: Dot2 products, double-double softmax, MPFR cross-check */
 #include "golden.h"
 
+#include <cblas.h>
+#include <limits.h>
 #include <math.h>
 #include <mpfr.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -125,6 +129,307 @@ static void dot2_gemm(double *Ch, double *Cl, long ldc, const double *Ah, const 
     free(zero);
 }
 
+/* ---- Ozaki scheme: exact products through FP64 GEMM ----
+ * Each row (or column) of an operand is cut into s slices of beta bits on the group's own grid:
+ * x = sum_a q_a 2^(hi - a beta) with integers |q_a| <= 2^beta. A GEMM of two slices multiplies
+ * integers below 2^(beta_a + beta_b) and adds K of them: with beta_a + beta_b + ceil(log2 K)
+ * <= 53 every partial sum is an integer below 2^53, so any BLAS, in any order, with any
+ * number of threads, returns the exact result. Inputs rounded to BF16/FP16/FP8 have few bits
+ * per row, so Q K^T is exact in 1-4 GEMMs; P (a double-double) is cut once and its remainder
+ * multiplied in plain FP64 (error 2^-20 smaller than P's; see golden_bound). Inputs whose rows
+ * need more slices (FP64 inputs, huge exponent spans) take the Dot2 path above instead. */
+#define OZ_CHUNK 1024      /* keys per slice buffer: bounds the working set */
+#define OZ_MAX_PAIRS 4     /* slice GEMMs allowed for Q K^T before falling back to Dot2 */
+#define OZ_MAX_V_SLICES 3  /* slices of V allowed for P V */
+#define OZ_MIN_P_BITS 20   /* bits of P kept exact; the rest goes through plain FP64 */
+#define OZ_BAD (INT_MAX / 4)
+
+static long golden_count[2]; /* [0] Ozaki GEMMs used, [1] Dot2 used (per product) */
+
+/* Grid of one group of values: every |x| < 2^hi, every x a multiple of 2^lo (empty: hi < lo). */
+typedef struct {
+    int hi, lo;
+} oz_grid_t;
+
+static void oz_grid_init(oz_grid_t *g, long n)
+{
+    for (long i = 0; i < n; i++)
+        g[i] = (oz_grid_t){-OZ_BAD, OZ_BAD};
+}
+
+static inline void oz_grid_add(oz_grid_t *g, double x)
+{
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    int be = (int)(b >> 52 & 0x7ff), hi, lo;
+    uint64_t m = b & 0xfffffffffffffULL;
+    if (be == 0x7ff) {
+        g->hi = OZ_BAD; /* Inf or NaN: never sliceable */
+        g->lo = -OZ_BAD;
+        return;
+    }
+    if (be == 0) {
+        if (m == 0)
+            return;
+        hi = -1074 + 64 - __builtin_clzll(m);
+        lo = -1074 + __builtin_ctzll(m);
+    } else {
+        hi = be - 1022;
+        lo = be - 1075 + __builtin_ctzll(m | 1ULL << 52);
+    }
+    g->hi = hi > g->hi ? hi : g->hi;
+    g->lo = lo < g->lo ? lo : g->lo;
+}
+
+/* Bits the widest group needs; OZ_BAD when a group is non-finite or too far out of range for
+ * exact power-of-two scaling. */
+static int oz_bits(const oz_grid_t *g, long n)
+{
+    int bits = 0;
+    for (long i = 0; i < n; i++) {
+        if (g[i].hi < g[i].lo)
+            continue;
+        if (g[i].hi > 900 || g[i].lo < -900)
+            return OZ_BAD;
+        bits = g[i].hi - g[i].lo > bits ? g[i].hi - g[i].lo : bits;
+    }
+    return bits;
+}
+
+static int oz_ceil_log2(long k)
+{
+    int b = 0;
+    while ((1L << b) < k)
+        b++;
+    return b;
+}
+
+/* Slices x[i][j] (n x m, leading dimension ld) into s integer-valued matrices out[a] (n x m)
+ * of width beta; the group of (i, j) is j when by_col, else i. Rounding to nearest with the
+ * 1.5 2^52 constant: |t| < 2^beta <= 2^50, so t + C - C is t rounded to an integer. */
+static void oz_split(double *const *out, int s, int beta, const double *x, long n, long m, long ld,
+                     const oz_grid_t *g, int by_col)
+{
+    const double C = 0x1.8p52, step = ldexp(1.0, beta);
+    long ng = by_col ? m : n;
+    double *f = malloc(sizeof(double) * (size_t)ng);
+    for (long i = 0; i < ng; i++)
+        f[i] = g[i].hi < g[i].lo ? 0.0 : ldexp(1.0, beta - g[i].hi);
+    for (long i = 0; i < n; i++)
+        for (long j = 0; j < m; j++) {
+            double t = x[i * ld + j] * f[by_col ? j : i];
+            for (int a = 0; a < s; a++) {
+                double q = (t + C) - C;
+                out[a][i * m + j] = q;
+                t = (t - q) * step;
+            }
+        }
+    free(f);
+}
+
+/* Powers of two that turn slice a (0-based) of each of n groups back into values. */
+static double *oz_back(const oz_grid_t *g, long n, int a, int beta)
+{
+    double *f = malloc(sizeof(double) * (size_t)n);
+    for (long i = 0; i < n; i++)
+        f[i] = g[i].hi < g[i].lo ? 0.0 : ldexp(1.0, g[i].hi - (a + 1) * beta);
+    return f;
+}
+
+typedef struct {
+    int sa, sb, ba, bb;
+} oz_plan_t;
+
+/* Fewest slice GEMMs (sa * sb <= max_pairs) that make an exact product of operands needing na
+ * and nb bits per group, K terms per sum. */
+static int oz_plan(oz_plan_t *p, int na, int nb, long K, int max_pairs)
+{
+    int B = 53 - oz_ceil_log2(K), best = 0;
+    if (B > 50)
+        B = 50;
+    if (na == OZ_BAD || nb == OZ_BAD)
+        return 0;
+    for (int sa = 1; sa <= max_pairs; sa++)
+        for (int sb = 1; sa * sb <= max_pairs; sb++) {
+            int ba = na > 0 ? (na + sa - 1) / sa : 1, bb = nb > 0 ? (nb + sb - 1) / sb : 1;
+            if (ba + bb <= B && (!best || sa * sb < best)) {
+                *p = (oz_plan_t){sa, sb, ba, bb};
+                best = sa * sb;
+            }
+        }
+    return best > 0;
+}
+
+static void oz_set_blas_threads(void)
+{
+    openblas_set_num_threads(1); /* samples run in parallel; each product is exact anyway */
+}
+
+static pthread_once_t oz_blas_once = PTHREAD_ONCE_INIT;
+
+/* S = Q K^T exactly, as unevaluated pairs (h + l), when the plan allows; returns 0 if not. */
+static int oz_scores(double *h, double *l, const attn_group_t *g)
+{
+    long R = g->R, sk = g->sk, dk = g->dk;
+    oz_grid_t *gq = malloc(sizeof(oz_grid_t) * (size_t)R), *gk = malloc(sizeof(oz_grid_t) * (size_t)sk);
+    oz_grid_init(gq, R);
+    oz_grid_init(gk, sk);
+    for (long i = 0; i < R * dk; i++)
+        oz_grid_add(&gq[i / dk], g->q[i]);
+    for (long i = 0; i < sk * dk; i++)
+        oz_grid_add(&gk[i / dk], g->k[i]);
+    oz_plan_t p;
+    int ok = oz_plan(&p, oz_bits(gq, R), oz_bits(gk, sk), dk, OZ_MAX_PAIRS);
+    if (ok) {
+        long ch = sk < OZ_CHUNK ? sk : OZ_CHUNK;
+        double *qs[OZ_MAX_PAIRS] = {NULL}, *ks[OZ_MAX_PAIRS] = {NULL};
+        double *gm = malloc(sizeof(double) * (size_t)(R * ch));
+        for (int a = 0; a < p.sa; a++)
+            qs[a] = malloc(sizeof(double) * (size_t)(R * dk));
+        for (int b = 0; b < p.sb; b++)
+            ks[b] = malloc(sizeof(double) * (size_t)(ch * dk));
+        double *fq[OZ_MAX_PAIRS] = {NULL}, *fk[OZ_MAX_PAIRS] = {NULL};
+        for (int a = 0; a < p.sa; a++)
+            fq[a] = oz_back(gq, R, a, p.ba);
+        for (int b = 0; b < p.sb; b++)
+            fk[b] = oz_back(gk, sk, b, p.bb);
+        oz_split(qs, p.sa, p.ba, g->q, R, dk, dk, gq, 0);
+        for (long j0 = 0; j0 < sk; j0 += ch) {
+            long n = sk - j0 < ch ? sk - j0 : ch;
+            oz_split(ks, p.sb, p.bb, g->k + j0 * dk, n, dk, dk, gk + j0, 0);
+            for (long i = 0; i < R; i++)
+                for (long j = 0; j < n; j++)
+                    h[i * sk + j0 + j] = l[i * sk + j0 + j] = 0.0;
+            for (int a = 0; a < p.sa; a++)
+                for (int b = 0; b < p.sb; b++) {
+                    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)R, (int)n, (int)dk, 1.0, qs[a],
+                                (int)dk, ks[b], (int)dk, 0.0, gm, (int)n);
+                    for (long i = 0; i < R; i++) {
+                        double fa = fq[a][i];
+                        const double *fb = fk[b] + j0;
+                        for (long j = 0; j < n; j++) {
+                            long x = i * sk + j0 + j;
+                            dd_t t = dd_two_sum(h[x], gm[i * n + j] * fa * fb[j]);
+                            h[x] = t.hi;
+                            l[x] += t.lo;
+                        }
+                    }
+                }
+        }
+        for (int a = 0; a < p.sa; a++) {
+            free(qs[a]);
+            free(fq[a]);
+        }
+        for (int b = 0; b < p.sb; b++) {
+            free(ks[b]);
+            free(fk[b]);
+        }
+        free(gm);
+    }
+    free(gq);
+    free(gk);
+    return ok;
+}
+
+/* N = P V with P = ph + pl (rows scaled so that max P = 1): P's first OZ_MIN_P_BITS+ bits
+ * times V's exact slices through exact GEMMs, the rest of P times V in plain FP64. Returns
+ * N as pairs (nh + nl); 0 if V needs more than OZ_MAX_V_SLICES slices. */
+static int oz_pv(double *nh, double *nl, const double *ph, const double *pl, const attn_group_t *g)
+{
+    long R = g->R, sk = g->sk, dv = g->dv;
+    oz_grid_t *gv = malloc(sizeof(oz_grid_t) * (size_t)dv), *gp = malloc(sizeof(oz_grid_t) * (size_t)R);
+    oz_grid_init(gv, dv);
+    oz_grid_init(gp, R);
+    for (long i = 0; i < sk * dv; i++)
+        oz_grid_add(&gv[i % dv], g->v[i]);
+    int nv = oz_bits(gv, dv), B = 53 - oz_ceil_log2(sk), sv = 0, bv = 0, bp = 0;
+    for (int s = 1; s <= OZ_MAX_V_SLICES && !sv && nv != OZ_BAD; s++) {
+        int b = nv > 0 ? (nv + s - 1) / s : 1;
+        if (B - b >= OZ_MIN_P_BITS) {
+            sv = s;
+            bv = b;
+            bp = B - b > 50 ? 50 : B - b;
+        }
+    }
+    if (sv) {
+        for (long i = 0; i < R; i++) {
+            double mx = 0;
+            for (long j = 0; j < sk; j++)
+                mx = ph[i * sk + j] > mx ? ph[i * sk + j] : mx;
+            oz_grid_add(&gp[i], mx);
+            gp[i].lo = gp[i].hi; /* only hi is used: P is cut, not sliced exactly */
+        }
+        long ch = sk < OZ_CHUNK ? sk : OZ_CHUNK;
+        double *vs[OZ_MAX_V_SLICES] = {NULL}, *acc[OZ_MAX_V_SLICES] = {NULL};
+        double *p1 = malloc(sizeof(double) * (size_t)(R * ch)), *pr = malloc(sizeof(double) * (size_t)(R * ch));
+        double *tail = calloc((size_t)(R * dv), sizeof(double));
+        for (int b = 0; b < sv; b++) {
+            vs[b] = malloc(sizeof(double) * (size_t)(ch * dv));
+            acc[b] = calloc((size_t)(R * dv), sizeof(double));
+        }
+        const double C = 0x1.8p52;
+        double *fp = oz_back(gp, R, 0, bp), *fv[OZ_MAX_V_SLICES] = {NULL};
+        for (int b = 0; b < sv; b++)
+            fv[b] = oz_back(gv, dv, b, bv);
+        for (long j0 = 0; j0 < sk; j0 += ch) {
+            long n = sk - j0 < ch ? sk - j0 : ch;
+            for (long i = 0; i < R; i++) {
+                double f = gp[i].hi < gp[i].lo ? 0.0 : ldexp(1.0, bp - gp[i].hi), back = fp[i];
+                for (long j = 0; j < n; j++) {
+                    double t = ph[i * sk + j0 + j] * f, q = (t + C) - C;
+                    p1[i * n + j] = q;
+                    pr[i * n + j] = (t - q) * back + pl[i * sk + j0 + j];
+                }
+            }
+            oz_split(vs, sv, bv, g->v + j0 * dv, n, dv, dv, gv, 1);
+            for (int b = 0; b < sv; b++)
+                cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)R, (int)dv, (int)n, 1.0, p1, (int)n,
+                            vs[b], (int)dv, 1.0, acc[b], (int)dv);
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)R, (int)dv, (int)n, 1.0, pr, (int)n,
+                        g->v + j0 * dv, (int)dv, 1.0, tail, (int)dv);
+        }
+        for (long i = 0; i < R; i++) {
+            for (long c = 0; c < dv; c++) {
+                long x = i * dv + c;
+                dd_t sum = dd_two_sum(acc[0][x] * fp[i] * fv[0][c], tail[x]);
+                for (int b = 1; b < sv; b++)
+                    sum = dd_add(sum, (dd_t){acc[b][x] * fp[i] * fv[b][c], 0.0});
+                nh[x] = sum.hi;
+                nl[x] = sum.lo;
+            }
+        }
+        for (int b = 0; b < sv; b++) {
+            free(vs[b]);
+            free(acc[b]);
+            free(fv[b]);
+        }
+        free(fp);
+        free(p1);
+        free(pr);
+        free(tail);
+    }
+    free(gv);
+    free(gp);
+    return sv > 0;
+}
+
+void golden_paths(long *ozaki, long *dot2)
+{
+    long a, b;
+#pragma omp atomic read
+    a = golden_count[0];
+#pragma omp atomic read
+    b = golden_count[1];
+    *ozaki = a;
+    *dot2 = b;
+}
+
+static void golden_count_path(int dot2)
+{
+#pragma omp atomic
+    golden_count[dot2]++;
+}
+
 /* 1/sqrt(dk) as a double-double, correctly rounded through MPFR. */
 static dd_t golden_scale(double scale, long dk)
 {
@@ -152,7 +457,11 @@ static void golden_group(double *o, const attn_group_t *g, dd_t scale)
     dd_t *l = malloc(sizeof(dd_t) * (size_t)R);
 
     /* S = Q K^T as pairs, then P = exp((S - m) scale) in place, m = max hi over the row. */
-    dot2_gemm(ph, pl, sk, g->q, NULL, g->dk, g->k, g->dk, 1, R, sk, g->dk);
+    pthread_once(&oz_blas_once, oz_set_blas_threads);
+    int exact = oz_scores(ph, pl, g);
+    golden_count_path(!exact);
+    if (!exact)
+        dot2_gemm(ph, pl, sk, g->q, NULL, g->dk, g->k, g->dk, 1, R, sk, g->dk);
     for (long r = 0; r < R; r++) {
         double *h = ph + r * sk, *lo = pl + r * sk;
         long lim = g->limit[r];
@@ -174,7 +483,10 @@ static void golden_group(double *o, const attn_group_t *g, dd_t scale)
         l[r] = sum;
     }
     /* O = (P V) / l */
-    dot2_gemm(nh, nl, g->dv, ph, pl, sk, g->v, g->dv, 0, R, g->dv, sk);
+    int sliced = oz_pv(nh, nl, ph, pl, g);
+    golden_count_path(!sliced);
+    if (!sliced)
+        dot2_gemm(nh, nl, g->dv, ph, pl, sk, g->v, g->dv, 0, R, g->dv, sk);
     for (long r = 0; r < R; r++)
         for (long c = 0; c < g->dv; c++) {
             long i = r * g->dv + c;
@@ -207,10 +519,11 @@ static double golden_g(long n)
     return g * g;
 }
 
-double golden_bound(double o_abs, double w, double a, long sk, long dk)
+double golden_bound(double o_abs, double w, double z, double a, long sk, long dk)
 {
-    return 0x1p-53 * (1.0 + 0x1p-50) * o_abs +
-           (golden_g(sk) + 2.0 * (golden_g(dk) + 0x1p-100) * a + 0x1p-97) * w;
+    double nu = (double)sk * 0x1p-53, g1 = nu / (1.0 - nu);
+    return 0x1p-53 * (1.0 + 0x1p-50) * o_abs + (golden_g(sk) + 2.0 * (golden_g(dk) + 0x1p-100) * a + 0x1p-97) * w +
+           (g1 + 0x1p-52) * 0x1p-19 * z;
 }
 
 /* All-MPFR reference: exact-at-prec dot products, exp, sums, division. */
