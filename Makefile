@@ -1,14 +1,14 @@
 # amla-lab -- build, test, run, install
 PREFIX ?= /usr/local
-DEB_PKGS = libmpfr-dev libgmp-dev libgsl-dev libopenblas-dev pkg-config
-PKGS = openblas mpfr gmp gsl
+DEB_PKGS = libmpfr-dev libgmp-dev libgsl-dev libopenblas-dev libopenmpi-dev openmpi-bin pkg-config
+PKGS = openblas mpfr gmp gsl ompi-c
 CC ?= cc
 
 WARN = -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
 BASE_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -ffp-contract=off -fopenmp -g
 OPT ?= -O2
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lopenblas -lmpfr -lgmp -lgsl -lgslcblas)
+PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lopenblas -lmpfr -lgmp -lgsl -lgslcblas -lmpi)
 ALL_CFLAGS = $(BASE_CFLAGS) $(OPT) $(PKG_CFLAGS) $(CFLAGS)
 LIBS = $(PKG_LIBS) -lm
 

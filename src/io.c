@@ -327,7 +327,8 @@ int io_ensure_dir(const char *dir, err_t *e)
 {
     struct stat st;
     if (stat(dir, &st) != 0) {
-        if (mkdir(dir, 0755) != 0)
+        /* EEXIST: another process (an MPI rank) made it in between */
+        if (mkdir(dir, 0755) != 0 && (errno != EEXIST || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)))
             return err_set(e, ERR_USAGE, "cannot create directory %s: %s", dir, strerror(errno));
     } else if (!S_ISDIR(st.st_mode)) {
         return err_set(e, ERR_USAGE, "%s is not a directory", dir);

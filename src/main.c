@@ -13,6 +13,7 @@
 #include "metric.h"
 #include "opts.h"
 #include "run.h"
+#include "par.h"
 #include "sweep.h"
 
 #define AMLA_VERSION "0.1.0"
@@ -520,7 +521,25 @@ static int cmd_list(int argc, char **argv)
     return finish_stdout(0);
 }
 
+static int dispatch(int argc, char **argv);
+
 int main(int argc, char **argv)
+{
+    par_init(&argc, &argv);
+    int rc;
+    if (par_size() > 1 && (argc < 2 || strcmp(argv[1], "sweep") != 0)) {
+        if (par_rank() == 0)
+            fprintf(stderr, "amla-lab: error: under mpirun or srun only 'sweep' splits its work among ranks; "
+                            "start other commands without a launcher\n");
+        rc = ERR_USAGE;
+    } else {
+        rc = dispatch(argc, argv);
+    }
+    par_finalize();
+    return rc;
+}
+
+static int dispatch(int argc, char **argv)
 {
     if (argc < 2) {
         fprintf(stderr, "amla-lab: error: no command given (see 'amla-lab --help')\n");

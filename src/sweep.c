@@ -13,9 +13,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <omp.h>
+
 #include "io.h"
 #include "metric.h"
 #include "opts.h"
+#include "par.h"
 #include "run.h"
 
 #define SWEEP_MAX_GRID 4
@@ -389,7 +392,8 @@ typedef struct {
     long g;
     char **text; /* [npoints * max samples]: the CSV rows of each finished sample */
     long maxs;
-    FILE *store;
+    FILE *store;  /* rank 0: the sample store; other ranks: NULL, rows go to the outbox */
+    FILE *outbox; /* ranks > 0: this grid point's finished samples, in the store's format */
     long done, total, fresh, kill_after;
     double secs; /* compute time of the stored samples (one thread each, every variant) */
     double t0;
@@ -428,8 +432,9 @@ static int sweep_on_sample(void *arg, long sample, const run_row_t *rows, err_t 
     double secs = 0;
     for (int v = 0; v <= s->c->nvariants; v++)
         secs += rows[v].seconds;
-    fprintf(s->store, "@ %ld %ld %d %.3f\n%s", s->g, sample, nrows, secs, buf);
-    if (fflush(s->store) != 0 || ferror(s->store)) {
+    FILE *out = s->store ? s->store : s->outbox;
+    fprintf(out, "@ %ld %ld %d %.3f\n%s", s->g, sample, nrows, secs, buf);
+    if (fflush(out) != 0 || ferror(out)) {
         free(buf);
         return err_set(e, ERR_IO, "cannot write the partial results of %s: %s", s->x->name, strerror(errno));
     }
@@ -443,8 +448,50 @@ static int sweep_on_sample(void *arg, long sample, const run_row_t *rows, err_t 
     return ERR_OK;
 }
 
-/* Read OUTDIR/.NAME.samples: complete "@ g s n" blocks only; returns the byte length of the
- * valid prefix (the file is cut there so appends continue cleanly), or -1 when the file is
+/* Read complete "@ g s n secs" blocks (each followed by its n CSV rows) from f into s->text;
+ * returns the byte length of the complete blocks read and counts them in *blocks. */
+static long sweep_read_blocks(sweep_state_t *s, FILE *f, long *blocks)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    long valid = 0;
+    for (;;) {
+        long g, smp;
+        int nrows;
+        ssize_t n = getline(&line, &cap, f);
+        double secs = 0;
+        if (n <= 0 || sscanf(line, "@ %ld %ld %d %lf", &g, &smp, &nrows, &secs) < 3 || line[n - 1] != '\n')
+            break;
+        long blen = (long)n;
+        char *buf = NULL;
+        size_t blen_text = 0;
+        FILE *m = open_memstream(&buf, &blen_text);
+        int ok = 1;
+        for (int i = 0; i < nrows && ok; i++) {
+            n = getline(&line, &cap, f);
+            ok = n > 0 && line[n - 1] == '\n';
+            if (ok) {
+                fputs(line, m);
+                blen += (long)n;
+            }
+        }
+        fclose(m);
+        if (!ok || g < 0 || g >= s->x->npoints || smp < 0 || smp >= s->maxs) {
+            free(buf);
+            break;
+        }
+        free(s->text[g * s->maxs + smp]);
+        s->text[g * s->maxs + smp] = buf;
+        s->secs += secs;
+        valid += blen;
+        ++*blocks;
+    }
+    free(line);
+    return valid;
+}
+
+/* Read OUTDIR/.NAME.samples: complete blocks only; returns the byte length of the valid
+ * prefix (the file is cut there so appends continue cleanly), or -1 when the file is
  * missing or belongs to another version of the experiment file. */
 static long sweep_read_store(sweep_state_t *s, const char *path, const char *header)
 {
@@ -454,43 +501,45 @@ static long sweep_read_store(sweep_state_t *s, const char *path, const char *hea
     char *line = NULL;
     size_t cap = 0;
     ssize_t n = getline(&line, &cap, f);
-    long valid = -1;
-    if (n > 0 && strcmp(line, header) == 0) {
-        valid = (long)n;
-        for (;;) {
-            long g, smp;
-            int nrows;
-            n = getline(&line, &cap, f);
-            double secs = 0;
-            if (n <= 0 || sscanf(line, "@ %ld %ld %d %lf", &g, &smp, &nrows, &secs) < 3 || line[n - 1] != '\n')
-                break;
-            long blen = (long)n;
-            char *buf = NULL;
-            size_t blen_text = 0;
-            FILE *m = open_memstream(&buf, &blen_text);
-            int ok = 1;
-            for (int i = 0; i < nrows && ok; i++) {
-                n = getline(&line, &cap, f);
-                ok = n > 0 && line[n - 1] == '\n';
-                if (ok) {
-                    fputs(line, m);
-                    blen += (long)n;
-                }
-            }
-            fclose(m);
-            if (!ok || g < 0 || g >= s->x->npoints || smp < 0 || smp >= s->maxs) {
-                free(buf);
-                break;
-            }
-            free(s->text[g * s->maxs + smp]);
-            s->text[g * s->maxs + smp] = buf;
-            s->secs += secs;
-            valid += blen;
-        }
-    }
+    long valid = -1, blocks = 0;
+    if (n > 0 && strcmp(line, header) == 0)
+        valid = (long)n + sweep_read_blocks(s, f, &blocks);
     free(line);
     fclose(f);
     return valid;
+}
+
+/* MPI: ranks > 0 send this grid point's finished samples to rank 0, which appends them to
+ * the store (so that an interrupted sweep keeps them) and to its table of rows. */
+static int sweep_gather(sweep_state_t *s, char **outbox, size_t *outlen, err_t *e)
+{
+    if (par_rank() > 0) {
+        fflush(s->outbox);
+        par_send(*outbox, *outlen);
+        fclose(s->outbox);
+        free(*outbox);
+        *outbox = NULL;
+        s->outbox = open_memstream(outbox, outlen);
+        return ERR_OK;
+    }
+    int rc = ERR_OK;
+    for (int r = 1; r < par_size(); r++) {
+        size_t len;
+        char *blob = par_recv(r, &len);
+        long blocks = 0;
+        if (len > 0) {
+            FILE *m = fmemopen(blob, len, "r");
+            sweep_read_blocks(s, m, &blocks);
+            fclose(m);
+            if (!rc && (fwrite(blob, 1, len, s->store) != len || fflush(s->store) != 0))
+                rc = err_set(e, ERR_IO, "cannot write the partial results of %s: %s", s->x->name, strerror(errno));
+        }
+        s->done += blocks;
+        s->fresh += blocks;
+        free(blob);
+    }
+    sweep_progress(s);
+    return rc;
 }
 
 /* Parse the numbers of one CSV row: variant (column 18) and metrics (19..25). */
@@ -1003,31 +1052,50 @@ int sweep_run(const char *path, const sweep_opts_t *o, err_t *e)
     snprintf(csv, sizeof csv, "%s/%s.csv", outdir, x->name);
     snprintf(md, sizeof md, "%s/%s.md", outdir, x->name);
     snprintf(header, sizeof header, "# amla-lab sweep %s %016llx\n", x->name, (unsigned long long)x->hash);
+    int rank = par_rank(), ranks = par_size();
+    char *outbox = NULL;
+    size_t outlen = 0;
     if (!rc) {
         s.text = calloc((size_t)(x->npoints * s.maxs), sizeof(char *));
-        long valid = sweep_read_store(&s, store, header);
-        if (valid < 0) {
-            s.store = fopen(store, "w");
-            if (s.store)
-                fputs(header, s.store);
+        if (rank == 0) {
+            long valid = sweep_read_store(&s, store, header);
+            if (valid < 0) {
+                s.store = fopen(store, "w");
+                if (s.store)
+                    fputs(header, s.store);
+            } else {
+                if (truncate(store, valid) != 0)
+                    rc = err_set(e, ERR_IO, "cannot truncate %s: %s", store, strerror(errno));
+                s.store = fopen(store, "a");
+            }
+            if (!s.store && !rc)
+                rc = err_set(e, ERR_USAGE, "cannot write %s: %s", store, strerror(errno));
         } else {
-            if (truncate(store, valid) != 0)
-                rc = err_set(e, ERR_IO, "cannot truncate %s: %s", store, strerror(errno));
-            s.store = fopen(store, "a");
+            s.outbox = open_memstream(&outbox, &outlen);
         }
-        if (!s.store && !rc)
-            rc = err_set(e, ERR_USAGE, "cannot write %s: %s", store, strerror(errno));
     }
-    for (long i = 0; i < x->npoints * s.maxs && s.text; i++)
-        s.done += s.text[i] != NULL;
+    /* Under MPI every rank learns from rank 0 which samples are stored, then takes every
+     * ranks-th of the missing ones (counted across grid points). */
+    int any = par_max(rc);
+    if (any && !rc)
+        rc = err_set(e, any, "another MPI rank failed (its message says why)");
+    long nslots = x->npoints * s.maxs;
+    char *done = calloc((size_t)(nslots > 0 ? nslots : 1), 1);
+    for (long i = 0; i < nslots && s.text; i++)
+        done[i] = s.text[i] != NULL;
+    if (!rc)
+        par_bcast(done, (size_t)nslots);
+    for (long i = 0; i < nslots; i++)
+        s.done += done[i];
     const char *ka = getenv("AMLA_SWEEP_KILL_AFTER");
     s.kill_after = ka ? atol(ka) : 0;
-    s.progress = o->progress < 0 ? isatty(2) : o->progress;
+    s.progress = rank > 0 ? 0 : o->progress < 0 ? isatty(2) : o->progress;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     s.t0 = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
     if (!rc && s.done > 0 && s.progress)
         fprintf(stderr, "%s: resuming, %ld of %ld samples already done\n", x->name, s.done, s.total);
+    long turn = 0;
     for (long g = 0; g < x->npoints && !rc; g++) {
         rc = sweep_point(c, x, g, e);
         if (rc)
@@ -1035,10 +1103,14 @@ int sweep_run(const char *path, const sweep_opts_t *o, err_t *e)
         if (g == 0)
             *c0 = *c;
         c->threads = o->threads;
+        if (ranks > 1 && c->threads == 0) { /* share this machine's cores among its ranks */
+            c->threads = omp_get_num_procs() / par_local_size();
+            c->threads = c->threads > 0 ? c->threads : 1;
+        }
         char *skip = calloc((size_t)c->samples, 1);
         long todo = 0;
         for (long i = 0; i < c->samples; i++) {
-            skip[i] = s.text[g * s.maxs + i] != NULL;
+            skip[i] = done[g * s.maxs + i] || turn++ % ranks != rank;
             todo += !skip[i];
         }
         if (todo) {
@@ -1050,12 +1122,24 @@ int sweep_run(const char *path, const sweep_opts_t *o, err_t *e)
             run_result_free(&r);
         }
         free(skip);
+        if (ranks > 1) {
+            int all = par_max(rc);
+            if (all && !rc)
+                rc = err_set(e, all, "another MPI rank failed (its message says why)");
+            if (!rc)
+                rc = sweep_gather(&s, &outbox, &outlen, e);
+            rc = par_max(rc) ? (rc ? rc : err_set(e, ERR_IO, "rank 0 could not store the results")) : rc;
+        }
     }
+    free(done);
+    if (s.outbox)
+        fclose(s.outbox);
+    free(outbox);
     if (s.store)
         fclose(s.store);
     clock_gettime(CLOCK_MONOTONIC, &ts);
     double secs = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec - s.t0;
-    if (!rc) {
+    if (!rc && rank == 0) {
         io_atomic_t a;
         rc = io_atomic_open(&a, csv, e);
         if (!rc) {
@@ -1067,9 +1151,9 @@ int sweep_run(const char *path, const sweep_opts_t *o, err_t *e)
             rc = io_atomic_commit(&a, e);
         }
     }
-    if (!rc)
+    if (!rc && rank == 0)
         rc = sweep_write_md(&s, c0, md, secs, e);
-    if (!rc && !o->no_plot) {
+    if (!rc && rank == 0 && !o->no_plot) {
         rc = sweep_write_png(&s, c0, outdir, e);
         sweep_write_attr_png(&s, c0, outdir);
     }

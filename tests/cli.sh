@@ -117,6 +117,24 @@ AMLA_SWEEP_KILL_AFTER=2 $A sweep "$T/s.exp" --out "$T/part" --no-plot >/dev/null
 $A sweep "$T/s.exp" --out "$T/part" --no-plot >/dev/null 2>&1 || bad "resumed sweep failed"
 cmp -s "$T/full/small.csv" "$T/part/small.csv" && ok || bad "resumed sweep csv differs from the uninterrupted one"
 $A sweep "$T/s.exp" --check && ok || bad "sweep --check"
+# the same CSV for any --threads, and (MPI) for any number of ranks, which take the samples
+# in another order; a resumed store is shared out too. Not under valgrind/ASan (AMLA_QUICK):
+# OpenMPI's own allocations are not ours to check.
+$A sweep "$T/s.exp" --out "$T/thr1" --threads 1 --no-plot >/dev/null 2>&1
+cmp -s "$T/full/small.csv" "$T/thr1/small.csv" && ok || bad "sweep csv differs between --threads 1 and all cores"
+if command -v mpirun >/dev/null 2>&1 && [ -z "$AMLA_QUICK" ]; then
+    MPI="env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 mpirun --oversubscribe"
+    for n in 2 3; do
+        $MPI -n $n $A sweep "$T/s.exp" --out "$T/mpi$n" --no-plot >/dev/null 2>"$T/err" || bad "mpirun -n $n sweep: $(head -3 "$T/err")"
+        cmp -s "$T/full/small.csv" "$T/mpi$n/small.csv" && ok || bad "sweep csv from $n MPI ranks differs from one process"
+    done
+    AMLA_SWEEP_KILL_AFTER=2 $A sweep "$T/s.exp" --out "$T/mpires" --no-plot >/dev/null 2>&1
+    $MPI -n 2 $A sweep "$T/s.exp" --out "$T/mpires" --no-plot >/dev/null 2>&1 || bad "mpirun resume failed"
+    cmp -s "$T/full/small.csv" "$T/mpires/small.csv" && ok || bad "MPI-resumed sweep csv differs"
+    $MPI -n 2 $A run --samples 1 --ctx 64 >/dev/null 2>"$T/err"
+    expect_eq "run under mpirun exit" "2" "$?"
+    grep -q "only 'sweep' splits" "$T/err" && ok || bad "run under mpirun: no clear message"
+fi
 bad_exp() { # DESCRIPTION LINE-TEXT WANTED-IN-MESSAGE
     printf 'name x\nset samples 1\n%s\n' "$2" >"$T/bad.exp"
     expect_err "$1" sweep "$T/bad.exp" --out "$T/badout"
