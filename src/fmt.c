@@ -197,3 +197,4 @@ void fmt_round_array(double *x, long n, fmt_id_t f)
     for (long i = 0; i < n; i++)
         x[i] = fmt_round(x[i], f, FMT_RNE, 0, NULL);
 }
+

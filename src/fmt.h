@@ -59,6 +59,15 @@ double fmt_decode(uint32_t code, fmt_id_t f);
 /* Round an array in place with round-to-nearest-even, non-saturating. */
 void fmt_round_array(double *x, long n, fmt_id_t f);
 
+/* Encode n binary32 values with round-to-nearest-even (sat as in fmt_encode) into uint16_t
+ * codes (bf16, fp16), uint8_t codes (e4m3, e5m2) or, for other formats, uint32_t codes;
+ * every code equals fmt_encode's. The fast path for arrays (about 1e9 values per second
+ * per core with AVX2). */
+void fmt_cast_f32(void *out, const float *x, long n, fmt_id_t f, int sat);
+
+/* Bytes per code that fmt_cast_f32 writes for format f. */
+static inline int fmt_cast_width(fmt_id_t f) { return f == FMT_BF16 || f == FMT_FP16 ? 2 : f == FMT_E4M3 || f == FMT_E5M2 ? 1 : 4; }
+
 /* Fast binary32 rounding: (float) conversion, RNE. */
 static inline double fmt_fp32(double x) { return (double)(float)x; }
 

@@ -215,34 +215,42 @@ void io_npy_free(io_npy_t *a)
     a->data = NULL;
 }
 
-int io_npy_write(const char *path, const double *data, const long *shape, int ndim, int as_f32,
-                 err_t *e)
+/* Open path atomically and write a .npy header for dtype descr and this shape. */
+static int npy_begin(io_atomic_t *a, const char *path, const char *descr, const long *shape, int ndim, err_t *e)
 {
     char dict[256];
-    int off = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (",
-                       as_f32 ? "<f4" : "<f8");
-    long n = 1;
-    for (int i = 0; i < ndim; i++) {
+    int off = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
+    for (int i = 0; i < ndim; i++)
         off += snprintf(dict + off, sizeof dict - (size_t)off, "%ld%s", shape[i],
                         ndim == 1 ? "," : (i + 1 < ndim ? ", " : ""));
-        n *= shape[i];
-    }
     off += snprintf(dict + off, sizeof dict - (size_t)off, "), }");
     /* pad so that magic + 4 + header is a multiple of 64, ending in a newline */
     int total = 10 + off + 1;
     int padn = (64 - total % 64) % 64;
-    io_atomic_t a;
-    int rc = io_atomic_open(&a, path, e);
+    int rc = io_atomic_open(a, path, e);
     if (rc)
         return rc;
     unsigned hl = (unsigned)(off + padn + 1);
-    fwrite(NPY_MAGIC, 1, 6, a.f);
+    fwrite(NPY_MAGIC, 1, 6, a->f);
     unsigned char ver[4] = {1, 0, (unsigned char)(hl & 0xFF), (unsigned char)(hl >> 8)};
-    fwrite(ver, 1, 4, a.f);
-    fwrite(dict, 1, (size_t)off, a.f);
+    fwrite(ver, 1, 4, a->f);
+    fwrite(dict, 1, (size_t)off, a->f);
     for (int i = 0; i < padn; i++)
-        fputc(' ', a.f);
-    fputc('\n', a.f);
+        fputc(' ', a->f);
+    fputc('\n', a->f);
+    return ERR_OK;
+}
+
+int io_npy_write(const char *path, const double *data, const long *shape, int ndim, int as_f32,
+                 err_t *e)
+{
+    long n = 1;
+    for (int i = 0; i < ndim; i++)
+        n *= shape[i];
+    io_atomic_t a;
+    int rc = npy_begin(&a, path, as_f32 ? "<f4" : "<f8", shape, ndim, e);
+    if (rc)
+        return rc;
     for (long i = 0; i < n; i++) {
         unsigned char b[8];
         if (as_f32) {
@@ -259,6 +267,24 @@ int io_npy_write(const char *path, const double *data, const long *shape, int nd
                 b[k] = (unsigned char)(u >> (8 * k));
             fwrite(b, 1, 8, a.f);
         }
+    }
+    return io_atomic_commit(&a, e);
+}
+
+int io_npy_write_uint(const char *path, const void *codes, int width, const long *shape, int ndim, err_t *e)
+{
+    long n = 1;
+    for (int i = 0; i < ndim; i++)
+        n *= shape[i];
+    io_atomic_t a;
+    int rc = npy_begin(&a, path, width == 1 ? "|u1" : width == 2 ? "<u2" : "<u4", shape, ndim, e);
+    if (rc)
+        return rc;
+    const unsigned char *c = codes;
+    for (long i = 0; i < n; i++) {
+        uint32_t u = width == 1 ? c[i] : width == 2 ? ((const uint16_t *)codes)[i] : ((const uint32_t *)codes)[i];
+        for (int k = 0; k < width; k++)
+            fputc((int)(u >> (8 * k) & 0xFF), a.f);
     }
     return io_atomic_commit(&a, e);
 }

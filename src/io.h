@@ -32,6 +32,9 @@ void io_npy_free(io_npy_t *a);
 int io_npy_write(const char *path, const double *data, const long *shape, int ndim, int as_f32,
                  err_t *e);
 
+/* Write unsigned integer codes of width 1, 2 or 4 bytes ('|u1', '<u2', '<u4'), atomically. */
+int io_npy_write_uint(const char *path, const void *codes, int width, const long *shape, int ndim, err_t *e);
+
 /* A file written under a temporary name in the same directory and renamed on commit, so a
  * reader never sees it half-written. */
 typedef struct {

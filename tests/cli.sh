@@ -29,6 +29,23 @@ expect_eq "cast e5m2" "$(printf '0x7b 57344\n0x7c inf')" "$(echo 61439 61440 | $
 expect_eq "cast bf16 forms" "$(printf '0x4049 3.140625\n0x4140 12\n0x7fc0 nan\n0xff80 -inf')" \
     "$(printf '3.14\n0x1.8p+3 nan\t-inf' | $A cast --to bf16)"
 expect_eq "cast --bits" "0x3c00 1" "$(echo 0x3f800000 | $A cast --to fp16 --bits)"
+# cast on arrays: a float32 .npy [1, 3.14159, 464, 465] to e4m3 codes (|u1): 1 is 0x38; 3.14159
+# is nearer 3.25 (0x45) than 3.0; 464 ties to even 448 (0x7e); 465 overflows to NaN (0x7f)
+npyhdr() { # DESCR SHAPE: a version-1 header padded to 128 bytes
+    d="{'descr': '$1', 'fortran_order': False, 'shape': ($2,), }"
+    printf '\223NUMPY\001\000\166\000%-117s\n' "$d"
+}
+{ npyhdr '<f4' 4; printf '\000\000\200\077\320\017\111\100\000\000\350\103\000\200\350\103'; } >"$T/cx.npy"
+$A cast --to e4m3 --in "$T/cx.npy" --out "$T/cy.npy" || bad "cast --in"
+expect_eq "cast array e4m3 codes" "38 45 7e 7f" "$(tail -c 4 "$T/cy.npy" | od -An -tx1 | tr -s ' ' | sed 's/^ //')"
+head -c 64 "$T/cy.npy" | grep -q "'|u1'" && ok || bad "cast codes npy dtype"
+$A cast --to bf16 --in "$T/cx.npy" --out "$T/cv.npy" --values || bad "cast --values"
+expect_eq "cast array bf16 values" "3f800000 40490000 43e80000 43e80000" "$(tail -c 16 "$T/cv.npy" | od -An -tx4 | tr -s ' ' | sed 's/^ //')"
+expect_err "cast --in without --out" cast --to bf16 --in "$T/cx.npy"
+expect_err "cast --in missing" cast --to bf16 --in "$T/none.npy" --out "$T/x.npy"
+expect_err "cast --out unwritable" cast --to bf16 --in "$T/cx.npy" --out /nonexistent/x.npy
+head -c 134 "$T/cx.npy" >"$T/ct.npy"
+expect_err "cast --in truncated" cast --to bf16 --in "$T/ct.npy" --out "$T/x.npy"
 expect_eq "cast rz" "0x3f80 1" "$(echo 1.0078 | $A cast --to bf16 --rounding rz)"
 expect_eq "cast ru" "0x3f81 1.0078125" "$(echo 1.0001 | $A cast --to bf16 --rounding ru)"
 expect_eq "cast tf32" "0x3f802000 1.00097656" "$(echo 1.0009765625 | $A cast --to tf32)"

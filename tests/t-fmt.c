@@ -233,6 +233,40 @@ static void double_inputs(void)
     }
 }
 
+/* fmt_cast_f32 (the vectorized array path) against fmt_encode: every binary32 whose bits 13..31
+ * take all 2^19 values, with bits 0..12 in {0, 1, 0xfff, 0x1000, 0x1001, 0x1fff} (the rounding
+ * ties and their neighbours of every target, subnormals, infinities and NaN included). */
+static void array_cast(int stride)
+{
+    static const uint32_t lows[] = {0, 1, 0xfff, 0x1000, 0x1001, 0x1fff};
+    long n = (1L << 19) / stride * 6, k = 0;
+    float *x = malloc(sizeof(float) * (size_t)n);
+    uint32_t *codes = malloc(sizeof(uint32_t) * (size_t)n);
+    for (uint32_t hi = 0; hi < (1u << 19) && k < n; hi += (uint32_t)stride)
+        for (int l = 0; l < 6; l++) {
+            uint32_t u = hi << 13 | lows[l];
+            memcpy(&x[k++], &u, sizeof u);
+        }
+    const fmt_id_t fs[] = {FMT_BF16, FMT_FP16, FMT_E4M3, FMT_E5M2, FMT_TF32};
+    long bad = 0;
+    for (size_t fi = 0; fi < sizeof fs / sizeof fs[0]; fi++)
+        for (int sat = 0; sat < 2; sat++) {
+            fmt_cast_f32(codes, x, k, fs[fi], sat);
+            int w = fmt_cast_width(fs[fi]);
+            for (long i = 0; i < k; i++) {
+                uint32_t c = w == 1 ? ((uint8_t *)codes)[i] : w == 2 ? ((uint16_t *)codes)[i] : codes[i];
+                uint32_t want = fmt_encode((double)x[i], fs[fi], FMT_RNE, sat, NULL);
+                if (c != want && bad++ < 5)
+                    CHECK(0, "fmt_cast_f32 %s sat %d: %a gave 0x%x, fmt_encode 0x%x", fmt_table[fs[fi]].name, sat,
+                          (double)x[i], c, want);
+            }
+        }
+    CHECK(bad == 0, "fmt_cast_f32: %ld codes differ from fmt_encode", bad);
+    printf("t-fmt: fmt_cast_f32 equals fmt_encode on %ld binary32 values x 5 formats x 2\n", k);
+    free(x);
+    free(codes);
+}
+
 int main(void)
 {
     int step = check_quick() ? 7 : 1;
@@ -244,6 +278,7 @@ int main(void)
     published();
     stochastic();
     double_inputs();
+    array_cast(check_quick() ? 13 : 1);
     printf("t-fmt: %ld conversions compared with MPFR\n", checked);
     return check_done("t-fmt");
 }

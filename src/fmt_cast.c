@@ -1,0 +1,79 @@
+/* fmt_cast -- binary32 arrays to narrow encodings, vectorized (fmt_cast_f32) */
+#include <string.h>
+
+#include "fmt.h"
+
+/* ---- fast binary32 -> narrow encodings, RNE ----
+ * Normal results: add the exponent rebias and a round-half-even increment to the binary32
+ * bits, then shift (a carry into the exponent is the correct rounding up). Subnormal
+ * results: |x| + 2^(emin - m + 23) in binary32 arithmetic lands the target's subnormal
+ * quantum on binary32's ulp, so the hardware addition rounds to nearest even. Overflow,
+ * infinities and NaN as fmt_encode. Branch-free, so the compiler vectorizes the loops (the Makefile
+ * builds this file with -O3 -fno-trapping-math: only exception flags could differ, never a
+ * result; target_clones picks the AVX2 build where the processor has it). */
+static inline uint32_t fmt_cast1(float x, int m, int bias, int emin, uint32_t max_code, uint32_t ovf_code,
+                                 uint32_t nan_code, int bits)
+{
+    uint32_t u, mag;
+    memcpy(&u, &x, sizeof u);
+    uint32_t a = u & 0x7fffffffu, sh = (uint32_t)(23 - m);
+    int32_t t = (int32_t)a - ((127 - bias) << 23) + (int32_t)((1u << (sh - 1)) - 1) + (int32_t)((a >> sh) & 1);
+    uint32_t normal = (uint32_t)t >> sh;
+    float ax, magic;
+    uint32_t mb = (uint32_t)(emin - m + 23 + 127) << 23;
+    memcpy(&ax, &a, sizeof ax);
+    memcpy(&magic, &mb, sizeof magic);
+    float sum = ax + magic;
+    uint32_t sb;
+    memcpy(&sb, &sum, sizeof sb);
+    uint32_t sub = sb - mb;
+    mag = a < (uint32_t)(emin + 127) << 23 ? sub : normal;
+    mag = mag > max_code ? ovf_code : mag;
+    mag = a > 0x7f800000u ? nan_code : mag;
+    return (u >> 31) << (bits - 1) | mag;
+}
+
+#define FMT_CAST_LOOP(T, F, ovf)                                                                         \
+    do {                                                                                                 \
+        T *o = out;                                                                                      \
+        for (long i = 0; i < n; i++)                                                                     \
+            o[i] = (T)fmt_cast1(x[i], F.prec - 1, F.bias, F.emin, F.max_code, ovf, F.nan_code, F.bits);  \
+    } while (0)
+
+__attribute__((target_clones("avx2", "default")))
+void fmt_cast_f32(void *out, const float *x, long n, fmt_id_t f, int sat)
+{
+    /* the table's fields are constants here, so each loop is compiled for its format */
+    const fmt_t BF = fmt_table[FMT_BF16], HF = fmt_table[FMT_FP16], E4 = fmt_table[FMT_E4M3], E5 = fmt_table[FMT_E5M2];
+    switch (f) {
+    case FMT_BF16:
+        if (sat)
+            FMT_CAST_LOOP(uint16_t, BF, BF.max_code);
+        else
+            FMT_CAST_LOOP(uint16_t, BF, BF.inf_code);
+        return;
+    case FMT_FP16:
+        if (sat)
+            FMT_CAST_LOOP(uint16_t, HF, HF.max_code);
+        else
+            FMT_CAST_LOOP(uint16_t, HF, HF.inf_code);
+        return;
+    case FMT_E4M3:
+        if (sat)
+            FMT_CAST_LOOP(uint8_t, E4, E4.max_code);
+        else
+            FMT_CAST_LOOP(uint8_t, E4, E4.nan_code);
+        return;
+    case FMT_E5M2:
+        if (sat)
+            FMT_CAST_LOOP(uint8_t, E5, E5.max_code);
+        else
+            FMT_CAST_LOOP(uint8_t, E5, E5.inf_code);
+        return;
+    default: {
+        uint32_t *o = out;
+        for (long i = 0; i < n; i++)
+            o[i] = fmt_encode((double)x[i], f, FMT_RNE, sat, NULL);
+    }
+    }
+}
