@@ -70,4 +70,8 @@ static inline double dd_pow2(int e)
 /* exp(x) for a double-double x; relative error below 2^-100 (tested against MPFR). */
 dd_t dd_exp(dd_t x);
 
+/* In place: (hi, lo)[j] <- dd_exp(((hi, lo)[j] - m) * scale) for j < n, every element bit for
+ * bit what dd_exp(dd_mul(dd_add(x, -m), scale)) gives (four at a time with AVX2). */
+void dd_exp_array(double *hi, double *lo, long n, double m, dd_t scale);
+
 #endif

@@ -274,11 +274,13 @@ static int oz_scores(double *h, double *l, const attn_group_t *g)
     oz_grid_t *gq = malloc(sizeof(oz_grid_t) * (size_t)R), *gk = malloc(sizeof(oz_grid_t) * (size_t)sk);
     oz_grid_init(gq, R);
     oz_grid_init(gk, sk);
-    for (long i = 0; i < R * dk; i++)
-        oz_grid_add(&gq[i / dk], g->q[i]);
-    for (long i = 0; i < sk * dk; i++)
-        oz_grid_add(&gk[i / dk], g->k[i]);
-    oz_plan_t p;
+    for (long i = 0; i < R; i++)
+        for (long k = 0; k < dk; k++)
+            oz_grid_add(&gq[i], g->q[i * dk + k]);
+    for (long j = 0; j < sk; j++)
+        for (long k = 0; k < dk; k++)
+            oz_grid_add(&gk[j], g->k[j * dk + k]);
+    oz_plan_t p = {0, 0, 0, 0};
     int ok = oz_plan(&p, oz_bits(gq, R), oz_bits(gk, sk), dk, OZ_MAX_PAIRS);
     if (ok) {
         long ch = sk < OZ_CHUNK ? sk : OZ_CHUNK;
@@ -340,8 +342,9 @@ static int oz_pv(double *nh, double *nl, const double *ph, const double *pl, con
     oz_grid_t *gv = malloc(sizeof(oz_grid_t) * (size_t)dv), *gp = malloc(sizeof(oz_grid_t) * (size_t)R);
     oz_grid_init(gv, dv);
     oz_grid_init(gp, R);
-    for (long i = 0; i < sk * dv; i++)
-        oz_grid_add(&gv[i % dv], g->v[i]);
+    for (long j = 0; j < sk; j++)
+        for (long c = 0; c < dv; c++)
+            oz_grid_add(&gv[c], g->v[j * dv + c]);
     int nv = oz_bits(gv, dv), B = 53 - oz_ceil_log2(sk), sv = 0, bv = 0, bp = 0;
     for (int s = 1; s <= OZ_MAX_V_SLICES && !sv && nv != OZ_BAD; s++) {
         int b = nv > 0 ? (nv + s - 1) / s : 1;
@@ -469,16 +472,12 @@ static void golden_group(double *o, const attn_group_t *g, dd_t scale)
         for (long j = 0; j <= lim; j++)
             m = h[j] > m ? h[j] : m;
         dd_t sum = {0.0, 0.0};
+        dd_exp_array(h, lo, lim + 1, m, scale);
         for (long j = 0; j < sk; j++) {
-            if (j > lim) {
+            if (j > lim)
                 h[j] = lo[j] = 0.0;
-                continue;
-            }
-            dd_t x = dd_add((dd_t){h[j], lo[j]}, (dd_t){-m, 0.0});
-            dd_t p = dd_exp(dd_mul(x, scale));
-            h[j] = p.hi;
-            lo[j] = p.lo;
-            sum = dd_add(sum, p);
+            else
+                sum = dd_add(sum, (dd_t){h[j], lo[j]});
         }
         l[r] = sum;
     }
