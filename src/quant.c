@@ -35,11 +35,14 @@ void quant_scales(quant_scales_t *s, const double *x, long rows, long cols, long
     s->ngc = (cols + s->gc - 1) / s->gc;
     s->scale = calloc((size_t)(s->ngr * s->ngc), sizeof(double));
     double fmax = fmt_table[cfg->fmt].max_finite;
-    for (long r = 0; r < rows; r++)
-        for (long c = 0; c < cols; c++) {
-            double *a = &s->scale[(r / s->gr) * s->ngc + c / s->gc];
-            double v = fabs(x[r * ld + c]);
-            *a = v > *a ? v : *a; /* amax first */
+    for (long r = 0; r < rows; r++) /* amax first, group by group (no division per element) */
+        for (long c0 = 0, gi = (r / s->gr) * s->ngc; c0 < cols; c0 += s->gc, gi++) {
+            double a = s->scale[gi];
+            for (long c = c0; c < c0 + s->gc && c < cols; c++) {
+                double v = fabs(x[r * ld + c]);
+                a = v > a ? v : a;
+            }
+            s->scale[gi] = a;
         }
     for (long i = 0; i < s->ngr * s->ngc; i++) {
         double amax = s->scale[i];
@@ -65,11 +68,15 @@ long quant_apply(double *q, long ldq, const double *x, long ld, const quant_scal
 {
     long over = 0;
     for (long r = 0; r < s->rows; r++)
-        for (long c = 0; c < s->cols; c++) {
-            double y = fmt_fp32(x[r * ld + c] / quant_scale_at(s, r, c));
-            double v = fmt_round(y, cfg->fmt, FMT_RNE, 0, NULL);
-            over += !isfinite(v) && isfinite(y);
-            q[r * ldq + c] = cfg->saturate ? fmt_round(y, cfg->fmt, FMT_RNE, 1, NULL) : v;
+        for (long c0 = 0, gi = (r / s->gr) * s->ngc; c0 < s->cols; c0 += s->gc, gi++) {
+            double sc = s->scale[gi];
+            for (long c = c0; c < c0 + s->gc && c < s->cols; c++) {
+                double y = fmt_fp32(x[r * ld + c] / sc);
+                double v = fmt_round(y, cfg->fmt, FMT_RNE, 0, NULL);
+                int ovf = !isfinite(v) && isfinite(y);
+                over += ovf;
+                q[r * ldq + c] = cfg->saturate && (ovf || !isfinite(y)) ? fmt_round(y, cfg->fmt, FMT_RNE, 1, NULL) : v;
+            }
         }
     return over;
 }
