@@ -131,7 +131,7 @@ int main(int argc, char **argv)
         char name[32];
         snprintf(name, sizeof name, "%.*s", (int)strcspn(vs[vi], ":"), vs[vi]);
         int id = attn_find(name);
-        int n = tc ? 1 : reps;
+        int n = reps;
         for (int i = 0; i < n; i++) {
             attn_stats_t st = {0};
             attn_ctx_t ctx;

@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "fmt.h"
@@ -254,9 +255,14 @@ double acc_fp16_round(double s) { return acc_round_fp16(s); }
  * its format the format's minimum exponent (the hidden bit is 0, the exponent field is emin). */
 static int acc_tc_exp(double x, int emin)
 {
-    int e;
-    frexp(x, &e);
-    return e - 1 < emin ? emin : e - 1;
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    int e = (int)(u >> 52 & 0x7ff) - 1023; /* the binade of a normal binary64 */
+    if (e == -1023) {                      /* binary64 subnormal (never a format's value) */
+        frexp(x, &e);
+        e--;
+    }
+    return e < emin ? emin : e;
 }
 
 double acc_tc_block(const double *t, const int *e, int n, int f)
@@ -315,6 +321,156 @@ static void gemm_tc(double *C, long ldc, const double *A, long lda, const double
         }
 }
 
+int acc_simd = 1;
+
+#ifdef ACC_HAVE_X86
+/* Operand exponents as the tensor core sees them (acc_tc_exp), as doubles; 0 for a zero. */
+static void acc_tc_exps(double *e, const double *x, long n, int emin)
+{
+    for (long i = 0; i < n; i++)
+        e[i] = x[i] != 0 ? (double)acc_tc_exp(x[i], emin) : 0.0;
+}
+
+/* The block model of gemm_tc on four output columns at once: the same operations as
+ * acc_tc_block on each lane (exact products, emax over the nonzero terms, truncation onto the
+ * grid 2^(emax - f), integer sum, normalization to f + 1 bits, RZ to binary32). The integer
+ * sum is exact, so its order is free; it starts from +0 as the scalar one does. A lane whose
+ * block result leaves binary32's normal range (or whose scale would) is redone by
+ * acc_tc_block, so every element equals the scalar model's. Rows go mr at a time so that
+ * independent chains hide the latencies. */
+#define TC_MR 4
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+tc_rows(int mr, double *C, long ldc, long j0, long nr, const double *const a[TC_MR], const double *const ea[TC_MR],
+        long K, const double *bp, const double *be, const acc_tc_t *tc)
+{
+    const __m256d ninf = _mm256_set1_pd(-INFINITY), zero = _mm256_setzero_pd();
+    const __m256d lomask = _mm256_castsi256_pd(_mm256_set1_epi64x(~((1LL << 29) - 1)));
+    const __m256d absmask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
+    const int f = tc->f, norm = f + 1 < 24;
+    __m256d c[TC_MR], outer[TC_MR], emax[TC_MR], up[TC_MR], down[TC_MR], live[TC_MR], sum[TC_MR];
+    _Pragma("GCC unroll 4")
+    for (int r = 0; r < mr; r++)
+        c[r] = outer[r] = zero;
+    for (long k0 = 0; k0 < K; k0 += tc->b) {
+        long k1 = k0 + tc->b < K ? k0 + tc->b : K;
+        _Pragma("GCC unroll 4")
+        for (int r = 0; r < mr; r++) { /* C's exponent: its binade, at least binary32's emin */
+            __m256i fld = _mm256_srli_epi64(_mm256_castpd_si256(_mm256_and_pd(c[r], absmask)), 52);
+            __m128i lo32 = _mm256_castsi256_si128(
+                _mm256_permutevar8x32_epi32(fld, _mm256_setr_epi32(0, 2, 4, 6, 0, 0, 0, 0)));
+            __m256d ec = _mm256_max_pd(_mm256_sub_pd(_mm256_cvtepi32_pd(lo32), _mm256_set1_pd(1023.0)),
+                                       _mm256_set1_pd(-126.0));
+            emax[r] = _mm256_blendv_pd(ninf, ec, _mm256_cmp_pd(c[r], zero, _CMP_NEQ_UQ));
+        }
+        for (long k = k0; k < k1; k++) {
+            __m256d bv = _mm256_loadu_pd(bp + k * 4), bev = _mm256_loadu_pd(be + k * 4);
+            _Pragma("GCC unroll 4")
+            for (int r = 0; r < mr; r++) {
+                __m256d t = _mm256_mul_pd(_mm256_set1_pd(a[r][k]), bv);
+                __m256d e = _mm256_add_pd(_mm256_set1_pd(ea[r][k]), bev);
+                emax[r] = _mm256_max_pd(emax[r], _mm256_blendv_pd(ninf, e, _mm256_cmp_pd(t, zero, _CMP_NEQ_UQ)));
+            }
+        }
+        _Pragma("GCC unroll 4")
+        for (int r = 0; r < mr; r++) {
+            live[r] = _mm256_cmp_pd(emax[r], ninf, _CMP_NEQ_UQ);
+            emax[r] = _mm256_blendv_pd(zero, emax[r], live[r]);
+            __m256i e64 = _mm256_cvtepi32_epi64(_mm256_cvtpd_epi32(emax[r]));
+            up[r] = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_sub_epi64(_mm256_set1_epi64x(1023 + f), e64), 52));
+            down[r] = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(_mm256_set1_epi64x(1023 - f), e64), 52));
+            sum[r] = _mm256_add_pd(zero, _mm256_round_pd(_mm256_mul_pd(c[r], up[r]), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC));
+        }
+        for (long k = k0; k < k1; k++) {
+            __m256d bv = _mm256_loadu_pd(bp + k * 4);
+            _Pragma("GCC unroll 4")
+            for (int r = 0; r < mr; r++) {
+                __m256d t = _mm256_mul_pd(_mm256_set1_pd(a[r][k]), bv);
+                sum[r] = _mm256_add_pd(sum[r], _mm256_round_pd(_mm256_mul_pd(t, up[r]), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC));
+            }
+        }
+        _Pragma("GCC unroll 4")
+        for (int r = 0; r < mr; r++) {
+            __m256d x = _mm256_mul_pd(sum[r], down[r]);
+            if (norm) /* keep f + 1 significant bits, toward zero */
+                x = _mm256_castsi256_pd(_mm256_and_si256(_mm256_castpd_si256(x), _mm256_slli_epi64(_mm256_set1_epi64x(-1), 52 - f)));
+            x = _mm256_blendv_pd(zero, _mm256_and_pd(x, lomask), live[r]); /* RZ to binary32 (normal range) */
+            __m256d ax = _mm256_and_pd(x, absmask);
+            __m256d odd = _mm256_or_pd(_mm256_cmp_pd(ax, _mm256_set1_pd(0x1p128), _CMP_GE_OQ),
+                                       _mm256_and_pd(_mm256_cmp_pd(ax, _mm256_set1_pd(0x1p-126), _CMP_LT_OQ),
+                                                     _mm256_cmp_pd(ax, zero, _CMP_NEQ_UQ)));
+            odd = _mm256_or_pd(odd, _mm256_and_pd(live[r], _mm256_or_pd(_mm256_cmp_pd(emax[r], _mm256_set1_pd(900.0 - f), _CMP_GT_OQ),
+                                                                        _mm256_cmp_pd(emax[r], _mm256_set1_pd(f - 900.0), _CMP_LT_OQ))));
+            int om = _mm256_movemask_pd(odd);
+            if (om) {
+                double cl[4], xl[4];
+                _mm256_storeu_pd(cl, c[r]);
+                _mm256_storeu_pd(xl, x);
+                for (int l = 0; l < 4; l++)
+                    if (om >> l & 1) {
+                        double t[64];
+                        int e[64], n = 0;
+                        e[n] = cl[l] != 0 ? acc_tc_exp(cl[l], fmt_table[FMT_FP32].emin) : 0;
+                        t[n++] = cl[l];
+                        for (long k = k0; k < k1; k++) {
+                            t[n] = a[r][k] * bp[k * 4 + l];
+                            e[n] = t[n] != 0 ? (int)(ea[r][k] + be[k * 4 + l]) : 0;
+                            n++;
+                        }
+                        xl[l] = acc_tc_block(t, e, n, f);
+                    }
+                x = _mm256_loadu_pd(xl);
+            }
+            c[r] = x;
+            if (tc->promote && ((k0 + tc->b) % tc->promote == 0 || k0 + tc->b >= K)) {
+                outer[r] = _mm256_cvtps_pd(_mm256_cvtpd_ps(_mm256_add_pd(outer[r], c[r])));
+                c[r] = zero;
+            }
+        }
+    }
+    _Pragma("GCC unroll 4")
+    for (int r = 0; r < mr; r++) {
+        double out[4];
+        _mm256_storeu_pd(out, tc->promote ? outer[r] : c[r]);
+        for (long j = 0; j < nr; j++)
+            C[r * ldc + j0 + j] = out[j];
+    }
+}
+
+__attribute__((target("avx2,fma"))) static void gemm_tc_avx2(double *C, long ldc, const double *A, long lda,
+                                                             const double *B, long ldb, int b_trans, long M, long N,
+                                                             long K, const acc_tc_t *tc, int emin_a, int emin_b)
+{
+    double *bp = malloc(sizeof(double) * (size_t)(K * 4 + 1)), *be = malloc(sizeof(double) * (size_t)(K * 4 + 1));
+    double *ae = malloc(sizeof(double) * (size_t)(M * K + 1));
+    for (long i = 0; i < M; i++)
+        acc_tc_exps(ae + i * K, A + i * lda, K, emin_a);
+    for (long j0 = 0; j0 < N; j0 += 4) {
+        long nr = N - j0 < 4 ? N - j0 : 4;
+        for (long k = 0; k < K; k++)
+            for (long j = 0; j < 4; j++) {
+                bp[k * 4 + j] = j < nr ? acc_b_at(B, ldb, b_trans, k, j0 + j) : 0.0;
+                be[k * 4 + j] = bp[k * 4 + j] != 0 ? (double)acc_tc_exp(bp[k * 4 + j], emin_b) : 0.0;
+            }
+        long i = 0;
+        for (; i + TC_MR <= M; i += TC_MR) {
+            const double *a[TC_MR], *ea[TC_MR];
+            for (int r = 0; r < TC_MR; r++) {
+                a[r] = A + (i + r) * lda;
+                ea[r] = ae + (i + r) * K;
+            }
+            tc_rows(TC_MR, C + i * ldc, ldc, j0, nr, a, ea, K, bp, be, tc);
+        }
+        for (; i < M; i++) {
+            const double *a[TC_MR] = {A + i * lda}, *ea[TC_MR] = {ae + i * K};
+            tc_rows(1, C + i * ldc, ldc, j0, nr, a, ea, K, bp, be, tc);
+        }
+    }
+    free(bp);
+    free(be);
+    free(ae);
+}
+#endif
+
 void acc_gemm(double *C, long ldc, const double *A, long lda, const double *B, long ldb,
               int b_trans, long M, long N, long K, acc_model_t model)
 {
@@ -344,6 +500,13 @@ void acc_gemm_f(double *C, long ldc, const double *A, long lda, const double *B,
     case ACC_TC_HOPPER:
     case ACC_TC_HOPPER_FP8:
     case ACC_TC_HOPPER_FP8_FAST:
+#ifdef ACC_HAVE_X86
+        if (acc_simd && acc_have_avx2()) {
+            gemm_tc_avx2(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &ACC_TC[model], fmt_table[fa].emin,
+                         fmt_table[fb].emin);
+            break;
+        }
+#endif
         gemm_tc(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &ACC_TC[model], fmt_table[fa].emin, fmt_table[fb].emin);
         break;
     default:
