@@ -1,16 +1,23 @@
 # amla-lab -- build, test, run, install
 PREFIX ?= /usr/local
-DEB_PKGS = libmpfr-dev libgmp-dev libgsl-dev libopenblas-dev libopenmpi-dev openmpi-bin pkg-config
-PKGS = openblas mpfr gmp gsl ompi-c
+DEB_PKGS = libmpfr-dev libgmp-dev libgsl-dev libopenblas-openmp-dev libopenmpi-dev openmpi-bin pkg-config
+PKGS = mpfr gmp gsl ompi-c
+# OpenBLAS's OpenMP build: called from the lab's OpenMP threads it runs single-threaded and,
+# unlike the pthread build, keeps no worker threads spinning beside them. Linked by path (and
+# rpath), so the system's BLAS alternative does not matter.
+ARCH := $(shell $(CC) -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+BLAS_DIR = /usr/lib/$(ARCH)/openblas-openmp
+BLAS_CFLAGS = -I/usr/include/$(ARCH)/openblas-openmp
+BLAS_LIBS = -L$(BLAS_DIR) -Wl,-rpath,$(BLAS_DIR) -lopenblas
 CC ?= cc
 
 WARN = -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
 BASE_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -ffp-contract=off -fopenmp -g
 OPT ?= -O2
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lopenblas -lmpfr -lgmp -lgsl -lgslcblas -lmpi)
-ALL_CFLAGS = $(BASE_CFLAGS) $(OPT) $(PKG_CFLAGS) $(CFLAGS)
-LIBS = $(PKG_LIBS) -lm
+PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lmpfr -lgmp -lgsl -lgslcblas -lmpi)
+ALL_CFLAGS = $(BASE_CFLAGS) $(OPT) $(BLAS_CFLAGS) $(PKG_CFLAGS) $(CFLAGS)
+LIBS = $(BLAS_LIBS) $(PKG_LIBS) -lm
 
 BUILD ?= build
 SRC = $(wildcard src/*.c)
