@@ -181,43 +181,8 @@ double fmt_decode(uint32_t code, fmt_id_t f)
                      (int)expfield - F->bias - (F->prec - 1));
 }
 
-double fmt_round(double x, fmt_id_t f, fmt_round_t mode, int sat, fmt_rng_t *rng)
+double fmt_round_general(double x, fmt_id_t f, fmt_round_t mode, int sat, fmt_rng_t *rng)
 {
-    if (f == FMT_FP64)
-        return x;
-    if (f == FMT_FP32 && mode == FMT_RNE && !sat)
-        return (double)(float)x; /* the C conversion is binary32 RNE */
-    if (mode == FMT_RNE) {
-        /* Fast path for a result in the target's normal range: round the binary64 bits half to
-         * even at the target's last significand bit (a carry into the exponent is the correct
-         * rounding up). Zero, subnormal results, overflow and NaN take the general path. */
-        const fmt_t *F = &fmt_table[f];
-        uint64_t u, r;
-        memcpy(&u, &x, sizeof u);
-        uint64_t a = u & 0x7fffffffffffffffULL;
-        int E = (int)(a >> 52) - 1023, sh = 53 - F->prec;
-        if (E < F->emin) { /* subnormal result or zero: add and subtract 2^52 quanta */
-            uint64_t mb = (uint64_t)(F->emin - F->prec + 1 + 52 + 1023) << 52;
-            double M, y;
-            memcpy(&M, &mb, sizeof M);
-            memcpy(&y, &a, sizeof y);
-            y = (y + M) - M;
-            memcpy(&r, &y, sizeof r);
-            r |= u & 0x8000000000000000ULL;
-            memcpy(&y, &r, sizeof y);
-            return y;
-        }
-        if (E <= F->emax) {
-            r = (a + ((1ULL << (sh - 1)) - 1) + ((a >> sh) & 1)) & ~((1ULL << sh) - 1);
-            double y;
-            memcpy(&y, &r, sizeof y);
-            if (y <= F->max_finite) {
-                r |= u & 0x8000000000000000ULL;
-                memcpy(&y, &r, sizeof y);
-                return y;
-            }
-        }
-    }
     return fmt_decode(fmt_encode(x, f, mode, sat, rng), f);
 }
 

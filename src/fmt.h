@@ -3,6 +3,7 @@
 #define AMLA_FMT_H
 
 #include <stdint.h>
+#include <string.h>
 
 /* A binary floating-point format is data: precision, exponent range, encoding. */
 typedef struct {
@@ -44,11 +45,53 @@ int fmt_round_from_name(const char *name);
 void fmt_rng_seed(fmt_rng_t *rng, uint64_t seed);
 uint64_t fmt_rng_next(fmt_rng_t *rng);
 
+/* decode(encode(x)): fmt_round's general path. */
+double fmt_round_general(double x, fmt_id_t f, fmt_round_t mode, int sat, fmt_rng_t *rng);
+
 /* Round x to the format; returns the rounded value as a double (exact).
  * sat: clamp finite overflow (and infinities) to +-max_finite, as PTX cvt.satfinite.
  * rng: required for FMT_RSTOCH, ignored otherwise.
- * The rounding is a single rounding of the double x (no intermediate binary32 step). */
-double fmt_round(double x, fmt_id_t f, fmt_round_t mode, int sat, fmt_rng_t *rng);
+ * The rounding is a single rounding of the double x (no intermediate binary32 step).
+ * Inline fast path for RNE (the variants' hot loops): a result in the format's normal range is
+ * rounded half to even on the binary64 bits (a carry into the exponent is the correct rounding
+ * up); below it, |x| + 2^52 quanta - 2^52 quanta rounds to the subnormal quantum and keeps
+ * zeros. Overflow, NaN and the other modes take fmt_round_general. */
+static inline double fmt_round(double x, fmt_id_t f, fmt_round_t mode, int sat, fmt_rng_t *rng)
+{
+    if (f == FMT_FP64)
+        return x;
+    if (f == FMT_FP32 && mode == FMT_RNE && !sat)
+        return (double)(float)x; /* the C conversion is binary32 RNE */
+    if (mode == FMT_RNE) {
+        const fmt_t *F = &fmt_table[f];
+        uint64_t u, a, r;
+        double y;
+        memcpy(&u, &x, sizeof u);
+        a = u & 0x7fffffffffffffffULL;
+        int E = (int)(a >> 52) - 1023, sh = 53 - F->prec;
+        if (E < F->emin) {
+            uint64_t mb = (uint64_t)(F->emin - F->prec + 1 + 52 + 1023) << 52;
+            double M;
+            memcpy(&M, &mb, sizeof M);
+            memcpy(&y, &a, sizeof y);
+            y = (y + M) - M;
+            memcpy(&r, &y, sizeof r);
+            r |= u & 0x8000000000000000ULL;
+            memcpy(&y, &r, sizeof y);
+            return y;
+        }
+        if (E <= F->emax) {
+            r = (a + ((1ULL << (sh - 1)) - 1) + ((a >> sh) & 1)) & ~((1ULL << sh) - 1);
+            memcpy(&y, &r, sizeof y);
+            if (y <= F->max_finite) {
+                r |= u & 0x8000000000000000ULL;
+                memcpy(&y, &r, sizeof y);
+                return y;
+            }
+        }
+    }
+    return fmt_round_general(x, f, mode, sat, rng);
+}
 
 /* As fmt_round, returning the target encoding (for tf32: the binary32 container). */
 uint32_t fmt_encode(double x, fmt_id_t f, fmt_round_t mode, int sat, fmt_rng_t *rng);
