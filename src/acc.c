@@ -48,7 +48,7 @@ int acc_from_name(const char *name)
 /* Register tile: ACC_MR rows of A against a packed panel of NR columns of op(B). Every
  * element of C is one independent sequential accumulation over k = 0..K-1; the tiling
  * only chooses which accumulations run side by side, never their order. */
-#define ACC_MR 4
+#define ACC_MR 6
 #define ACC_NR32 16
 #define ACC_NR64 8
 
@@ -144,6 +144,78 @@ static double acc_b_at(const double *B, long ldb, int b_trans, long k, long j)
     return b_trans ? B[j * ldb + k] : B[k * ldb + j];
 }
 
+#ifdef ACC_HAVE_X86
+/* Four rows of B (B[t][k], t < 4) into columns of a packed panel: 4 x 4 blocks converted to
+ * binary32 and transposed in registers. */
+__attribute__((target("avx2,fma"))) static void acc_pack32_t4(float *bp, const double *B, long ldb, long K)
+{
+    long k = 0;
+    for (; k + 4 <= K; k += 4) {
+        __m128 r0 = _mm256_cvtpd_ps(_mm256_loadu_pd(B + k)), r1 = _mm256_cvtpd_ps(_mm256_loadu_pd(B + ldb + k)),
+               r2 = _mm256_cvtpd_ps(_mm256_loadu_pd(B + 2 * ldb + k)),
+               r3 = _mm256_cvtpd_ps(_mm256_loadu_pd(B + 3 * ldb + k));
+        _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+        _mm_storeu_ps(bp + k * ACC_NR32, r0);
+        _mm_storeu_ps(bp + (k + 1) * ACC_NR32, r1);
+        _mm_storeu_ps(bp + (k + 2) * ACC_NR32, r2);
+        _mm_storeu_ps(bp + (k + 3) * ACC_NR32, r3);
+    }
+    for (; k < K; k++)
+        for (int t = 0; t < 4; t++)
+            bp[k * ACC_NR32 + t] = (float)B[t * ldb + k];
+}
+
+/* x[0:n] to binary32 (RNE, as the C conversion). */
+__attribute__((target("avx2,fma"))) static void acc_to_f32_avx2(float *d, const double *x, long n)
+{
+    long i = 0;
+    for (; i + 4 <= n; i += 4)
+        _mm_storeu_ps(d + i, _mm256_cvtpd_ps(_mm256_loadu_pd(x + i)));
+    for (; i < n; i++)
+        d[i] = (float)x[i];
+}
+#endif
+
+static void acc_to_f32(float *d, const double *x, long n)
+{
+#ifdef ACC_HAVE_X86
+    if (acc_have_avx2()) {
+        acc_to_f32_avx2(d, x, n);
+        return;
+    }
+#endif
+    for (long i = 0; i < n; i++)
+        d[i] = (float)x[i];
+}
+
+/* Panel of op(B)[0:K][j0:j0+nr] as binary32, ACC_NR32 wide, zero beyond nr (branch-free inner
+ * loops: the packing costs about as much per element as the kernel does for M = 128). */
+static void acc_pack32(float *bp, const double *B, long ldb, int b_trans, long j0, long nr, long K)
+{
+    if (nr < ACC_NR32)
+        memset(bp, 0, sizeof(float) * (size_t)(K * ACC_NR32));
+    if (b_trans) {
+        long j = 0;
+#ifdef ACC_HAVE_X86
+        if (acc_have_avx2())
+            for (; j + 4 <= nr; j += 4)
+                acc_pack32_t4(bp + j, B + (j0 + j) * ldb, ldb, K);
+#endif
+        for (; j < nr; j++) {
+            const double *b = B + (j0 + j) * ldb;
+            for (long k = 0; k < K; k++)
+                bp[k * ACC_NR32 + j] = (float)b[k];
+        }
+    } else if (nr == ACC_NR32) {
+        for (long k = 0; k < K; k++)
+            acc_to_f32(bp + k * ACC_NR32, B + k * ldb + j0, ACC_NR32);
+    } else {
+        for (long k = 0; k < K; k++)
+            for (long j = 0; j < nr; j++)
+                bp[k * ACC_NR32 + j] = (float)B[k * ldb + j0 + j];
+    }
+}
+
 static void gemm32(double *C, long ldc, const double *A, long lda, const double *B, long ldb,
                    int b_trans, long M, long N, long K, int fused)
 {
@@ -153,13 +225,10 @@ static void gemm32(double *C, long ldc, const double *A, long lda, const double 
     float c[ACC_MR * ACC_NR32];
     int avx = acc_have_avx2();
     for (long i = 0; i < M; i++)
-        for (long k = 0; k < K; k++)
-            af[i * K + k] = (float)A[i * lda + k];
+        acc_to_f32(af + i * K, A + i * lda, K);
     for (long j0 = 0; j0 < N; j0 += ACC_NR32) {
         long nr = N - j0 < ACC_NR32 ? N - j0 : ACC_NR32;
-        for (long k = 0; k < K; k++)
-            for (long j = 0; j < ACC_NR32; j++)
-                bp[k * ACC_NR32 + j] = j < nr ? (float)acc_b_at(B, ldb, b_trans, k, j0 + j) : 0.0f;
+        acc_pack32(bp, B, ldb, b_trans, j0, nr, K);
         for (long i0 = 0; i0 < M; i0 += ACC_MR) {
             long mr = M - i0 < ACC_MR ? M - i0 : ACC_MR;
             const float *a[ACC_MR];
