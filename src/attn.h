@@ -117,6 +117,14 @@ static inline double attn_round(attn_ctx_t *ctx, int site, double x)
     return fmt_round(x, s->fmt, s->mode, s->sat, &ctx->rng);
 }
 
+/* True when the site rounds to binary32 with RNE (not saturating, not exact): a hot loop may
+ * then use (double)(float) conversions, which is what attn_round does for it, and vectorize. */
+static inline int attn_site_is_fp32(const attn_ctx_t *ctx, int site)
+{
+    const site_t *s = &ctx->site[site];
+    return !s->exact && s->fmt == FMT_FP32 && s->mode == FMT_RNE && !s->sat;
+}
+
 /* The binary32 arithmetic inside a site whose result goes on to a narrower format (an op
  * computing in fp32 "opmath" and returning bf16): identity when the site is exact. */
 static inline double attn_fp32(attn_ctx_t *ctx, int site, double x)

@@ -67,10 +67,11 @@ static void fa3_quant(double *q, double *scale_of_row, const double *x, long row
     quant_cfg_t qc = {block ? QUANT_BLOCK : QUANT_TENSOR, FA3_BLOCK, d, FMT_E4M3, 0, 0, 0, 0};
     quant_scales_t qs;
     quant_scales(&qs, x, rows, d, d, &qc);
-    for (long r = 0; r < rows; r++) {
+    const site_t *st = &ctx->site[site];
+    for (long r = 0; r < rows; r++) { /* = attn_round(site, attn_fp32(site, x / scale)) */
         scale_of_row[r] = quant_scale_at(&qs, r, 0);
-        for (long j = 0; j < d; j++)
-            q[r * d + j] = attn_round(ctx, site, attn_fp32(ctx, site, x[r * d + j] / scale_of_row[r]));
+        quant_round_quotients(q + r * d, x + r * d, d, scale_of_row[r], 1, st->fmt, st->mode, st->sat, st->exact,
+                              &ctx->rng);
     }
     quant_scales_free(&qs);
 }

@@ -26,15 +26,19 @@ static void flashmla_dequant(double *out, const double *x, long rows, long d, lo
     quant_cfg_t qc = {QUANT_BLOCK, 1, FLASHMLA_TILE, FMT_E4M3, 1, 0, FLASHMLA_SCALE_FLOOR, 0};
     quant_scales_t qs;
     quant_scales(&qs, x, rows, dc, d, &qc);
-    for (long r = 0; r < rows; r++)
-        for (long j = 0; j < d; j++) {
-            double v = x[r * d + j];
-            if (j < dc) {
-                double s = quant_scale_at(&qs, r, j);
-                v = attn_round(ctx, KV_QUANT, v / s) * s; /* division by a power of two: exact */
-            }
-            out[r * d + j] = v;
+    const site_t *st = &ctx->site[KV_QUANT];
+    for (long r = 0; r < rows; r++) {
+        for (long j0 = 0; j0 < dc; j0 += FLASHMLA_TILE) { /* = attn_round(kv_quant, v / s) * s */
+            long n = dc - j0 < FLASHMLA_TILE ? dc - j0 : FLASHMLA_TILE;
+            double s = quant_scale_at(&qs, r, j0), *o = out + r * d + j0;
+            /* division by a power of two: exact */
+            quant_round_quotients(o, x + r * d + j0, n, s, 0, st->fmt, st->mode, st->sat, st->exact, &ctx->rng);
+            for (long j = 0; j < n; j++)
+                o[j] *= s;
         }
+        for (long j = dc; j < d; j++)
+            out[r * d + j] = x[r * d + j];
+    }
     quant_scales_free(&qs);
 }
 

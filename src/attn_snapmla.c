@@ -58,13 +58,9 @@ static void snap_quant(double *out, double *scale, const double *x, long rows, l
     for (long r = 0; r < rows; r++) {
         double s = quant_scale_at(&qs, r, 0);
         scale[r] = s;
-        for (long j = 0; j < d; j++) {
-            double y = x[r * d + j] / s;
-            if (j < dq)
-                out[r * d + j] = exact ? y : fmt_round(fmt_fp32(y), FMT_E4M3, FMT_RNE, 0, NULL);
-            else
-                out[r * d + j] = attn_round(ctx, ROPE_CAST, attn_fp32(ctx, ROPE_CAST, y));
-        }
+        quant_round_quotients(out + r * d, x + r * d, dq, s, 1, FMT_E4M3, FMT_RNE, 0, exact, NULL);
+        for (long j = dq; j < d; j++)
+            out[r * d + j] = attn_round(ctx, ROPE_CAST, attn_fp32(ctx, ROPE_CAST, x[r * d + j] / s));
     }
     quant_scales_free(&qs);
 }
@@ -170,13 +166,19 @@ static void snap_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, const s
                 st[r].sigma = sigma;
         }
         attn_gemm(ctx, PV_ACC, t, dv, p, nb, v8 + j0 * dv, dv, 0, R, dv, nb);
+        int fast = attn_site_is_fp32(ctx, O_RESCALE);
         for (long r = 0; r < R; r++) {
-            for (long cc = 0; cc < dv; cc++) {
-                double *a = &o[r * dv + cc];
-                *a = attn_round(ctx, O_RESCALE, attn_round(ctx, O_RESCALE, beta[r] * *a) + t[r * dv + cc]);
-                if (undo[r] != 1.0)
-                    *a = attn_round(ctx, O_RESCALE, *a * undo[r]);
-            }
+            double *a = o + r * dv, br = beta[r];
+            const double *tr = t + r * dv;
+            if (fast && undo[r] == 1.0) /* the same roundings, in a loop the compiler vectorizes */
+                for (long cc = 0; cc < dv; cc++)
+                    a[cc] = (double)(float)((double)(float)(br * a[cc]) + tr[cc]);
+            else
+                for (long cc = 0; cc < dv; cc++) {
+                    a[cc] = attn_round(ctx, O_RESCALE, attn_round(ctx, O_RESCALE, br * a[cc]) + tr[cc]);
+                    if (undo[r] != 1.0)
+                        a[cc] = attn_round(ctx, O_RESCALE, a[cc] * undo[r]);
+                }
             if (undo[r] != 1.0)
                 st[r].l = attn_round(ctx, L_SUM, st[r].l * undo[r]);
         }

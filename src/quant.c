@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 void quant_scales(quant_scales_t *s, const double *x, long rows, long cols, long ld, const quant_cfg_t *cfg)
 {
@@ -79,4 +80,48 @@ long quant_apply(double *q, long ldq, const double *x, long ld, const quant_scal
             }
         }
     return over;
+}
+
+void quant_round_quotients(double *out, const double *x, long n, double s, int fp32, fmt_id_t f, fmt_round_t mode,
+                           int sat, int exact, fmt_rng_t *rng)
+{
+    if (exact) {
+        for (long j = 0; j < n; j++)
+            out[j] = x[j] / s;
+        return;
+    }
+    if (fp32 && mode == FMT_RNE && (f == FMT_E4M3 || f == FMT_E5M2 || f == FMT_BF16)) {
+        /* binary32 quotients, then fmt_cast_f32's RNE codes (equal to fmt_round's), decoded */
+        enum { CH = 256 };
+        float yf[CH];
+        uint16_t c16[CH];
+        uint8_t c8[CH];
+        double table[256];
+        if (f != FMT_BF16)
+            for (int code = 0; code < 256; code++)
+                table[code] = fmt_decode((uint32_t)code, f);
+        for (long j0 = 0; j0 < n; j0 += CH) {
+            long m = n - j0 < CH ? n - j0 : CH;
+            for (long j = 0; j < m; j++)
+                yf[j] = (float)(x[j0 + j] / s);
+            if (f == FMT_BF16) {
+                fmt_cast_f32(c16, yf, m, f, sat);
+                for (long j = 0; j < m; j++) {
+                    uint32_t u = (uint32_t)c16[j] << 16;
+                    float v;
+                    memcpy(&v, &u, sizeof v);
+                    out[j0 + j] = v;
+                }
+            } else {
+                fmt_cast_f32(c8, yf, m, f, sat);
+                for (long j = 0; j < m; j++)
+                    out[j0 + j] = table[c8[j]];
+            }
+        }
+        return;
+    }
+    for (long j = 0; j < n; j++) {
+        double y = x[j] / s;
+        out[j] = fmt_round(fp32 ? fmt_fp32(y) : y, f, mode, sat, rng);
+    }
 }

@@ -43,4 +43,10 @@ static inline double quant_scale_at(const quant_scales_t *s, long r, long c)
  * infinity without satfinite; clamped to +-max with it). */
 long quant_apply(double *q, long ldq, const double *x, long ld, const quant_scales_t *s, const quant_cfg_t *cfg);
 
+/* out[j] = x[j] / s rounded to f (mode, sat): through binary32 first when fp32 (as a kernel
+ * that divides in fp32 and then converts), unrounded when exact. Vectorized for RNE to e4m3,
+ * e5m2 and bf16 from binary32 quotients; every element equals the scalar fmt_round. */
+void quant_round_quotients(double *out, const double *x, long n, double s, int fp32, fmt_id_t f, fmt_round_t mode,
+                           int sat, int exact, fmt_rng_t *rng);
+
 #endif
