@@ -2,6 +2,7 @@
 #include "fmt.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 /* Each format: name, summary, container bits, precision, emin, emax, bias, has_inf,
@@ -194,3 +195,21 @@ void fmt_round_array(double *x, long n, fmt_id_t f)
         x[i] = fmt_round(x[i], f, FMT_RNE, 0, NULL);
 }
 
+
+/* Values of every 8-bit code of e4m3 and e5m2, made once per process. */
+static double fmt_table8[2][256];
+static pthread_once_t fmt_table8_once = PTHREAD_ONCE_INIT;
+
+static void fmt_table8_init(void)
+{
+    for (int code = 0; code < 256; code++) {
+        fmt_table8[0][code] = fmt_decode((uint32_t)code, FMT_E4M3);
+        fmt_table8[1][code] = fmt_decode((uint32_t)code, FMT_E5M2);
+    }
+}
+
+const double *fmt_decode_table8(fmt_id_t f)
+{
+    pthread_once(&fmt_table8_once, fmt_table8_init);
+    return f == FMT_E4M3 ? fmt_table8[0] : f == FMT_E5M2 ? fmt_table8[1] : NULL;
+}

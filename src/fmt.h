@@ -99,6 +99,9 @@ uint32_t fmt_encode(double x, fmt_id_t f, fmt_round_t mode, int sat, fmt_rng_t *
 /* Value of an encoding of a (non-fp64) format. */
 double fmt_decode(uint32_t code, fmt_id_t f);
 
+/* The value of each code of an 8-bit format (e4m3, e5m2; NULL for others), made once. */
+const double *fmt_decode_table8(fmt_id_t f);
+
 /* Round an array in place with round-to-nearest-even, non-saturating. */
 void fmt_round_array(double *x, long n, fmt_id_t f);
 

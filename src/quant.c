@@ -96,10 +96,7 @@ void quant_round_quotients(double *out, const double *x, long n, double s, int f
         float yf[CH];
         uint16_t c16[CH];
         uint8_t c8[CH];
-        double table[256];
-        if (f != FMT_BF16)
-            for (int code = 0; code < 256; code++)
-                table[code] = fmt_decode((uint32_t)code, f);
+        const double *table = fmt_decode_table8(f);
         for (long j0 = 0; j0 < n; j0 += CH) {
             long m = n - j0 < CH ? n - j0 : CH;
             for (long j = 0; j < m; j++)
