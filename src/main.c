@@ -563,7 +563,7 @@ static int cmd_list(int argc, char **argv)
     }
     if (argc != 0)
         return usage_error("list: unexpected argument '%s'%s", argv[0], " (see 'amla-lab list --help')");
-    printf("variants:\n  %-18s %s\n", "golden", "reference: Dot2 products, double-double softmax (MPFR-checked bound)");
+    printf("variants:\n  %-18s %s\n", "golden", "reference: exact Q.K^T (Ozaki slices in FP64 GEMM, or Dot2), double-double softmax (MPFR-checked bound)");
     for (int i = 0; i < attn_variant_count; i++)
         printf("  %-18s %s\n", attn_variants[i].name, attn_variants[i].summary);
     printf("formats:\n");
