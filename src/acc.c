@@ -393,11 +393,13 @@ static void gemm_tc(double *C, long ldc, const double *A, long lda, const double
 int acc_simd = 1;
 
 #ifdef ACC_HAVE_X86
-/* Operand exponents as the tensor core sees them (acc_tc_exp), as doubles; 0 for a zero. */
+/* Operand exponents as the tensor core sees them (acc_tc_exp), as doubles; -infinity for a
+ * zero, so that a product with a zero operand (and only such a product is zero: the formats'
+ * products never underflow binary64) drops out of the block's maximum by itself. */
 static void acc_tc_exps(double *e, const double *x, long n, int emin)
 {
     for (long i = 0; i < n; i++)
-        e[i] = x[i] != 0 ? (double)acc_tc_exp(x[i], emin) : 0.0;
+        e[i] = x[i] != 0 ? (double)acc_tc_exp(x[i], emin) : -INFINITY;
 }
 
 /* The block model of gemm_tc on four output columns at once: the same operations as
@@ -432,13 +434,10 @@ tc_rows(int mr, double *C, long ldc, long j0, long nr, const double *const a[TC_
             emax[r] = _mm256_blendv_pd(ninf, ec, _mm256_cmp_pd(c[r], zero, _CMP_NEQ_UQ));
         }
         for (long k = k0; k < k1; k++) {
-            __m256d bv = _mm256_loadu_pd(bp + k * 4), bev = _mm256_loadu_pd(be + k * 4);
+            __m256d bev = _mm256_loadu_pd(be + k * 4);
             _Pragma("GCC unroll 4")
-            for (int r = 0; r < mr; r++) {
-                __m256d t = _mm256_mul_pd(_mm256_set1_pd(a[r][k]), bv);
-                __m256d e = _mm256_add_pd(_mm256_set1_pd(ea[r][k]), bev);
-                emax[r] = _mm256_max_pd(emax[r], _mm256_blendv_pd(ninf, e, _mm256_cmp_pd(t, zero, _CMP_NEQ_UQ)));
-            }
+            for (int r = 0; r < mr; r++) /* a zero operand's exponent is -inf */
+                emax[r] = _mm256_max_pd(emax[r], _mm256_add_pd(_mm256_set1_pd(ea[r][k]), bev));
         }
         _Pragma("GCC unroll 4")
         for (int r = 0; r < mr; r++) {
@@ -518,7 +517,7 @@ __attribute__((target("avx2,fma"))) static void gemm_tc_avx2(double *C, long ldc
         for (long k = 0; k < K; k++)
             for (long j = 0; j < 4; j++) {
                 bp[k * 4 + j] = j < nr ? acc_b_at(B, ldb, b_trans, k, j0 + j) : 0.0;
-                be[k * 4 + j] = bp[k * 4 + j] != 0 ? (double)acc_tc_exp(bp[k * 4 + j], emin_b) : 0.0;
+                be[k * 4 + j] = bp[k * 4 + j] != 0 ? (double)acc_tc_exp(bp[k * 4 + j], emin_b) : -INFINITY;
             }
         long i = 0;
         for (; i + TC_MR <= M; i += TC_MR) {
