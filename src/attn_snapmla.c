@@ -44,25 +44,33 @@ typedef struct {
     int inverted;       /* Appendix C: pages of each pair in inverted order, bidirectional rescale */
 } snap_cfg_t;
 
-/* Quantize x [rows][d] (content = first dc columns) into out [rows][d]: content to e4m3 under
- * the granularity, RoPE either pre-scaled into bf16 (RoPE-aware) or quantized with the same
- * scale; scale[rows] receives each row's content scale (the groups here never split a row). */
-static void snap_quant(double *out, double *scale, const double *x, long rows, long d, long dc, const snap_cfg_t *sc,
-                       attn_ctx_t *ctx, int site)
+/* Each row's content scale of x [rows][d] (content = first dc columns) under the config's
+ * granularity (the groups here never split a row). */
+static void snap_scales(double *scale, const double *x, long rows, long d, long dc, const snap_cfg_t *sc)
 {
     quant_cfg_t qc = {sc->gran, SNAP_BLOCK_TOKENS, sc->rope_aware ? dc : d, FMT_E4M3, 0, sc->static_scale, 0, 0};
-    long dq = sc->rope_aware ? dc : d; /* quantized columns */
     quant_scales_t qs;
-    quant_scales(&qs, x, rows, dq, d, &qc);
-    int exact = ctx->site[site].exact;
-    for (long r = 0; r < rows; r++) {
-        double s = quant_scale_at(&qs, r, 0);
-        scale[r] = s;
-        quant_round_quotients(out + r * d, x + r * d, dq, s, 1, FMT_E4M3, FMT_RNE, 0, exact, NULL);
-        for (long j = dq; j < d; j++)
-            out[r * d + j] = attn_round(ctx, ROPE_CAST, attn_fp32(ctx, ROPE_CAST, x[r * d + j] / s));
-    }
+    quant_scales(&qs, x, rows, sc->rope_aware ? dc : d, d, &qc);
+    for (long r = 0; r < rows; r++)
+        scale[r] = quant_scale_at(&qs, r, 0);
     quant_scales_free(&qs);
+}
+
+/* Rows r0 .. r0+n-1 of x quantized with their scales into out [n][d]: content to e4m3, RoPE
+ * either pre-scaled into bf16 (RoPE-aware) or quantized with the content. The KV cache goes
+ * through here one page at a time, just before the page is used. */
+static void snap_quant_rows(double *out, const double *scale, const double *x, long r0, long n, long d, long dc,
+                            const snap_cfg_t *sc, attn_ctx_t *ctx, int site)
+{
+    long dq = sc->rope_aware ? dc : d; /* quantized columns */
+    int exact = ctx->site[site].exact;
+    for (long i = 0; i < n; i++) {
+        const double *xr = x + (r0 + i) * d;
+        double s = scale[r0 + i], *o = out + i * d;
+        quant_round_quotients(o, xr, dq, s, 1, FMT_E4M3, FMT_RNE, 0, exact, NULL);
+        for (long j = dq; j < d; j++)
+            o[j] = attn_round(ctx, ROPE_CAST, attn_fp32(ctx, ROPE_CAST, xr[j] / s));
+    }
 }
 
 /* Per row state of the online softmax with implicit dequantization. */
@@ -95,19 +103,21 @@ static void snap_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, const s
     long rope = ctx->cfg->rope_dims;
     long dc = dk - rope;
     double *q8 = malloc(sizeof(double) * (size_t)(R * dk)), *sq = malloc(sizeof(double) * (size_t)R);
-    double *k8 = malloc(sizeof(double) * (size_t)(sk * dk)), *sk8 = malloc(sizeof(double) * (size_t)sk);
-    double *v8 = malloc(sizeof(double) * (size_t)(sk * dv)), *sv = malloc(sizeof(double) * (size_t)sk);
+    double *k8 = malloc(sizeof(double) * (size_t)(SNAP_PAGE * dk)), *sk8 = malloc(sizeof(double) * (size_t)sk);
+    double *v8 = malloc(sizeof(double) * (size_t)(SNAP_PAGE * dv)), *sv = malloc(sizeof(double) * (size_t)sk);
     /* Q per token always (Fused-Q-Quant); K per the config; V = K content with its scales
      * (V is quantized on its own, with the K content config, which is the same thing when
-     * V = K[:, :dv] and dv = dc) */
+     * V = K[:, :dv] and dv = dc). The scales come first (a per-tensor one needs the whole
+     * cache); K and V are then quantized page by page. */
     snap_cfg_t qcfg = *sc;
     qcfg.gran = QUANT_TOKEN;
     qcfg.static_scale = 0;
-    snap_quant(q8, sq, g->q, R, dk, dc, &qcfg, ctx, Q_QUANT);
-    snap_quant(k8, sk8, g->k, sk, dk, dc, sc, ctx, KV_QUANT);
+    snap_scales(sq, g->q, R, dk, dc, &qcfg);
+    snap_quant_rows(q8, sq, g->q, 0, R, dk, dc, &qcfg, ctx, Q_QUANT);
+    snap_scales(sk8, g->k, sk, dk, dc, sc);
     snap_cfg_t vcfg = *sc;
     vcfg.rope_aware = 1;
-    snap_quant(v8, sv, g->v, sk, dv, dv, &vcfg, ctx, KV_QUANT);
+    snap_scales(sv, g->v, sk, dv, dv, &vcfg);
 
     double c = attn_round(ctx, S_DEQUANT, ctx->cfg->scale * SNAP_LOG2E);
     double *x = malloc(sizeof(double) * (size_t)(R * SNAP_PAGE));
@@ -131,7 +141,9 @@ static void snap_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, const s
         }
         long j0 = page * SNAP_PAGE;
         long nb = sk - j0 < SNAP_PAGE ? sk - j0 : SNAP_PAGE;
-        attn_gemm(ctx, QK_ACC, x, nb, q8, dk, k8 + j0 * dk, dk, 1, R, nb, dk);
+        snap_quant_rows(k8, sk8, g->k, j0, nb, dk, dc, sc, ctx, KV_QUANT);
+        snap_quant_rows(v8, sv, g->v, j0, nb, dv, dv, &vcfg, ctx, KV_QUANT);
+        attn_gemm(ctx, QK_ACC, x, nb, q8, dk, k8, dk, 1, R, nb, dk);
         double *beta = malloc(sizeof(double) * (size_t)R), *undo = malloc(sizeof(double) * (size_t)R);
         for (long r = 0; r < R; r++) {
             double *row = x + r * nb;
@@ -165,7 +177,7 @@ static void snap_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, const s
             if (!rollback)
                 st[r].sigma = sigma;
         }
-        attn_gemm(ctx, PV_ACC, t, dv, p, nb, v8 + j0 * dv, dv, 0, R, dv, nb);
+        attn_gemm(ctx, PV_ACC, t, dv, p, nb, v8, dv, 0, R, dv, nb);
         int fast = attn_site_is_fp32(ctx, O_RESCALE);
         for (long r = 0; r < R; r++) {
             double *a = o + r * dv, br = beta[r];
