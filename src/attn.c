@@ -113,7 +113,13 @@ void attn_gemm(attn_ctx_t *ctx, int site, double *C, long ldc, const double *A, 
 void attn_tile_scores(double *s, long *valid, double *tmax, attn_ctx_t *ctx, int qk, int sc,
                       const attn_group_t *g, long j0, long nb, double scale)
 {
-    attn_gemm(ctx, qk, s, nb, g->q, g->dk, g->k + j0 * g->dk, g->dk, 1, g->R, nb, g->dk);
+    attn_tile_scores_k(s, valid, tmax, ctx, qk, sc, g, j0, nb, scale, g->k + j0 * g->dk);
+}
+
+void attn_tile_scores_k(double *s, long *valid, double *tmax, attn_ctx_t *ctx, int qk, int sc,
+                        const attn_group_t *g, long j0, long nb, double scale, const double *kt)
+{
+    attn_gemm(ctx, qk, s, nb, g->q, g->dk, kt, g->dk, 1, g->R, nb, g->dk);
     for (long r = 0; r < g->R; r++) {
         double *row = s + r * nb;
         long v = g->limit[r] - j0 + 1; /* keys j0 .. j0+v-1 are visible */

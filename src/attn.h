@@ -100,6 +100,9 @@ void attn_for_groups(double *o, const attn_input_t *in,
  * largest scaled score in the tile (-inf when none). s is R x nb. */
 void attn_tile_scores(double *s, long *valid, double *tmax, attn_ctx_t *ctx, int qk, int sc,
                       const attn_group_t *g, long j0, long nb, double scale);
+/* The same with the tile's keys taken from kt [nb][dk] (a transformed copy of the tile). */
+void attn_tile_scores_k(double *s, long *valid, double *tmax, attn_ctx_t *ctx, int qk, int sc,
+                        const attn_group_t *g, long j0, long nb, double scale, const double *kt);
 
 /* FlashAttention-2's update of one row by one tile, given the tile's largest score tmax:
  * m_new = max(m, tmax), alpha = exp(m - m_new) (at alpha_site), p = exp(s - m_new) for the

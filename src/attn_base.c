@@ -15,6 +15,11 @@ const site_def_t attn_base_sites[] = {ATTN_BASE_SITE_DEFS, {NULL, NULL, 0, 0, 0,
  * Masked keys (causal) get p = 0; a row whose block is fully masked is left untouched. */
 void attn_base(double *o, const attn_group_t *g, attn_ctx_t *ctx)
 {
+    attn_base_tiles(o, g, ctx, NULL, NULL);
+}
+
+void attn_base_tiles(double *o, const attn_group_t *g, attn_ctx_t *ctx, attn_base_tile_fn load, void *arg)
+{
     long R = g->R, B = ctx->cfg->block, dv = g->dv;
     double *s = malloc(sizeof(double) * (size_t)(R * B));
     double *t = malloc(sizeof(double) * (size_t)(R * dv));
@@ -33,7 +38,10 @@ void attn_base(double *o, const attn_group_t *g, attn_ctx_t *ctx)
 
     for (long j0 = 0; j0 < g->sk; j0 += B) {
         long nb = g->sk - j0 < B ? g->sk - j0 : B;
-        attn_tile_scores(s, valid, tmax, ctx, QK_ACC, S_SCALE, g, j0, nb, scale);
+        const double *kt = g->k + j0 * g->dk, *vt = g->v + j0 * dv;
+        if (load)
+            load(arg, j0, nb, &kt, &vt);
+        attn_tile_scores_k(s, valid, tmax, ctx, QK_ACC, S_SCALE, g, j0, nb, scale, kt);
         for (long r = 0; r < R; r++) {
             double *row = s + r * nb;
             if (valid[r] <= 0) {
@@ -42,12 +50,18 @@ void attn_base(double *o, const attn_group_t *g, attn_ctx_t *ctx)
             }
             alpha[r] = attn_online_row(row, nb, valid[r], tmax[r], &m[r], &l[r], ctx, O_RESCALE, P_EXP, L_SUM, P_CAST);
         }
-        attn_gemm(ctx, PV_ACC, t, dv, s, nb, g->v + j0 * dv, dv, 0, R, dv, nb);
-        for (long r = 0; r < R; r++)
-            for (long c = 0; c < dv; c++) {
-                double *x = &o[r * dv + c];
-                *x = attn_round(ctx, O_RESCALE, attn_round(ctx, O_RESCALE, *x * alpha[r]) + t[r * dv + c]);
-            }
+        attn_gemm(ctx, PV_ACC, t, dv, s, nb, vt, dv, 0, R, dv, nb);
+        int fast = attn_site_is_fp32(ctx, O_RESCALE);
+        for (long r = 0; r < R; r++) {
+            double *x = o + r * dv, a = alpha[r];
+            const double *tr = t + r * dv;
+            if (fast) /* the same roundings, in a loop the compiler vectorizes */
+                for (long c = 0; c < dv; c++)
+                    x[c] = (double)(float)((double)(float)(x[c] * a) + tr[c]);
+            else
+                for (long c = 0; c < dv; c++)
+                    x[c] = attn_round(ctx, O_RESCALE, attn_round(ctx, O_RESCALE, x[c] * a) + tr[c]);
+        }
     }
     for (long r = 0; r < R; r++)
         for (long c = 0; c < dv; c++) {

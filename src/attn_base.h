@@ -17,4 +17,13 @@
 
 #define ATTN_BASE_NSITES 9
 
+#include "attn.h"
+
+/* A tile's keys and values in place of g->k, g->v rows j0 .. j0+nb-1 (a variant that
+ * transforms the cache, e.g. FP8, hands them to Base one tile at a time). */
+typedef void (*attn_base_tile_fn)(void *arg, long j0, long nb, const double **kt, const double **vt);
+
+/* Base (AMLA Algorithm 1) with every tile's K and V taken from load (NULL: g's own rows). */
+void attn_base_tiles(double *o, const attn_group_t *g, attn_ctx_t *ctx, attn_base_tile_fn load, void *arg);
+
 #endif

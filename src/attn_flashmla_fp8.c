@@ -20,44 +20,67 @@ const site_def_t attn_flashmla_fp8_sites[] = {
     {NULL, NULL, 0, 0, 0, 0},
 };
 
-/* x [rows][d]: the first dc columns become e4m3 x scale (exact in bf16), the rest unchanged. */
-static void flashmla_dequant(double *out, const double *x, long rows, long d, long dc, attn_ctx_t *ctx)
+/* The cache's tile scales, and a page buffer that one tile at a time is dequantized into. */
+typedef struct {
+    const attn_group_t *g;
+    attn_ctx_t *ctx;
+    long dc;
+    quant_scales_t ks, vs;
+    double *kbuf, *vbuf;
+} flashmla_cache_t;
+
+static void flashmla_scales(quant_scales_t *qs, const double *x, long rows, long d, long dc)
 {
     quant_cfg_t qc = {QUANT_BLOCK, 1, FLASHMLA_TILE, FMT_E4M3, 1, 0, FLASHMLA_SCALE_FLOOR, 0};
-    quant_scales_t qs;
-    quant_scales(&qs, x, rows, dc, d, &qc);
+    quant_scales(qs, x, rows, dc, d, &qc);
+}
+
+/* Rows r0 .. r0+n-1 of x [.][d] into out [n][d]: the first dc columns become e4m3 x scale
+ * (exact in bf16), the rest unchanged. */
+static void flashmla_dequant(double *out, const double *x, long r0, long n, long d, long dc, const quant_scales_t *qs,
+                             attn_ctx_t *ctx)
+{
     const site_t *st = &ctx->site[KV_QUANT];
-    for (long r = 0; r < rows; r++) {
+    for (long i = 0; i < n; i++) {
+        long r = r0 + i;
         for (long j0 = 0; j0 < dc; j0 += FLASHMLA_TILE) { /* = attn_round(kv_quant, v / s) * s */
-            long n = dc - j0 < FLASHMLA_TILE ? dc - j0 : FLASHMLA_TILE;
-            double s = quant_scale_at(&qs, r, j0), *o = out + r * d + j0;
+            long m = dc - j0 < FLASHMLA_TILE ? dc - j0 : FLASHMLA_TILE;
+            double s = quant_scale_at(qs, r, j0), *o = out + i * d + j0;
             /* division by a power of two: exact */
-            quant_round_quotients(o, x + r * d + j0, n, s, 0, st->fmt, st->mode, st->sat, st->exact, &ctx->rng);
-            for (long j = 0; j < n; j++)
+            quant_round_quotients(o, x + r * d + j0, m, s, 0, st->fmt, st->mode, st->sat, st->exact, &ctx->rng);
+            for (long j = 0; j < m; j++)
                 o[j] *= s;
         }
         for (long j = dc; j < d; j++)
-            out[r * d + j] = x[r * d + j];
+            out[i * d + j] = x[r * d + j];
     }
-    quant_scales_free(&qs);
+}
+
+static void flashmla_tile(void *arg, long j0, long nb, const double **kt, const double **vt)
+{
+    flashmla_cache_t *c = arg;
+    const attn_group_t *g = c->g;
+    flashmla_dequant(c->kbuf, g->k, j0, nb, g->dk, c->dc, &c->ks, c->ctx);
+    flashmla_dequant(c->vbuf, g->v, j0, nb, g->dv, g->dv < c->dc ? g->dv : c->dc, &c->vs, c->ctx);
+    *kt = c->kbuf;
+    *vt = c->vbuf;
 }
 
 void attn_flashmla_fp8(double *o, const attn_group_t *g, attn_ctx_t *ctx)
 {
-    long dc = g->dk - ctx->cfg->rope_dims;
-    double *k = malloc(sizeof(double) * (size_t)(g->sk * g->dk));
-    double *v = malloc(sizeof(double) * (size_t)(g->sk * g->dv));
-    flashmla_dequant(k, g->k, g->sk, g->dk, dc, ctx);
-    flashmla_dequant(v, g->v, g->sk, g->dv, g->dv < dc ? g->dv : dc, ctx);
-    attn_group_t g2 = *g;
-    g2.k = k;
-    g2.v = v;
+    flashmla_cache_t c = {g, ctx, g->dk - ctx->cfg->rope_dims, {0}, {0}, NULL, NULL};
+    flashmla_scales(&c.ks, g->k, g->sk, g->dk, c.dc);
+    flashmla_scales(&c.vs, g->v, g->sk, g->dv, g->dv < c.dc ? g->dv : c.dc);
+    c.kbuf = malloc(sizeof(double) * (size_t)(FLASHMLA_BLOCK * g->dk));
+    c.vbuf = malloc(sizeof(double) * (size_t)(FLASHMLA_BLOCK * g->dv));
     attn_cfg_t c2 = *ctx->cfg;
     c2.block = FLASHMLA_BLOCK;
     const attn_cfg_t *saved = ctx->cfg;
     ctx->cfg = &c2;
-    attn_base(o, &g2, ctx);
+    attn_base_tiles(o, g, ctx, flashmla_tile, &c); /* the cache dequantized one tile at a time */
     ctx->cfg = saved;
-    free(k);
-    free(v);
+    quant_scales_free(&c.ks);
+    quant_scales_free(&c.vs);
+    free(c.kbuf);
+    free(c.vbuf);
 }
