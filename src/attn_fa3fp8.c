@@ -60,20 +60,26 @@ static void fa3_rotate(double *x, long rows, long d, const double *sign, attn_ct
     free(tmp);
 }
 
-/* Quantize x [rows][d] to e4m3 at `site`: per tensor, or one scale per FA3_BLOCK rows. */
-static void fa3_quant(double *q, double *scale_of_row, const double *x, long rows, long d, int block,
-                      attn_ctx_t *ctx, int site)
+/* Each row's e4m3 scale of x [rows][d]: one per tensor, or one per FA3_BLOCK rows. */
+static void fa3_scales(double *scale_of_row, const double *x, long rows, long d, int block)
 {
     quant_cfg_t qc = {block ? QUANT_BLOCK : QUANT_TENSOR, FA3_BLOCK, d, FMT_E4M3, 0, 0, 0, 0};
     quant_scales_t qs;
     quant_scales(&qs, x, rows, d, d, &qc);
-    const site_t *st = &ctx->site[site];
-    for (long r = 0; r < rows; r++) { /* = attn_round(site, attn_fp32(site, x / scale)) */
+    for (long r = 0; r < rows; r++)
         scale_of_row[r] = quant_scale_at(&qs, r, 0);
-        quant_round_quotients(q + r * d, x + r * d, d, scale_of_row[r], 1, st->fmt, st->mode, st->sat, st->exact,
-                              &ctx->rng);
-    }
     quant_scales_free(&qs);
+}
+
+/* Rows r0 .. r0+n-1 of x quantized at `site` into out [n][d]: attn_round(site, attn_fp32(site,
+ * x / scale)). K and V go through here one tile at a time, just before the tile is used. */
+static void fa3_quant_rows(double *out, const double *scale_of_row, const double *x, long r0, long n, long d,
+                           attn_ctx_t *ctx, int site)
+{
+    const site_t *st = &ctx->site[site];
+    for (long i = 0; i < n; i++)
+        quant_round_quotients(out + i * d, x + (r0 + i) * d, d, scale_of_row[r0 + i], 1, st->fmt, st->mode, st->sat,
+                              st->exact, &ctx->rng);
 }
 
 void attn_fa3fp8(double *o, const attn_group_t *g, attn_ctx_t *ctx)
@@ -91,13 +97,14 @@ void attn_fa3fp8(double *o, const attn_group_t *g, attn_ctx_t *ctx)
         fa3_rotate(k, sk, dk, sign, ctx);
         free(sign);
     }
-    double *q8 = malloc(sizeof(double) * (size_t)(R * dk)), *k8 = malloc(sizeof(double) * (size_t)(sk * dk));
-    double *v8 = malloc(sizeof(double) * (size_t)(sk * dv));
+    double *q8 = malloc(sizeof(double) * (size_t)(R * dk)), *k8 = malloc(sizeof(double) * (size_t)(B * dk));
+    double *v8 = malloc(sizeof(double) * (size_t)(B * dv));
     double *sq = malloc(sizeof(double) * (size_t)R), *skk = malloc(sizeof(double) * (size_t)sk),
            *sv = malloc(sizeof(double) * (size_t)sk);
-    fa3_quant(q8, sq, q, R, dk, block, ctx, Q_QUANT);
-    fa3_quant(k8, skk, k, sk, dk, block, ctx, K_QUANT);
-    fa3_quant(v8, sv, g->v, sk, dv, block, ctx, V_QUANT);
+    fa3_scales(sq, q, R, dk, block);
+    fa3_quant_rows(q8, sq, q, 0, R, dk, ctx, Q_QUANT);
+    fa3_scales(skk, k, sk, dk, block);
+    fa3_scales(sv, g->v, sk, dv, block);
     double *s = malloc(sizeof(double) * (size_t)(R * B)), *t = malloc(sizeof(double) * (size_t)(R * dv));
     double *m = malloc(sizeof(double) * (size_t)R), *l = calloc((size_t)R, sizeof(double));
     double *alpha = malloc(sizeof(double) * (size_t)R);
@@ -107,7 +114,9 @@ void attn_fa3fp8(double *o, const attn_group_t *g, attn_ctx_t *ctx)
         o[i] = 0.0;
     for (long j0 = 0; j0 < sk; j0 += B) {
         long nb = sk - j0 < B ? sk - j0 : B;
-        attn_gemm(ctx, QK_ACC, s, nb, q8, dk, k8 + j0 * dk, dk, 1, R, nb, dk);
+        fa3_quant_rows(k8, skk, k, j0, nb, dk, ctx, K_QUANT);
+        fa3_quant_rows(v8, sv, g->v, j0, nb, dv, ctx, V_QUANT);
+        attn_gemm(ctx, QK_ACC, s, nb, q8, dk, k8, dk, 1, R, nb, dk);
         for (long r = 0; r < R; r++) {
             double *row = s + r * nb;
             long valid = g->limit[r] - j0 + 1;
@@ -126,15 +135,21 @@ void attn_fa3fp8(double *o, const attn_group_t *g, attn_ctx_t *ctx)
             }
             alpha[r] = attn_online_row(row, nb, valid, tmax, &m[r], &l[r], ctx, P_EXP, P_EXP, L_SUM, P_QUANT);
         }
-        attn_gemm(ctx, PV_ACC, t, dv, s, nb, v8 + j0 * dv, dv, 0, R, dv, nb);
+        attn_gemm(ctx, PV_ACC, t, dv, s, nb, v8, dv, 0, R, dv, nb);
         /* the tile's V scale (one per tensor, or per block of 64 tokens = this tile) */
         double vs = sv[j0];
-        for (long r = 0; r < R; r++)
-            for (long c = 0; c < dv; c++) {
-                double *x = &o[r * dv + c];
-                *x = attn_round(ctx, O_RESCALE, attn_round(ctx, O_RESCALE, *x * alpha[r]) +
-                                                    attn_round(ctx, O_RESCALE, t[r * dv + c] * vs));
-            }
+        int fast = attn_site_is_fp32(ctx, O_RESCALE);
+        for (long r = 0; r < R; r++) {
+            double *x = o + r * dv, a = alpha[r];
+            const double *tr = t + r * dv;
+            if (fast) /* the same roundings, in a loop the compiler vectorizes */
+                for (long c = 0; c < dv; c++)
+                    x[c] = (double)(float)((double)(float)(x[c] * a) + (double)(float)(tr[c] * vs));
+            else
+                for (long c = 0; c < dv; c++)
+                    x[c] = attn_round(ctx, O_RESCALE, attn_round(ctx, O_RESCALE, x[c] * a) +
+                                                          attn_round(ctx, O_RESCALE, tr[c] * vs));
+        }
     }
     for (long r = 0; r < R; r++)
         for (long c = 0; c < dv; c++) {
