@@ -52,12 +52,14 @@ int acc_from_name(const char *name)
 #define ACC_NR32 16
 #define ACC_NR64 8
 
+/* c [ACC_MR][ACC_NR32] continues each element's chain over K more terms from the value it
+ * holds (0 to start): the same sequential chain whichever way K is cut into chunks. */
 static void kern32_generic(float *c, const float *const a[ACC_MR], const float *bp, long K,
                            int fused)
 {
     for (int r = 0; r < ACC_MR; r++)
         for (int j = 0; j < ACC_NR32; j++) {
-            float s = 0.0f;
+            float s = c[r * ACC_NR32 + j];
             for (long k = 0; k < K; k++)
                 s = fused ? fmaf(a[r][k], bp[k * ACC_NR32 + j], s)
                           : s + a[r][k] * bp[k * ACC_NR32 + j];
@@ -77,15 +79,21 @@ static void kern64_generic(double *c, const double *const a[ACC_MR], const doubl
 }
 
 #ifdef ACC_HAVE_X86
-__attribute__((target("avx2,fma"))) static void kern32_avx2(float *c, const float *const a[ACC_MR],
-                                                             const float *bp, long K, int fused)
+/* The register tile with its accumulators in registers: the row loops are unrolled (GCC
+ * keeps an array of vectors in memory otherwise) and `fused` is a constant in each copy. */
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+kern32_tile(float *c, const float *const a[ACC_MR], const float *bp, long K, const int fused)
 {
     __m256 acc[ACC_MR][2];
-    for (int r = 0; r < ACC_MR; r++)
-        acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+    _Pragma("GCC unroll 8")
+    for (int r = 0; r < ACC_MR; r++) {
+        acc[r][0] = _mm256_loadu_ps(c + r * ACC_NR32);
+        acc[r][1] = _mm256_loadu_ps(c + r * ACC_NR32 + 8);
+    }
     for (long k = 0; k < K; k++) {
         __m256 b0 = _mm256_loadu_ps(bp + k * ACC_NR32);
         __m256 b1 = _mm256_loadu_ps(bp + k * ACC_NR32 + 8);
+        _Pragma("GCC unroll 8")
         for (int r = 0; r < ACC_MR; r++) {
             __m256 av = _mm256_set1_ps(a[r][k]);
             if (fused) {
@@ -97,10 +105,20 @@ __attribute__((target("avx2,fma"))) static void kern32_avx2(float *c, const floa
             }
         }
     }
+    _Pragma("GCC unroll 8")
     for (int r = 0; r < ACC_MR; r++) {
         _mm256_storeu_ps(c + r * ACC_NR32, acc[r][0]);
         _mm256_storeu_ps(c + r * ACC_NR32 + 8, acc[r][1]);
     }
+}
+
+__attribute__((target("avx2,fma"))) static void kern32_avx2(float *c, const float *const a[ACC_MR],
+                                                             const float *bp, long K, int fused)
+{
+    if (fused)
+        kern32_tile(c, a, bp, K, 1);
+    else
+        kern32_tile(c, a, bp, K, 0);
 }
 
 __attribute__((target("avx2,fma"))) static void kern64_avx2(double *c,
@@ -108,17 +126,20 @@ __attribute__((target("avx2,fma"))) static void kern64_avx2(double *c,
                                                              const double *bp, long K)
 {
     __m256d acc[ACC_MR][2];
+    _Pragma("GCC unroll 8")
     for (int r = 0; r < ACC_MR; r++)
         acc[r][0] = acc[r][1] = _mm256_setzero_pd();
     for (long k = 0; k < K; k++) {
         __m256d b0 = _mm256_loadu_pd(bp + k * ACC_NR64);
         __m256d b1 = _mm256_loadu_pd(bp + k * ACC_NR64 + 4);
+        _Pragma("GCC unroll 8")
         for (int r = 0; r < ACC_MR; r++) {
             __m256d av = _mm256_set1_pd(a[r][k]);
             acc[r][0] = _mm256_fmadd_pd(av, b0, acc[r][0]);
             acc[r][1] = _mm256_fmadd_pd(av, b1, acc[r][1]);
         }
     }
+    _Pragma("GCC unroll 8")
     for (int r = 0; r < ACC_MR; r++) {
         _mm256_storeu_pd(c + r * ACC_NR64, acc[r][0]);
         _mm256_storeu_pd(c + r * ACC_NR64 + 4, acc[r][1]);
@@ -216,39 +237,50 @@ static void acc_pack32(float *bp, const double *B, long ldb, int b_trans, long j
     }
 }
 
+/* K is cut into chunks of ACC_KC32 so that a packed panel chunk stays in L1; each element's
+ * chain resumes from its binary32 value, so the result is the same sequential chain. */
+#define ACC_KC32 192
+
 static void gemm32(double *C, long ldc, const double *A, long lda, const double *B, long ldb,
                    int b_trans, long M, long N, long K, int fused)
 {
-    float *bp = malloc(sizeof(float) * (size_t)(K * ACC_NR32 + 1));
+    long kc = K < ACC_KC32 ? K : ACC_KC32;
+    float *bp = malloc(sizeof(float) * (size_t)(kc * ACC_NR32 + 1));
     float *af = malloc(sizeof(float) * (size_t)(M * K + 1));
     float *zero = calloc((size_t)K + 1, sizeof(float));
-    float c[ACC_MR * ACC_NR32];
+    long mpad = (M + ACC_MR - 1) / ACC_MR * ACC_MR;
+    float *cf = calloc((size_t)(mpad * ACC_NR32), sizeof(float)); /* one column panel of C */
     int avx = acc_have_avx2();
     for (long i = 0; i < M; i++)
         acc_to_f32(af + i * K, A + i * lda, K);
     for (long j0 = 0; j0 < N; j0 += ACC_NR32) {
         long nr = N - j0 < ACC_NR32 ? N - j0 : ACC_NR32;
-        acc_pack32(bp, B, ldb, b_trans, j0, nr, K);
-        for (long i0 = 0; i0 < M; i0 += ACC_MR) {
-            long mr = M - i0 < ACC_MR ? M - i0 : ACC_MR;
-            const float *a[ACC_MR];
-            for (long r = 0; r < ACC_MR; r++)
-                a[r] = r < mr ? af + (i0 + r) * K : zero;
+        memset(cf, 0, sizeof(float) * (size_t)(mpad * ACC_NR32));
+        for (long k0 = 0; k0 < K; k0 += kc) {
+            long kn = K - k0 < kc ? K - k0 : kc;
+            acc_pack32(bp, B + (b_trans ? k0 : k0 * ldb), ldb, b_trans, j0, nr, kn);
+            for (long i0 = 0; i0 < M; i0 += ACC_MR) {
+                long mr = M - i0 < ACC_MR ? M - i0 : ACC_MR;
+                const float *a[ACC_MR];
+                for (long r = 0; r < ACC_MR; r++)
+                    a[r] = r < mr ? af + (i0 + r) * K + k0 : zero;
 #ifdef ACC_HAVE_X86
-            if (avx)
-                kern32_avx2(c, a, bp, K, fused);
-            else
+                if (avx)
+                    kern32_avx2(cf + i0 * ACC_NR32, a, bp, kn, fused);
+                else
 #endif
-                kern32_generic(c, a, bp, K, fused);
-            for (long r = 0; r < mr; r++)
-                for (long j = 0; j < nr; j++)
-                    C[(i0 + r) * ldc + j0 + j] = c[r * ACC_NR32 + j];
+                    kern32_generic(cf + i0 * ACC_NR32, a, bp, kn, fused);
+            }
         }
+        for (long i = 0; i < M; i++)
+            for (long j = 0; j < nr; j++)
+                C[i * ldc + j0 + j] = cf[i * ACC_NR32 + j];
     }
     (void)avx;
     free(bp);
     free(af);
     free(zero);
+    free(cf);
 }
 
 static void gemm64(double *C, long ldc, const double *A, long lda, const double *B, long ldb,
