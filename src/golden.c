@@ -215,15 +215,30 @@ static void oz_split(double *const *out, int s, int beta, const double *x, long 
     double *f = malloc(sizeof(double) * (size_t)ng);
     for (long i = 0; i < ng; i++)
         f[i] = g[i].hi < g[i].lo ? 0.0 : ldexp(1.0, beta - g[i].hi);
-    for (long i = 0; i < n; i++)
-        for (long j = 0; j < m; j++) {
-            double t = x[i * ld + j] * f[by_col ? j : i];
-            for (int a = 0; a < s; a++) {
-                double q = (t + C) - C;
-                out[a][i * m + j] = q;
-                t = (t - q) * step;
+    double *t = malloc(sizeof(double) * (size_t)(m > 0 ? m : 1));
+    for (long i = 0; i < n; i++) {
+        const double *xr = x + i * ld;
+        if (by_col) {
+#pragma omp simd
+            for (long j = 0; j < m; j++)
+                t[j] = xr[j] * f[j];
+        } else {
+            double fi = f[i];
+#pragma omp simd
+            for (long j = 0; j < m; j++)
+                t[j] = xr[j] * fi;
+        }
+        for (int a = 0; a < s; a++) {
+            double *o = out[a] + i * m;
+#pragma omp simd
+            for (long j = 0; j < m; j++) {
+                double q = (t[j] + C) - C;
+                o[j] = q;
+                t[j] = (t[j] - q) * step;
             }
         }
+    }
+    free(t);
     free(f);
 }
 
@@ -309,6 +324,7 @@ static int oz_scores(double *h, double *l, const attn_group_t *g)
                     for (long i = 0; i < R; i++) {
                         double fa = fq[a][i];
                         const double *fb = fk[b] + j0;
+#pragma omp simd
                         for (long j = 0; j < n; j++) {
                             long x = i * sk + j0 + j;
                             dd_t t = dd_two_sum(h[x], gm[i * n + j] * fa * fb[j]);
@@ -378,6 +394,7 @@ static int oz_pv(double *nh, double *nl, const double *ph, const double *pl, con
             long n = sk - j0 < ch ? sk - j0 : ch;
             for (long i = 0; i < R; i++) {
                 double f = gp[i].hi < gp[i].lo ? 0.0 : ldexp(1.0, bp - gp[i].hi), back = fp[i];
+#pragma omp simd
                 for (long j = 0; j < n; j++) {
                     double t = ph[i * sk + j0 + j] * f, q = (t + C) - C;
                     p1[i * n + j] = q;
