@@ -204,10 +204,11 @@ static int oz_ceil_log2(long k)
     return b;
 }
 
-/* Slices x[i][j] (n x m, leading dimension ld) into s integer-valued matrices out[a] (n x m)
+/* Slices x[i][j] (n x m, leading dimension ld) into s integer-valued matrices out[a] (n x m,
+ * leading dimension ldo)
  * of width beta; the group of (i, j) is j when by_col, else i. Rounding to nearest with the
  * 1.5 2^52 constant: |t| < 2^beta <= 2^50, so t + C - C is t rounded to an integer. */
-static void oz_split(double *const *out, int s, int beta, const double *x, long n, long m, long ld,
+static void oz_split(double *const *out, long ldo, int s, int beta, const double *x, long n, long m, long ld,
                      const oz_grid_t *g, int by_col)
 {
     const double C = 0x1.8p52, step = ldexp(1.0, beta);
@@ -229,7 +230,7 @@ static void oz_split(double *const *out, int s, int beta, const double *x, long 
                 t[j] = xr[j] * fi;
         }
         for (int a = 0; a < s; a++) {
-            double *o = out[a] + i * m;
+            double *o = out[a] + i * ldo;
 #pragma omp simd
             for (long j = 0; j < m; j++) {
                 double q = (t[j] + C) - C;
@@ -264,8 +265,8 @@ static int oz_plan(oz_plan_t *p, int na, int nb, long K, int max_pairs)
         B = 50;
     if (na == OZ_BAD || nb == OZ_BAD)
         return 0;
-    for (int sa = 1; sa <= max_pairs; sa++)
-        for (int sb = 1; sa * sb <= max_pairs; sb++) {
+    for (int sb = 1; sb <= max_pairs; sb++) /* ties: fewer slices of b (K, the larger operand) */
+        for (int sa = 1; sa * sb <= max_pairs; sa++) {
             int ba = na > 0 ? (na + sa - 1) / sa : 1, bb = nb > 0 ? (nb + sb - 1) / sb : 1;
             if (ba + bb <= B && (!best || sa * sb < best)) {
                 *p = (oz_plan_t){sa, sb, ba, bb};
@@ -298,11 +299,13 @@ static int oz_scores(double *h, double *l, const attn_group_t *g)
     oz_plan_t p = {0, 0, 0, 0};
     int ok = oz_plan(&p, oz_bits(gq, R), oz_bits(gk, sk), dk, OZ_MAX_PAIRS);
     if (ok) {
-        long ch = sk < OZ_CHUNK ? sk : OZ_CHUNK;
-        double *qs[OZ_MAX_PAIRS] = {NULL}, *ks[OZ_MAX_PAIRS] = {NULL};
-        double *gm = malloc(sizeof(double) * (size_t)(R * ch));
+        /* Q's slices stacked as one (sa R) x dk matrix: one GEMM per slice of K */
+        long ch = sk < OZ_CHUNK ? sk : OZ_CHUNK, M = p.sa * R;
+        double *qall = malloc(sizeof(double) * (size_t)(M * dk)), *qs[OZ_MAX_PAIRS] = {NULL},
+               *ks[OZ_MAX_PAIRS] = {NULL};
+        double *gm = malloc(sizeof(double) * (size_t)(M * ch));
         for (int a = 0; a < p.sa; a++)
-            qs[a] = malloc(sizeof(double) * (size_t)(R * dk));
+            qs[a] = qall + a * R * dk;
         for (int b = 0; b < p.sb; b++)
             ks[b] = malloc(sizeof(double) * (size_t)(ch * dk));
         double *fq[OZ_MAX_PAIRS] = {NULL}, *fk[OZ_MAX_PAIRS] = {NULL};
@@ -310,38 +313,37 @@ static int oz_scores(double *h, double *l, const attn_group_t *g)
             fq[a] = oz_back(gq, R, a, p.ba);
         for (int b = 0; b < p.sb; b++)
             fk[b] = oz_back(gk, sk, b, p.bb);
-        oz_split(qs, p.sa, p.ba, g->q, R, dk, dk, gq, 0);
+        oz_split(qs, dk, p.sa, p.ba, g->q, R, dk, dk, gq, 0);
         for (long j0 = 0; j0 < sk; j0 += ch) {
             long n = sk - j0 < ch ? sk - j0 : ch;
-            oz_split(ks, p.sb, p.bb, g->k + j0 * dk, n, dk, dk, gk + j0, 0);
+            oz_split(ks, dk, p.sb, p.bb, g->k + j0 * dk, n, dk, dk, gk + j0, 0);
             for (long i = 0; i < R; i++)
                 for (long j = 0; j < n; j++)
                     h[i * sk + j0 + j] = l[i * sk + j0 + j] = 0.0;
-            for (int a = 0; a < p.sa; a++)
-                for (int b = 0; b < p.sb; b++) {
-                    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)R, (int)n, (int)dk, 1.0, qs[a],
-                                (int)dk, ks[b], (int)dk, 0.0, gm, (int)n);
+            for (int b = 0; b < p.sb; b++) {
+                cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)n, (int)dk, 1.0, qall, (int)dk,
+                            ks[b], (int)dk, 0.0, gm, (int)n);
+                for (int a = 0; a < p.sa; a++)
                     for (long i = 0; i < R; i++) {
                         double fa = fq[a][i];
-                        const double *fb = fk[b] + j0;
+                        const double *fb = fk[b] + j0, *gr = gm + (a * R + i) * n;
 #pragma omp simd
                         for (long j = 0; j < n; j++) {
                             long x = i * sk + j0 + j;
-                            dd_t t = dd_two_sum(h[x], gm[i * n + j] * fa * fb[j]);
+                            dd_t t = dd_two_sum(h[x], gr[j] * fa * fb[j]);
                             h[x] = t.hi;
                             l[x] += t.lo;
                         }
                     }
-                }
+            }
         }
-        for (int a = 0; a < p.sa; a++) {
-            free(qs[a]);
+        for (int a = 0; a < p.sa; a++)
             free(fq[a]);
-        }
         for (int b = 0; b < p.sb; b++) {
             free(ks[b]);
             free(fk[b]);
         }
+        free(qall);
         free(gm);
     }
     free(gq);
@@ -382,9 +384,12 @@ static int oz_pv(double *nh, double *nl, const double *ph, const double *pl, con
         double *vs[OZ_MAX_V_SLICES] = {NULL}, *acc[OZ_MAX_V_SLICES] = {NULL};
         double *p1 = malloc(sizeof(double) * (size_t)(R * ch)), *pr = malloc(sizeof(double) * (size_t)(R * ch));
         double *tail = calloc((size_t)(R * dv), sizeof(double));
+        /* V's slices side by side, n x (sv dv): one GEMM per chunk for all of them */
+        long W = sv * dv;
+        double *vall = malloc(sizeof(double) * (size_t)(ch * W)), *aall = calloc((size_t)(R * W), sizeof(double));
         for (int b = 0; b < sv; b++) {
-            vs[b] = malloc(sizeof(double) * (size_t)(ch * dv));
-            acc[b] = calloc((size_t)(R * dv), sizeof(double));
+            vs[b] = vall + b * dv;
+            acc[b] = aall + b * dv; /* row i of slice b's product at acc[b] + i W */
         }
         const double C = 0x1.8p52;
         double *fp = oz_back(gp, R, 0, bp), *fv[OZ_MAX_V_SLICES] = {NULL};
@@ -401,28 +406,26 @@ static int oz_pv(double *nh, double *nl, const double *ph, const double *pl, con
                     pr[i * n + j] = (t - q) * back + pl[i * sk + j0 + j];
                 }
             }
-            oz_split(vs, sv, bv, g->v + j0 * dv, n, dv, dv, gv, 1);
-            for (int b = 0; b < sv; b++)
-                cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)R, (int)dv, (int)n, 1.0, p1, (int)n,
-                            vs[b], (int)dv, 1.0, acc[b], (int)dv);
+            oz_split(vs, W, sv, bv, g->v + j0 * dv, n, dv, dv, gv, 1);
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)R, (int)W, (int)n, 1.0, p1, (int)n, vall,
+                        (int)W, 1.0, aall, (int)W);
             cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)R, (int)dv, (int)n, 1.0, pr, (int)n,
                         g->v + j0 * dv, (int)dv, 1.0, tail, (int)dv);
         }
         for (long i = 0; i < R; i++) {
             for (long c = 0; c < dv; c++) {
                 long x = i * dv + c;
-                dd_t sum = dd_two_sum(acc[0][x] * fp[i] * fv[0][c], tail[x]);
+                dd_t sum = dd_two_sum(acc[0][i * W + c] * fp[i] * fv[0][c], tail[x]);
                 for (int b = 1; b < sv; b++)
-                    sum = dd_add(sum, (dd_t){acc[b][x] * fp[i] * fv[b][c], 0.0});
+                    sum = dd_add(sum, (dd_t){acc[b][i * W + c] * fp[i] * fv[b][c], 0.0});
                 nh[x] = sum.hi;
                 nl[x] = sum.lo;
             }
         }
-        for (int b = 0; b < sv; b++) {
-            free(vs[b]);
-            free(acc[b]);
+        for (int b = 0; b < sv; b++)
             free(fv[b]);
-        }
+        free(vall);
+        free(aall);
         free(fp);
         free(p1);
         free(pr);
