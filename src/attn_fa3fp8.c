@@ -36,28 +36,36 @@ const site_def_t attn_fa3fp8_sites[] = {
 
 /* x [rows][d] times the block-diagonal (1/sqrt(h)) H_h diag(signs), h the largest power of
  * two <= FA3_HADAMARD dividing d (Sylvester's H); an orthogonal map, so Q K^T is unchanged. */
-static void fa3_rotate(double *x, long rows, long d, const double *sign, attn_ctx_t *ctx)
+static void fa3_rotate(double *out, const double *x, long rows, long d, const double *sign, attn_ctx_t *ctx)
 {
     long h = 1;
     while (h < FA3_HADAMARD && d % (2 * h) == 0)
         h *= 2;
-    double norm = 1.0 / sqrt((double)h), *tmp = malloc(sizeof(double) * (size_t)h);
-    for (long r = 0; r < rows; r++)
+    double norm = 1.0 / sqrt((double)h);
+    const site_t *st = &ctx->site[HADAMARD];
+    int rne = !st->exact && st->mode == FMT_RNE;
+    for (long r = 0; r < rows; r++) {
+        double *o = out + r * d;
+        for (long i = 0; i < d; i++)
+            o[i] = x[r * d + i] * sign[i];
         for (long b = 0; b < d; b += h) {
-            double *v = x + r * d + b;
-            for (long i = 0; i < h; i++)
-                tmp[i] = v[i] * sign[b + i];
+            double *v = o + b;
             for (long len = 1; len < h; len *= 2) /* fast Walsh-Hadamard transform, exact in fp64 for these sizes */
                 for (long i = 0; i < h; i += 2 * len)
                     for (long j = i; j < i + len; j++) {
-                        double u = tmp[j], w = tmp[j + len];
-                        tmp[j] = u + w;
-                        tmp[j + len] = u - w;
+                        double u = v[j], w = v[j + len];
+                        v[j] = u + w;
+                        v[j + len] = u - w;
                     }
-            for (long i = 0; i < h; i++)
-                v[i] = attn_round(ctx, HADAMARD, tmp[i] * norm);
         }
-    free(tmp);
+        for (long i = 0; i < d; i++)
+            o[i] *= norm;
+        if (rne) /* = attn_round(ctx, HADAMARD, .) element by element, vectorized */
+            fmt_round_array_rne(o, d, st->fmt, st->sat);
+        else
+            for (long i = 0; i < d; i++)
+                o[i] = attn_round(ctx, HADAMARD, o[i]);
+    }
 }
 
 /* Each row's e4m3 scale of x [rows][d]: one per tensor, or one per FA3_BLOCK rows. */
@@ -86,15 +94,18 @@ void attn_fa3fp8(double *o, const attn_group_t *g, attn_ctx_t *ctx)
 {
     long R = g->R, sk = g->sk, dk = g->dk, dv = g->dv, B = FA3_BLOCK;
     int block = ctx->cfg->fa3_block, had = ctx->cfg->fa3_hadamard;
-    double *q = malloc(sizeof(double) * (size_t)(R * dk)), *k = malloc(sizeof(double) * (size_t)(sk * dk));
-    memcpy(q, g->q, sizeof(double) * (size_t)(R * dk));
-    memcpy(k, g->k, sizeof(double) * (size_t)(sk * dk));
+    const double *q = g->q, *k = g->k; /* rotated copies when the Hadamard transform is on */
+    double *qr = NULL, *kr = NULL;
     if (had) {
         double *sign = malloc(sizeof(double) * (size_t)dk);
         for (long i = 0; i < dk; i++)
             sign[i] = (fmt_rng_next(&ctx->rng) >> 63) ? -1.0 : 1.0;
-        fa3_rotate(q, R, dk, sign, ctx);
-        fa3_rotate(k, sk, dk, sign, ctx);
+        qr = malloc(sizeof(double) * (size_t)(R * dk));
+        kr = malloc(sizeof(double) * (size_t)(sk * dk));
+        fa3_rotate(qr, g->q, R, dk, sign, ctx);
+        fa3_rotate(kr, g->k, sk, dk, sign, ctx);
+        q = qr;
+        k = kr;
         free(sign);
     }
     double *q8 = malloc(sizeof(double) * (size_t)(R * dk)), *k8 = malloc(sizeof(double) * (size_t)(B * dk));
@@ -156,8 +167,8 @@ void attn_fa3fp8(double *o, const attn_group_t *g, attn_ctx_t *ctx)
             double *x = &o[r * dv + c];
             *x = attn_round(ctx, OUT_CAST, attn_round(ctx, O_DIV, *x / l[r]));
         }
-    free(q);
-    free(k);
+    free(qr);
+    free(kr);
     free(q8);
     free(k8);
     free(v8);

@@ -189,10 +189,7 @@ double fmt_round_general(double x, fmt_id_t f, fmt_round_t mode, int sat, fmt_rn
 
 void fmt_round_array(double *x, long n, fmt_id_t f)
 {
-    if (f == FMT_FP64)
-        return;
-    for (long i = 0; i < n; i++)
-        x[i] = fmt_round(x[i], f, FMT_RNE, 0, NULL);
+    fmt_round_array_rne(x, n, f, 0);
 }
 
 

@@ -105,6 +105,9 @@ const double *fmt_decode_table8(fmt_id_t f);
 /* Round an array in place with round-to-nearest-even, non-saturating. */
 void fmt_round_array(double *x, long n, fmt_id_t f);
 
+/* x[i] <- fmt_round(x[i], f, FMT_RNE, sat, NULL) for i < n, vectorized (src/fmt_cast.c). */
+void fmt_round_array_rne(double *x, long n, fmt_id_t f, int sat);
+
 /* Encode n binary32 values with round-to-nearest-even (sat as in fmt_encode) into uint16_t
  * codes (bf16, fp16), uint8_t codes (e4m3, e5m2) or, for other formats, uint32_t codes;
  * every code equals fmt_encode's. The fast path for arrays (about 1e9 values per second

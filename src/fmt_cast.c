@@ -77,3 +77,38 @@ void fmt_cast_f32(void *out, const float *x, long n, fmt_id_t f, int sat)
     }
     }
 }
+
+/* x[i] <- fmt_round(x[i], f, RNE, sat): results in the format's normal range on the binary64
+ * bits, branch-free (the rounding fmt_round's inline path does); the rest (zeros, subnormal
+ * results, overflow, NaN) are then redone one by one by fmt_round. */
+__attribute__((target_clones("avx2", "default")))
+void fmt_round_array_rne(double *x, long n, fmt_id_t f, int sat)
+{
+    if (f == FMT_FP64)
+        return;
+    const fmt_t *F = &fmt_table[f];
+    const int sh = 53 - F->prec;
+    const uint64_t half = (1ULL << (sh - 1)) - 1, mask = ~((1ULL << sh) - 1);
+    const uint64_t lo = (uint64_t)(F->emin + 1023) << 52;
+    uint64_t hi;
+    memcpy(&hi, &F->max_finite, sizeof hi);
+    enum { CH = 512 };
+    unsigned char odd[CH];
+    for (long i0 = 0; i0 < n; i0 += CH) {
+        long m = n - i0 < CH ? n - i0 : CH;
+        double *y = x + i0;
+        for (long i = 0; i < m; i++) {
+            uint64_t u, a, r;
+            memcpy(&u, &y[i], sizeof u);
+            a = u & 0x7fffffffffffffffULL;
+            r = (a + half + ((a >> sh) & 1)) & mask;
+            int ok = a >= lo && r <= hi;
+            odd[i] = (unsigned char)!ok;
+            r = ok ? r | (u & 0x8000000000000000ULL) : u;
+            memcpy(&y[i], &r, sizeof r);
+        }
+        for (long i = 0; i < m; i++)
+            if (odd[i])
+                y[i] = fmt_round(y[i], f, FMT_RNE, sat, NULL);
+    }
+}
