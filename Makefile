@@ -81,7 +81,7 @@ fuzz: deps
 	@sh scripts/deps.sh libclang-rt-14-dev clang
 	mkdir -p build-fuzz
 	clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined \
-		-Isrc -o build-fuzz/fuzz-npy fuzz/fuzz_npy.c src/io.c src/fmt.c src/err.c -lm
+		-Isrc -o build-fuzz/fuzz-npy fuzz/fuzz_npy.c src/io.c src/fmt.c src/fmt_cast.c src/err.c -lm
 	mkdir -p build-fuzz/corpus
 	./build-fuzz/fuzz-npy -runs=$(FUZZ_RUNS) -max_len=4096 build-fuzz/corpus fuzz/seeds
 
