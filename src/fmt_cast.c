@@ -10,7 +10,7 @@
  * quantum on binary32's ulp, so the hardware addition rounds to nearest even. Overflow,
  * infinities and NaN as fmt_encode. Branch-free, so the compiler vectorizes the loops (the Makefile
  * builds this file with -O3 -fno-trapping-math: only exception flags could differ, never a
- * result; target_clones picks the AVX2 build where the processor has it). */
+ * result; the AVX2 build runs where the processor has it, see the end of the file). */
 static inline uint32_t fmt_cast1(float x, int m, int bias, int emin, uint32_t max_code, uint32_t ovf_code,
                                  uint32_t nan_code, int bits)
 {
@@ -40,8 +40,8 @@ static inline uint32_t fmt_cast1(float x, int m, int bias, int emin, uint32_t ma
             o[i] = (T)fmt_cast1(x[i], F.prec - 1, F.bias, F.emin, F.max_code, ovf, F.nan_code, F.bits);  \
     } while (0)
 
-__attribute__((target_clones("avx2", "default")))
-void fmt_cast_f32(void *out, const float *x, long n, fmt_id_t f, int sat)
+static inline __attribute__((always_inline)) void fmt_cast_body(void *out, const float *x, long n, fmt_id_t f,
+                                                                  int sat)
 {
     /* the table's fields are constants here, so each loop is compiled for its format */
     const fmt_t BF = fmt_table[FMT_BF16], HF = fmt_table[FMT_FP16], E4 = fmt_table[FMT_E4M3], E5 = fmt_table[FMT_E5M2];
@@ -81,8 +81,7 @@ void fmt_cast_f32(void *out, const float *x, long n, fmt_id_t f, int sat)
 /* x[i] <- fmt_round(x[i], f, RNE, sat): results in the format's normal range on the binary64
  * bits, branch-free (the rounding fmt_round's inline path does); the rest (zeros, subnormal
  * results, overflow, NaN) are then redone one by one by fmt_round. */
-__attribute__((target_clones("avx2", "default")))
-void fmt_round_array_rne(double *x, long n, fmt_id_t f, int sat)
+static inline __attribute__((always_inline)) void fmt_round_body(double *x, long n, fmt_id_t f, int sat)
 {
     if (f == FMT_FP64)
         return;
@@ -111,4 +110,46 @@ void fmt_round_array_rne(double *x, long n, fmt_id_t f, int sat)
             if (odd[i])
                 y[i] = fmt_round(y[i], f, FMT_RNE, sat, NULL);
     }
+}
+
+/* Each loop compiled twice, for AVX2 and for the baseline, chosen at run time (GCC and clang
+ * alike; target_clones is not in every compiler the fuzz build uses). */
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2"))) static void fmt_cast_avx2(void *out, const float *x, long n, fmt_id_t f, int sat)
+{
+    fmt_cast_body(out, x, n, f, sat);
+}
+
+__attribute__((target("avx2"))) static void fmt_round_avx2(double *x, long n, fmt_id_t f, int sat)
+{
+    fmt_round_body(x, n, f, sat);
+}
+
+static int fmt_have_avx2(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2");
+}
+#endif
+
+void fmt_cast_f32(void *out, const float *x, long n, fmt_id_t f, int sat)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (fmt_have_avx2()) {
+        fmt_cast_avx2(out, x, n, f, sat);
+        return;
+    }
+#endif
+    fmt_cast_body(out, x, n, f, sat);
+}
+
+void fmt_round_array_rne(double *x, long n, fmt_id_t f, int sat)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (fmt_have_avx2()) {
+        fmt_round_avx2(x, n, f, sat);
+        return;
+    }
+#endif
+    fmt_round_body(x, n, f, sat);
 }
