@@ -90,8 +90,10 @@ void quant_round_quotients(double *out, const double *x, long n, double s, int f
             out[j] = x[j] / s;
         return;
     }
-    if (fp32 && mode == FMT_RNE && (f == FMT_E4M3 || f == FMT_E5M2 || f == FMT_BF16)) {
-        /* binary32 quotients, then fmt_cast_f32's RNE codes (equal to fmt_round's), decoded */
+    if (mode == FMT_RNE && (f == FMT_E4M3 || f == FMT_E5M2 || f == FMT_BF16)) {
+        /* binary32 quotients, then fmt_cast_f32's RNE codes (equal to fmt_round's), decoded.
+         * Without fp32, a chunk whose binary64 quotients are not all binary32 values (then the
+         * two roundings could differ) goes element by element instead. */
         enum { CH = 256 };
         float yf[CH];
         uint16_t c16[CH];
@@ -99,8 +101,17 @@ void quant_round_quotients(double *out, const double *x, long n, double s, int f
         const double *table = fmt_decode_table8(f);
         for (long j0 = 0; j0 < n; j0 += CH) {
             long m = n - j0 < CH ? n - j0 : CH;
-            for (long j = 0; j < m; j++)
-                yf[j] = (float)(x[j0 + j] / s);
+            int inexact = 0;
+            for (long j = 0; j < m; j++) {
+                double y = x[j0 + j] / s;
+                yf[j] = (float)y;
+                inexact |= !fp32 && (double)yf[j] != y && y == y;
+            }
+            if (inexact) {
+                for (long j = 0; j < m; j++)
+                    out[j0 + j] = fmt_round(x[j0 + j] / s, f, mode, sat, rng);
+                continue;
+            }
             if (f == FMT_BF16) {
                 fmt_cast_f32(c16, yf, m, f, sat);
                 for (long j = 0; j < m; j++) {
