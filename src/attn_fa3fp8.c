@@ -133,11 +133,21 @@ void attn_fa3fp8(double *o, const attn_group_t *g, attn_ctx_t *ctx)
             long valid = g->limit[r] - j0 + 1;
             if (valid > nb)
                 valid = nb;
-            double tmax = -INFINITY;
-            for (long c = 0; c < valid; c++) {
-                double d = attn_round(ctx, S_DEQUANT, attn_round(ctx, S_DEQUANT, row[c] * sq[r]) * skk[j0 + c]);
-                row[c] = attn_round(ctx, S_DEQUANT, d * ctx->cfg->scale);
-                tmax = row[c] > tmax ? row[c] : tmax;
+            double tmax = -INFINITY, sqr = sq[r], sc = ctx->cfg->scale;
+            const double *skt = skk + j0;
+            if (attn_site_is_fp32(ctx, S_DEQUANT)) { /* the same roundings, vectorized */
+#pragma omp simd reduction(max : tmax)
+                for (long c = 0; c < valid; c++) {
+                    double d = (double)(float)((double)(float)(row[c] * sqr) * skt[c]);
+                    row[c] = (double)(float)(d * sc);
+                    tmax = row[c] > tmax ? row[c] : tmax;
+                }
+            } else {
+                for (long c = 0; c < valid; c++) {
+                    double d = attn_round(ctx, S_DEQUANT, attn_round(ctx, S_DEQUANT, row[c] * sqr) * skt[c]);
+                    row[c] = attn_round(ctx, S_DEQUANT, d * sc);
+                    tmax = row[c] > tmax ? row[c] : tmax;
+                }
             }
             if (valid <= 0) {
                 alpha[r] = 1.0;

@@ -102,10 +102,18 @@ void quant_round_quotients(double *out, const double *x, long n, double s, int f
         for (long j0 = 0; j0 < n; j0 += CH) {
             long m = n - j0 < CH ? n - j0 : CH;
             int inexact = 0;
-            for (long j = 0; j < m; j++) {
-                double y = x[j0 + j] / s;
-                yf[j] = (float)y;
-                inexact |= !fp32 && (double)yf[j] != y && y == y;
+            const double *xj = x + j0;
+            if (fp32) {
+#pragma omp simd
+                for (long j = 0; j < m; j++)
+                    yf[j] = (float)(xj[j] / s);
+            } else {
+#pragma omp simd reduction(| : inexact)
+                for (long j = 0; j < m; j++) {
+                    double y = xj[j] / s;
+                    yf[j] = (float)y;
+                    inexact |= (double)yf[j] != y && y == y;
+                }
             }
             if (inexact) {
                 for (long j = 0; j < m; j++)
