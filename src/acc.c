@@ -444,7 +444,7 @@ static void acc_tc_exps(double *e, const double *x, long n, int emin)
 #define TC_MR 4
 __attribute__((target("avx2,fma"), always_inline)) static inline void
 tc_rows(int mr, double *C, long ldc, long j0, long nr, const double *const a[TC_MR], const double *const ea[TC_MR],
-        long K, const double *bp, const double *be, const acc_tc_t *tc)
+        long K, const double *bp, const double *be, const acc_tc_t *tc, int safe)
 {
     const __m256d ninf = _mm256_set1_pd(-INFINITY), zero = _mm256_setzero_pd();
     const __m256d lomask = _mm256_castsi256_pd(_mm256_set1_epi64x(~((1LL << 29) - 1)));
@@ -458,11 +458,10 @@ tc_rows(int mr, double *C, long ldc, long j0, long nr, const double *const a[TC_
         long k1 = k0 + tc->b < K ? k0 + tc->b : K;
         _Pragma("GCC unroll 4")
         for (int r = 0; r < mr; r++) { /* C's exponent: its binade, at least binary32's emin */
+            /* the exponent field as a double: its bits OR 2^52's, minus 2^52 + 1023 */
             __m256i fld = _mm256_srli_epi64(_mm256_castpd_si256(_mm256_and_pd(c[r], absmask)), 52);
-            __m128i lo32 = _mm256_castsi256_si128(
-                _mm256_permutevar8x32_epi32(fld, _mm256_setr_epi32(0, 2, 4, 6, 0, 0, 0, 0)));
-            __m256d ec = _mm256_max_pd(_mm256_sub_pd(_mm256_cvtepi32_pd(lo32), _mm256_set1_pd(1023.0)),
-                                       _mm256_set1_pd(-126.0));
+            __m256d ef = _mm256_castsi256_pd(_mm256_or_si256(fld, _mm256_set1_epi64x(0x4330000000000000LL)));
+            __m256d ec = _mm256_max_pd(_mm256_sub_pd(ef, _mm256_set1_pd(0x1p52 + 1023.0)), _mm256_set1_pd(-126.0));
             emax[r] = _mm256_blendv_pd(ninf, ec, _mm256_cmp_pd(c[r], zero, _CMP_NEQ_UQ));
         }
         for (long k = k0; k < k1; k++) {
@@ -498,8 +497,9 @@ tc_rows(int mr, double *C, long ldc, long j0, long nr, const double *const a[TC_
             __m256d odd = _mm256_or_pd(_mm256_cmp_pd(ax, _mm256_set1_pd(0x1p128), _CMP_GE_OQ),
                                        _mm256_and_pd(_mm256_cmp_pd(ax, _mm256_set1_pd(0x1p-126), _CMP_LT_OQ),
                                                      _mm256_cmp_pd(ax, zero, _CMP_NEQ_UQ)));
-            odd = _mm256_or_pd(odd, _mm256_and_pd(live[r], _mm256_or_pd(_mm256_cmp_pd(emax[r], _mm256_set1_pd(900.0 - f), _CMP_GT_OQ),
-                                                                        _mm256_cmp_pd(emax[r], _mm256_set1_pd(f - 900.0), _CMP_LT_OQ))));
+            if (!safe) /* a block scale 2^(f - emax) out of binary64's range */
+                odd = _mm256_or_pd(odd, _mm256_and_pd(live[r], _mm256_or_pd(_mm256_cmp_pd(emax[r], _mm256_set1_pd(900.0 - f), _CMP_GT_OQ),
+                                                                            _mm256_cmp_pd(emax[r], _mm256_set1_pd(f - 900.0), _CMP_LT_OQ))));
             int om = _mm256_movemask_pd(odd);
             if (om) {
                 double cl[4], xl[4];
@@ -544,6 +544,25 @@ __attribute__((target("avx2,fma"))) static void gemm_tc_avx2(double *C, long ldc
     double *ae = malloc(sizeof(double) * (size_t)(M * K + 1));
     for (long i = 0; i < M; i++)
         acc_tc_exps(ae + i * K, A + i * lda, K, emin_a);
+    /* safe: every product's exponent (and C's, within binary32's) keeps 2^(f - emax) and
+     * 2^(emax - f) normal, so the per-block range check can go */
+    double amx = -INFINITY, amn = INFINITY, bmx = -INFINITY, bmn = INFINITY;
+    for (long i = 0; i < M * K; i++)
+        if (ae[i] != -INFINITY) {
+            amx = ae[i] > amx ? ae[i] : amx;
+            amn = ae[i] < amn ? ae[i] : amn;
+        }
+    for (long k = 0; k < K; k++)
+        for (long j = 0; j < N; j++) {
+            double b = acc_b_at(B, ldb, b_trans, k, j);
+            if (b != 0) {
+                double e = (double)acc_tc_exp(b, emin_b);
+                bmx = e > bmx ? e : bmx;
+                bmn = e < bmn ? e : bmn;
+            }
+        }
+    double hi = amx + bmx > 128 ? amx + bmx : 128, lo = amn + bmn < -149 ? amn + bmn : -149;
+    int safe = amx == -INFINITY || bmx == -INFINITY || (hi < 900.0 - tc->f && lo > tc->f - 900.0);
     for (long j0 = 0; j0 < N; j0 += 4) {
         long nr = N - j0 < 4 ? N - j0 : 4;
         for (long k = 0; k < K; k++)
@@ -558,11 +577,11 @@ __attribute__((target("avx2,fma"))) static void gemm_tc_avx2(double *C, long ldc
                 a[r] = A + (i + r) * lda;
                 ea[r] = ae + (i + r) * K;
             }
-            tc_rows(TC_MR, C + i * ldc, ldc, j0, nr, a, ea, K, bp, be, tc);
+            tc_rows(TC_MR, C + i * ldc, ldc, j0, nr, a, ea, K, bp, be, tc, safe);
         }
         for (; i < M; i++) {
             const double *a[TC_MR] = {A + i * lda}, *ea[TC_MR] = {ae + i * K};
-            tc_rows(1, C + i * ldc, ldc, j0, nr, a, ea, K, bp, be, tc);
+            tc_rows(1, C + i * ldc, ldc, j0, nr, a, ea, K, bp, be, tc, safe);
         }
     }
     free(bp);
