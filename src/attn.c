@@ -168,3 +168,25 @@ void attn_run(double *o, int vi, const attn_input_t *in, attn_ctx_t *ctx)
     attn_run_arg_t a = {vi, ctx};
     attn_for_groups(o, in, attn_run_cb, &a);
 }
+
+void attn_rescale_add(double *o, const double *t, long n, double a, double ts, attn_ctx_t *ctx, int site)
+{
+    if (attn_site_is_fp32(ctx, site)) { /* the same roundings, in loops the compiler vectorizes */
+        if (ts == 0)
+            for (long c = 0; c < n; c++)
+                o[c] = (double)(float)((double)(float)(o[c] * a) + t[c]);
+        else
+            for (long c = 0; c < n; c++)
+                o[c] = (double)(float)((double)(float)(o[c] * a) + (double)(float)(t[c] * ts));
+        return;
+    }
+    for (long c = 0; c < n; c++)
+        o[c] = attn_round(ctx, site, attn_round(ctx, site, o[c] * a) + (ts == 0 ? t[c] : attn_round(ctx, site, t[c] * ts)));
+}
+
+void attn_finish(double *o, long R, long dv, const double *l, attn_ctx_t *ctx, int div_site, int out_site)
+{
+    for (long r = 0; r < R; r++)
+        for (long c = 0; c < dv; c++)
+            o[r * dv + c] = attn_round(ctx, out_site, attn_round(ctx, div_site, o[r * dv + c] / l[r]));
+}

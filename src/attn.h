@@ -135,6 +135,13 @@ static inline double attn_fp32(attn_ctx_t *ctx, int site, double x)
     return ctx->site[site].exact ? x : fmt_fp32(x);
 }
 
+/* The online-softmax update of one output row: o[c] = site(site(o[c] a) + t[c]), or with ts != 0
+ * o[c] = site(site(o[c] a) + site(t[c] ts)) (a tile's scale applied to its product). */
+void attn_rescale_add(double *o, const double *t, long n, double a, double ts, attn_ctx_t *ctx, int site);
+
+/* The last step of a flash schedule: o[r][c] = out_site(div_site(o[r][c] / l[r])). */
+void attn_finish(double *o, long R, long dv, const double *l, attn_ctx_t *ctx, int div_site, int out_site);
+
 /* A matrix product at an accumulation site: the site's model, or fp64 when exact. */
 void attn_gemm(attn_ctx_t *ctx, int site, double *C, long ldc, const double *A, long lda,
                const double *B, long ldb, int b_trans, long M, long N, long K);

@@ -57,9 +57,7 @@ void attn_amla_naive(double *o, const attn_group_t *g, attn_ctx_t *ctx)
         for (long i = 0; i < R * dv; i++)
             o[i] = attn_round(ctx, O_ACC, o[i] + t[i]);
     }
-    for (long r = 0; r < R; r++)
-        for (long c = 0; c < dv; c++)
-            o[r * dv + c] = attn_round(ctx, OUT_CAST, attn_round(ctx, O_DIV, o[r * dv + c] / l[r]));
+    attn_finish(o, R, dv, l, ctx, O_DIV, OUT_CAST);
     free(s);
     free(t);
     free(m);

@@ -51,23 +51,10 @@ void attn_base_tiles(double *o, const attn_group_t *g, attn_ctx_t *ctx, attn_bas
             alpha[r] = attn_online_row(row, nb, valid[r], tmax[r], &m[r], &l[r], ctx, O_RESCALE, P_EXP, L_SUM, P_CAST);
         }
         attn_gemm(ctx, PV_ACC, t, dv, s, nb, vt, dv, 0, R, dv, nb);
-        int fast = attn_site_is_fp32(ctx, O_RESCALE);
-        for (long r = 0; r < R; r++) {
-            double *x = o + r * dv, a = alpha[r];
-            const double *tr = t + r * dv;
-            if (fast) /* the same roundings, in a loop the compiler vectorizes */
-                for (long c = 0; c < dv; c++)
-                    x[c] = (double)(float)((double)(float)(x[c] * a) + tr[c]);
-            else
-                for (long c = 0; c < dv; c++)
-                    x[c] = attn_round(ctx, O_RESCALE, attn_round(ctx, O_RESCALE, x[c] * a) + tr[c]);
-        }
+        for (long r = 0; r < R; r++)
+            attn_rescale_add(o + r * dv, t + r * dv, dv, alpha[r], 0, ctx, O_RESCALE);
     }
-    for (long r = 0; r < R; r++)
-        for (long c = 0; c < dv; c++) {
-            double *x = &o[r * dv + c];
-            *x = attn_round(ctx, OUT_CAST, attn_round(ctx, O_DIV, *x / l[r]));
-        }
+    attn_finish(o, R, dv, l, ctx, O_DIV, OUT_CAST);
     free(s);
     free(t);
     free(m);

@@ -159,24 +159,10 @@ void attn_fa3fp8(double *o, const attn_group_t *g, attn_ctx_t *ctx)
         attn_gemm(ctx, PV_ACC, t, dv, s, nb, v8, dv, 0, R, dv, nb);
         /* the tile's V scale (one per tensor, or per block of 64 tokens = this tile) */
         double vs = sv[j0];
-        int fast = attn_site_is_fp32(ctx, O_RESCALE);
-        for (long r = 0; r < R; r++) {
-            double *x = o + r * dv, a = alpha[r];
-            const double *tr = t + r * dv;
-            if (fast) /* the same roundings, in a loop the compiler vectorizes */
-                for (long c = 0; c < dv; c++)
-                    x[c] = (double)(float)((double)(float)(x[c] * a) + (double)(float)(tr[c] * vs));
-            else
-                for (long c = 0; c < dv; c++)
-                    x[c] = attn_round(ctx, O_RESCALE, attn_round(ctx, O_RESCALE, x[c] * a) +
-                                                          attn_round(ctx, O_RESCALE, tr[c] * vs));
-        }
+        for (long r = 0; r < R; r++)
+            attn_rescale_add(o + r * dv, t + r * dv, dv, alpha[r], vs, ctx, O_RESCALE);
     }
-    for (long r = 0; r < R; r++)
-        for (long c = 0; c < dv; c++) {
-            double *x = &o[r * dv + c];
-            *x = attn_round(ctx, OUT_CAST, attn_round(ctx, O_DIV, *x / l[r]));
-        }
+    attn_finish(o, R, dv, l, ctx, O_DIV, OUT_CAST);
     free(qr);
     free(kr);
     free(q8);

@@ -103,16 +103,9 @@ static void fa_rows(double *o, const attn_group_t *g, attn_ctx_t *ctx, long r0, 
             }
         attn_gemm(ctx, PV_ACC, t, dv, s, nb, g->v + j0 * dv, dv, 0, Br, dv, nb);
         for (long r = 0; r < Br; r++)
-            for (long c = 0; c < dv; c++) {
-                double *x = &ob[r * dv + c];
-                *x = attn_round(ctx, O_RESCALE, attn_round(ctx, O_RESCALE, *x * alpha[r]) + t[r * dv + c]);
-            }
+            attn_rescale_add(ob + r * dv, t + r * dv, dv, alpha[r], 0, ctx, O_RESCALE);
     }
-    for (long r = 0; r < Br; r++)
-        for (long c = 0; c < dv; c++) {
-            double *x = &ob[r * dv + c];
-            *x = attn_round(ctx, OUT_CAST, attn_round(ctx, O_DIV, *x / l[r]));
-        }
+    attn_finish(ob, Br, dv, l, ctx, O_DIV, OUT_CAST);
     free(s);
     free(t);
     free(m);

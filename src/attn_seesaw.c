@@ -117,11 +117,7 @@ void attn_seesaw(double *o, const attn_group_t *g, attn_ctx_t *ctx)
                 pc[r * n0 + c] = attn_round(ctx, P_CAST, attn_round(ctx, O_RESCALE, p0[r * n0 + c] * sc1[r]));
         seesaw_update(o, one, pc, n0, g->v + j0 * dv, half, dv, g, t, ctx);
     }
-    for (long r = 0; r < R; r++)
-        for (long c = 0; c < dv; c++) {
-            double *x = &o[r * dv + c];
-            *x = attn_round(ctx, OUT_CAST, attn_round(ctx, O_DIV, *x / l[r]));
-        }
+    attn_finish(o, R, dv, l, ctx, O_DIV, OUT_CAST);
     free(p0);
     free(p1);
     free(pc);

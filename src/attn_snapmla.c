@@ -178,30 +178,23 @@ static void snap_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, const s
                 st[r].sigma = sigma;
         }
         attn_gemm(ctx, PV_ACC, t, dv, p, nb, v8, dv, 0, R, dv, nb);
-        int fast = attn_site_is_fp32(ctx, O_RESCALE);
         for (long r = 0; r < R; r++) {
-            double *a = o + r * dv, br = beta[r];
-            const double *tr = t + r * dv;
-            if (fast && undo[r] == 1.0) /* the same roundings, in a loop the compiler vectorizes */
+            double *a = o + r * dv;
+            attn_rescale_add(a, t + r * dv, dv, beta[r], 0, ctx, O_RESCALE);
+            if (undo[r] != 1.0)
                 for (long cc = 0; cc < dv; cc++)
-                    a[cc] = (double)(float)((double)(float)(br * a[cc]) + tr[cc]);
-            else
-                for (long cc = 0; cc < dv; cc++) {
-                    a[cc] = attn_round(ctx, O_RESCALE, attn_round(ctx, O_RESCALE, br * a[cc]) + tr[cc]);
-                    if (undo[r] != 1.0)
-                        a[cc] = attn_round(ctx, O_RESCALE, a[cc] * undo[r]);
-                }
+                    a[cc] = attn_round(ctx, O_RESCALE, a[cc] * undo[r]);
             if (undo[r] != 1.0)
                 st[r].l = attn_round(ctx, L_SUM, st[r].l * undo[r]);
         }
         free(beta);
         free(undo);
     }
+    double *l = malloc(sizeof(double) * (size_t)R);
     for (long r = 0; r < R; r++)
-        for (long cc = 0; cc < dv; cc++) {
-            double *a = &o[r * dv + cc];
-            *a = attn_round(ctx, OUT_CAST, attn_round(ctx, O_DIV, *a / st[r].l));
-        }
+        l[r] = st[r].l;
+    attn_finish(o, R, dv, l, ctx, O_DIV, OUT_CAST);
+    free(l);
     free(q8);
     free(sq);
     free(k8);
