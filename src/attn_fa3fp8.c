@@ -50,8 +50,21 @@ static void fa3_rotate(double *out, const double *x, long rows, long d, const do
             o[i] = x[r * d + i] * sign[i];
         for (long b = 0; b < d; b += h) {
             double *v = o + b;
-            for (long len = 1; len < h; len *= 2) /* fast Walsh-Hadamard transform, exact in fp64 for these sizes */
+            /* fast Walsh-Hadamard transform, exact in fp64 for these sizes; the first two stages
+             * written out so that every stage vectorizes */
+            if (h >= 4)
+#pragma omp simd
+                for (long i = 0; i < h; i += 4) {
+                    double a0 = v[i] + v[i + 1], a1 = v[i] - v[i + 1];
+                    double a2 = v[i + 2] + v[i + 3], a3 = v[i + 2] - v[i + 3];
+                    v[i] = a0 + a2;
+                    v[i + 1] = a1 + a3;
+                    v[i + 2] = a0 - a2;
+                    v[i + 3] = a1 - a3;
+                }
+            for (long len = h >= 4 ? 4 : 1; len < h; len *= 2)
                 for (long i = 0; i < h; i += 2 * len)
+#pragma omp simd
                     for (long j = i; j < i + len; j++) {
                         double u = v[j], w = v[j + len];
                         v[j] = u + w;
