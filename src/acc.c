@@ -159,6 +159,8 @@ static int acc_have_avx2(void)
 static int acc_have_avx2(void) { return 0; }
 #endif
 
+int acc_simd = 1;
+
 /* op(B)[k][j0 + j] for j < nr, zero beyond N. */
 static double acc_b_at(const double *B, long ldb, int b_trans, long k, long j)
 {
@@ -250,7 +252,7 @@ static void gemm32(double *C, long ldc, const double *A, long lda, const double 
     float *zero = calloc((size_t)K + 1, sizeof(float));
     long mpad = (M + ACC_MR - 1) / ACC_MR * ACC_MR;
     float *cf = calloc((size_t)(mpad * ACC_NR32), sizeof(float)); /* one column panel of C */
-    int avx = acc_have_avx2();
+    int avx = acc_simd && acc_have_avx2();
     for (long i = 0; i < M; i++)
         acc_to_f32(af + i * K, A + i * lda, K);
     for (long j0 = 0; j0 < N; j0 += ACC_NR32) {
@@ -289,7 +291,7 @@ static void gemm64(double *C, long ldc, const double *A, long lda, const double 
     double *bp = malloc(sizeof(double) * (size_t)(K * ACC_NR64 + 1));
     double *zero = calloc((size_t)K + 1, sizeof(double));
     double c[ACC_MR * ACC_NR64];
-    int avx = acc_have_avx2();
+    int avx = acc_simd && acc_have_avx2();
     for (long j0 = 0; j0 < N; j0 += ACC_NR64) {
         long nr = N - j0 < ACC_NR64 ? N - j0 : ACC_NR64;
         for (long k = 0; k < K; k++)
@@ -421,8 +423,6 @@ static void gemm_tc(double *C, long ldc, const double *A, long lda, const double
             C[i * ldc + j] = tc->promote ? outer : c;
         }
 }
-
-int acc_simd = 1;
 
 #ifdef ACC_HAVE_X86
 /* Operand exponents as the tensor core sees them (acc_tc_exp), as doubles; -infinity for a

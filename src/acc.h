@@ -35,8 +35,8 @@ int acc_from_name(const char *name);
  * truncated to min(24, f + 1) significant bits in binary32. */
 double acc_tc_block(const double *t, const int *e, int n, int f);
 
-/* 1 (default): use the AVX2 kernels where the processor has them; 0: the scalar models (tests
- * compare the two bit for bit). */
+/* 1 (default): use the AVX2 kernels (GEMM models, tensor-core models) where the processor has
+ * them; 0: the scalar code (tests compare the two bit for bit). */
 extern int acc_simd;
 
 /* As acc_gemm, with the formats of A's and B's values (the tensor-core models take a

@@ -114,6 +114,10 @@ void fmt_round_array_rne(double *x, long n, fmt_id_t f, int sat);
  * per core with AVX2). */
 void fmt_cast_f32(void *out, const float *x, long n, fmt_id_t f, int sat);
 
+/* 1 (default): fmt_cast_f32 and fmt_round_array_rne use their AVX2 builds where the processor
+ * has AVX2; 0: the baseline builds (tests run both). */
+extern int fmt_simd;
+
 /* Bytes per code that fmt_cast_f32 writes for format f. */
 static inline int fmt_cast_width(fmt_id_t f) { return f == FMT_BF16 || f == FMT_FP16 ? 2 : f == FMT_E4M3 || f == FMT_E5M2 ? 1 : 4; }
 

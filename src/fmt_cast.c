@@ -132,10 +132,12 @@ static int fmt_have_avx2(void)
 }
 #endif
 
+int fmt_simd = 1;
+
 void fmt_cast_f32(void *out, const float *x, long n, fmt_id_t f, int sat)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (fmt_have_avx2()) {
+    if (fmt_simd && fmt_have_avx2()) {
         fmt_cast_avx2(out, x, n, f, sat);
         return;
     }
@@ -146,7 +148,7 @@ void fmt_cast_f32(void *out, const float *x, long n, fmt_id_t f, int sat)
 void fmt_round_array_rne(double *x, long n, fmt_id_t f, int sat)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (fmt_have_avx2()) {
+    if (fmt_simd && fmt_have_avx2()) {
         fmt_round_avx2(x, n, f, sat);
         return;
     }

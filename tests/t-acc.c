@@ -81,7 +81,7 @@ int main(void)
               acc_fp16_round(x), want);
     }
     /* each model against the loop it names, on bf16-valued operands, odd sizes, both layouts */
-    long M = 7, N = 19, K = 37;
+    long M = 7, N = 19, K = 437; /* K above the GEMM's L1 chunk: chains resume across chunks */
     double *A = malloc(sizeof(double) * (size_t)(M * K)), *B = malloc(sizeof(double) * (size_t)(N * K));
     double *C = malloc(sizeof(double) * (size_t)(M * N)), *Bt = malloc(sizeof(double) * (size_t)(K * N));
     for (long i = 0; i < M * K; i++)
@@ -113,35 +113,39 @@ int main(void)
     }
     /* the element-wise models against the loops they name (the tensor-core models are checked
      * against H100 captures in t-gpu) */
-    for (int model = 0; model <= ACC_FP16; model++)
-        for (int trans = 0; trans < 2; trans++) {
-            acc_gemm(C, N, A, K, trans ? B : Bt, trans ? K : N, trans, M, N, K, (acc_model_t)model);
-            for (long i = 0; i < M; i++)
-                for (long j = 0; j < N; j++) {
-                    double want = 0;
-                    float f = 0;
-                    for (long k = 0; k < K; k++) {
-                        double a = A[i * K + k], b = B[j * K + k];
-                        if (model == ACC_FP64)
-                            want = fma(a, b, want);
-                        else if (model == ACC_FP32_FMA)
-                            f = fmaf((float)a, (float)b, f);
-                        else if (model == ACC_FP32_MULADD)
-                            f = f + (float)a * (float)b;
-                    }
-                    if (model == ACC_FP32_FMA || model == ACC_FP32_MULADD)
-                        want = f;
-                    if (model == ACC_FP16)
-                        for (long k0 = 0; k0 < K; k0 += ACC_FP16_K) {
-                            double s = want;
-                            for (long k = k0; k < k0 + ACC_FP16_K && k < K; k++)
-                                s += A[i * K + k] * B[j * K + k];
-                            want = fmt_round(s, FMT_FP16, FMT_RNE, 0, NULL);
+    for (int simd = 1; simd >= 0; simd--) { /* the AVX2 kernels, then the scalar ones */
+        for (int model = 0; model <= ACC_FP16; model++)
+            for (int trans = 0; trans < 2; trans++) {
+                acc_simd = simd;
+                acc_gemm(C, N, A, K, trans ? B : Bt, trans ? K : N, trans, M, N, K, (acc_model_t)model);
+                acc_simd = 1;
+                for (long i = 0; i < M; i++)
+                    for (long j = 0; j < N; j++) {
+                        double want = 0;
+                        float f = 0;
+                        for (long k = 0; k < K; k++) {
+                            double a = A[i * K + k], b = B[j * K + k];
+                            if (model == ACC_FP64)
+                                want = fma(a, b, want);
+                            else if (model == ACC_FP32_FMA)
+                                f = fmaf((float)a, (float)b, f);
+                            else if (model == ACC_FP32_MULADD)
+                                f = f + (float)a * (float)b;
                         }
-                    CHECK(C[i * N + j] == want, "%s trans %d (%ld,%ld): %a vs %a", acc_table[model].name, trans, i, j,
-                          C[i * N + j], want);
-                }
-        }
+                        if (model == ACC_FP32_FMA || model == ACC_FP32_MULADD)
+                            want = f;
+                        if (model == ACC_FP16)
+                            for (long k0 = 0; k0 < K; k0 += ACC_FP16_K) {
+                                double s = want;
+                                for (long k = k0; k < k0 + ACC_FP16_K && k < K; k++)
+                                    s += A[i * K + k] * B[j * K + k];
+                                want = fmt_round(s, FMT_FP16, FMT_RNE, 0, NULL);
+                            }
+                        CHECK(C[i * N + j] == want, "%s trans %d (%ld,%ld): %a vs %a", acc_table[model].name, trans, i, j,
+                              C[i * N + j], want);
+                    }
+            }
+    }
     free(A);
     free(B);
     free(C);
