@@ -544,25 +544,14 @@ __attribute__((target("avx2,fma"))) static void gemm_tc_avx2(double *C, long ldc
     double *ae = malloc(sizeof(double) * (size_t)(M * K + 1));
     for (long i = 0; i < M; i++)
         acc_tc_exps(ae + i * K, A + i * lda, K, emin_a);
-    /* safe: every product's exponent (and C's, within binary32's) keeps 2^(f - emax) and
-     * 2^(emax - f) normal, so the per-block range check can go */
-    double amx = -INFINITY, amn = INFINITY, bmx = -INFINITY, bmn = INFINITY;
+    /* safe (per panel): every product's exponent (and C's, within binary32's) keeps
+     * 2^(f - emax) and 2^(emax - f) normal, so the per-block range check can go */
+    double amx = -INFINITY, amn = INFINITY;
     for (long i = 0; i < M * K; i++)
         if (ae[i] != -INFINITY) {
             amx = ae[i] > amx ? ae[i] : amx;
             amn = ae[i] < amn ? ae[i] : amn;
         }
-    for (long k = 0; k < K; k++)
-        for (long j = 0; j < N; j++) {
-            double b = acc_b_at(B, ldb, b_trans, k, j);
-            if (b != 0) {
-                double e = (double)acc_tc_exp(b, emin_b);
-                bmx = e > bmx ? e : bmx;
-                bmn = e < bmn ? e : bmn;
-            }
-        }
-    double hi = amx + bmx > 128 ? amx + bmx : 128, lo = amn + bmn < -149 ? amn + bmn : -149;
-    int safe = amx == -INFINITY || bmx == -INFINITY || (hi < 900.0 - tc->f && lo > tc->f - 900.0);
     for (long j0 = 0; j0 < N; j0 += 4) {
         long nr = N - j0 < 4 ? N - j0 : 4;
         for (long k = 0; k < K; k++)
@@ -570,6 +559,14 @@ __attribute__((target("avx2,fma"))) static void gemm_tc_avx2(double *C, long ldc
                 bp[k * 4 + j] = j < nr ? acc_b_at(B, ldb, b_trans, k, j0 + j) : 0.0;
                 be[k * 4 + j] = bp[k * 4 + j] != 0 ? (double)acc_tc_exp(bp[k * 4 + j], emin_b) : -INFINITY;
             }
+        double bmx = -INFINITY, bmn = INFINITY;
+        for (long i = 0; i < K * 4; i++)
+            if (be[i] != -INFINITY) {
+                bmx = be[i] > bmx ? be[i] : bmx;
+                bmn = be[i] < bmn ? be[i] : bmn;
+            }
+        double hi = amx + bmx > 128 ? amx + bmx : 128, lo = amn + bmn < -149 ? amn + bmn : -149;
+        int safe = amx == -INFINITY || bmx == -INFINITY || (hi < 900.0 - tc->f && lo > tc->f - 900.0);
         long i = 0;
         for (; i + TC_MR <= M; i += TC_MR) {
             const double *a[TC_MR], *ea[TC_MR];
