@@ -493,14 +493,17 @@ tc_rows(int mr, double *C, long ldc, long j0, long nr, const double *const a[TC_
             if (norm) /* keep f + 1 significant bits, toward zero */
                 x = _mm256_castsi256_pd(_mm256_and_si256(_mm256_castpd_si256(x), _mm256_slli_epi64(_mm256_set1_epi64x(-1), 52 - f)));
             x = _mm256_blendv_pd(zero, _mm256_and_pd(x, lomask), live[r]); /* RZ to binary32 (normal range) */
-            __m256d ax = _mm256_and_pd(x, absmask);
-            __m256d odd = _mm256_or_pd(_mm256_cmp_pd(ax, _mm256_set1_pd(0x1p128), _CMP_GE_OQ),
-                                       _mm256_and_pd(_mm256_cmp_pd(ax, _mm256_set1_pd(0x1p-126), _CMP_LT_OQ),
-                                                     _mm256_cmp_pd(ax, zero, _CMP_NEQ_UQ)));
-            if (!safe) /* a block scale 2^(f - emax) out of binary64's range */
-                odd = _mm256_or_pd(odd, _mm256_and_pd(live[r], _mm256_or_pd(_mm256_cmp_pd(emax[r], _mm256_set1_pd(900.0 - f), _CMP_GT_OQ),
-                                                                            _mm256_cmp_pd(emax[r], _mm256_set1_pd(f - 900.0), _CMP_LT_OQ))));
-            int om = _mm256_movemask_pd(odd);
+            int om = 0;
+            if (safe < 2) { /* results that may leave binary32's normal range */
+                __m256d ax = _mm256_and_pd(x, absmask);
+                __m256d odd = _mm256_or_pd(_mm256_cmp_pd(ax, _mm256_set1_pd(0x1p128), _CMP_GE_OQ),
+                                           _mm256_and_pd(_mm256_cmp_pd(ax, _mm256_set1_pd(0x1p-126), _CMP_LT_OQ),
+                                                         _mm256_cmp_pd(ax, zero, _CMP_NEQ_UQ)));
+                if (!safe) /* a block scale 2^(f - emax) out of binary64's range */
+                    odd = _mm256_or_pd(odd, _mm256_and_pd(live[r], _mm256_or_pd(_mm256_cmp_pd(emax[r], _mm256_set1_pd(900.0 - f), _CMP_GT_OQ),
+                                                                                _mm256_cmp_pd(emax[r], _mm256_set1_pd(f - 900.0), _CMP_LT_OQ))));
+                om = _mm256_movemask_pd(odd);
+            }
             if (om) {
                 double cl[4], xl[4];
                 _mm256_storeu_pd(cl, c[r]);
@@ -567,6 +570,12 @@ __attribute__((target("avx2,fma"))) static void gemm_tc_avx2(double *C, long ldc
             }
         double hi = amx + bmx > 128 ? amx + bmx : 128, lo = amn + bmn < -149 ? amn + bmn : -149;
         int safe = amx == -INFINITY || bmx == -INFINITY || (hi < 900.0 - tc->f && lo > tc->f - 900.0);
+        /* 2: nor can a result leave binary32's normal range: the accumulator stays below
+         * K 2^(amax + bmax + 2) < 2^128, and every nonzero result lies on a grid no finer
+         * than 2^(amin + bmin - f) >= 2^-126 (or is C itself, a normal binary32) */
+        if (safe && (amx == -INFINITY || bmx == -INFINITY ||
+                     (amx + bmx + 2 + log2((double)K + 1) + 1 < 128 && amn + bmn - tc->f >= -126)))
+            safe = 2;
         long i = 0;
         for (; i + TC_MR <= M; i += TC_MR) {
             const double *a[TC_MR], *ea[TC_MR];
