@@ -79,14 +79,24 @@ static const char MATMUL_USAGE[] =
 
 static const char LIST_USAGE[] = "usage: amla-lab list [--sites VARIANT]\n";
 
+/* Under MPI every rank sees the same arguments and files, so a usage error is said once, by
+ * rank 0; a rank's own failure is said by that rank, and the others stay quiet (empty msg). */
+static int say_error(int code)
+{
+    return code != ERR_USAGE || par_rank() == 0;
+}
+
 static int fail(const err_t *e)
 {
-    fprintf(stderr, "amla-lab: error: %s\n", e->msg);
+    if (e->msg[0] && say_error(e->code ? e->code : ERR_USAGE))
+        fprintf(stderr, "amla-lab: error: %s\n", e->msg);
     return e->code ? e->code : ERR_USAGE;
 }
 
 static int usage_error(const char *fmt, const char *a, const char *b)
 {
+    if (!say_error(ERR_USAGE))
+        return ERR_USAGE;
     fprintf(stderr, "amla-lab: error: ");
     fprintf(stderr, fmt, a, b);
     fputc('\n', stderr);

@@ -1078,7 +1078,7 @@ int sweep_run(const char *path, const sweep_opts_t *o, err_t *e)
      * ranks-th of the missing ones (counted across grid points). */
     int any = par_max(rc);
     if (any && !rc)
-        rc = err_set(e, any, "another MPI rank failed (its message says why)");
+        rc = err_set(e, any, "%s", ""); /* the failing rank says why */
     long nslots = x->npoints * s.maxs;
     char *done = calloc((size_t)(nslots > 0 ? nslots : 1), 1);
     for (long i = 0; i < nslots && s.text; i++)
@@ -1125,10 +1125,10 @@ int sweep_run(const char *path, const sweep_opts_t *o, err_t *e)
         if (ranks > 1) {
             int all = par_max(rc);
             if (all && !rc)
-                rc = err_set(e, all, "another MPI rank failed (its message says why)");
+                rc = err_set(e, all, "%s", ""); /* the failing rank says why */
             if (!rc)
                 rc = sweep_gather(&s, &outbox, &outlen, e);
-            rc = par_max(rc) ? (rc ? rc : err_set(e, ERR_IO, "rank 0 could not store the results")) : rc;
+            rc = par_max(rc) ? (rc ? rc : err_set(e, ERR_IO, "%s", "")) : rc; /* rank 0 says why */
         }
     }
     free(done);

@@ -151,6 +151,9 @@ if command -v mpirun >/dev/null 2>&1 && [ -z "$AMLA_QUICK" ]; then
     $MPI -n 2 $A run --samples 1 --ctx 64 >/dev/null 2>"$T/err"
     expect_eq "run under mpirun exit" "2" "$?"
     grep -q "only 'sweep' splits" "$T/err" && ok || bad "run under mpirun: no clear message"
+    printf 'name badmpi\nset frob 3\n' >"$T/badmpi.exp"
+    $MPI -n 2 $A sweep "$T/badmpi.exp" --out "$T/badmpi" >/dev/null 2>"$T/err"
+    expect_eq "malformed experiment under mpirun: one error line" "1" "$(grep -c 'amla-lab: error:' "$T/err")"
 fi
 bad_exp() { # DESCRIPTION LINE-TEXT WANTED-IN-MESSAGE
     printf 'name x\nset samples 1\n%s\n' "$2" >"$T/bad.exp"
