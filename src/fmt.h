@@ -45,6 +45,15 @@ int fmt_round_from_name(const char *name);
 void fmt_rng_seed(fmt_rng_t *rng, uint64_t seed);
 uint64_t fmt_rng_next(fmt_rng_t *rng);
 
+/* RNE of the magnitude bits a of a binary64 at a target precision of 53 - sh bits, for a
+ * result in the target's normal range: add half an ulp minus one plus the last kept bit, clear
+ * the dropped bits (a carry into the exponent is the correct rounding up). Shared by
+ * fmt_round and the vectorized fmt_round_array_rne. */
+static inline uint64_t fmt_rne_bits(uint64_t a, int sh)
+{
+    return (a + ((1ULL << (sh - 1)) - 1) + ((a >> sh) & 1)) & ~((1ULL << sh) - 1);
+}
+
 /* decode(encode(x)): fmt_round's general path. */
 double fmt_round_general(double x, fmt_id_t f, fmt_round_t mode, int sat, fmt_rng_t *rng);
 
@@ -81,7 +90,7 @@ static inline double fmt_round(double x, fmt_id_t f, fmt_round_t mode, int sat, 
             return y;
         }
         if (E <= F->emax) {
-            r = (a + ((1ULL << (sh - 1)) - 1) + ((a >> sh) & 1)) & ~((1ULL << sh) - 1);
+            r = fmt_rne_bits(a, sh);
             memcpy(&y, &r, sizeof y);
             if (y <= F->max_finite) {
                 r |= u & 0x8000000000000000ULL;

@@ -87,7 +87,6 @@ static inline __attribute__((always_inline)) void fmt_round_body(double *x, long
         return;
     const fmt_t *F = &fmt_table[f];
     const int sh = 53 - F->prec;
-    const uint64_t half = (1ULL << (sh - 1)) - 1, mask = ~((1ULL << sh) - 1);
     const uint64_t lo = (uint64_t)(F->emin + 1023) << 52;
     uint64_t hi;
     memcpy(&hi, &F->max_finite, sizeof hi);
@@ -100,7 +99,7 @@ static inline __attribute__((always_inline)) void fmt_round_body(double *x, long
             uint64_t u, a, r;
             memcpy(&u, &y[i], sizeof u);
             a = u & 0x7fffffffffffffffULL;
-            r = (a + half + ((a >> sh) & 1)) & mask;
+            r = fmt_rne_bits(a, sh);
             int ok = a >= lo && r <= hi;
             odd[i] = (unsigned char)!ok;
             r = ok ? r | (u & 0x8000000000000000ULL) : u;
