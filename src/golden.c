@@ -181,6 +181,18 @@ static inline void oz_grid_add(oz_grid_t *g, double x)
     g->lo = lo < g->lo ? lo : g->lo;
 }
 
+/* The grid of every row (by_col: every column) of x [rows][cols], malloc'ed. */
+static oz_grid_t *oz_grids(const double *x, long rows, long cols, int by_col)
+{
+    long ng = by_col ? cols : rows;
+    oz_grid_t *g = malloc(sizeof(oz_grid_t) * (size_t)ng);
+    oz_grid_init(g, ng);
+    for (long i = 0; i < rows; i++)
+        for (long j = 0; j < cols; j++)
+            oz_grid_add(&g[by_col ? j : i], x[i * cols + j]);
+    return g;
+}
+
 /* Bits the widest group needs; OZ_BAD when a group is non-finite or too far out of range for
  * exact power-of-two scaling. */
 static int oz_bits(const oz_grid_t *g, long n)
@@ -287,15 +299,7 @@ static pthread_once_t oz_blas_once = PTHREAD_ONCE_INIT;
 static int oz_scores(double *h, double *l, const attn_group_t *g)
 {
     long R = g->R, sk = g->sk, dk = g->dk;
-    oz_grid_t *gq = malloc(sizeof(oz_grid_t) * (size_t)R), *gk = malloc(sizeof(oz_grid_t) * (size_t)sk);
-    oz_grid_init(gq, R);
-    oz_grid_init(gk, sk);
-    for (long i = 0; i < R; i++)
-        for (long k = 0; k < dk; k++)
-            oz_grid_add(&gq[i], g->q[i * dk + k]);
-    for (long j = 0; j < sk; j++)
-        for (long k = 0; k < dk; k++)
-            oz_grid_add(&gk[j], g->k[j * dk + k]);
+    oz_grid_t *gq = oz_grids(g->q, R, dk, 0), *gk = oz_grids(g->k, sk, dk, 0);
     oz_plan_t p = {0, 0, 0, 0};
     int ok = oz_plan(&p, oz_bits(gq, R), oz_bits(gk, sk), dk, OZ_MAX_PAIRS);
     if (ok) {
@@ -357,12 +361,8 @@ static int oz_scores(double *h, double *l, const attn_group_t *g)
 static int oz_pv(double *nh, double *nl, const double *ph, const double *pl, const attn_group_t *g)
 {
     long R = g->R, sk = g->sk, dv = g->dv;
-    oz_grid_t *gv = malloc(sizeof(oz_grid_t) * (size_t)dv), *gp = malloc(sizeof(oz_grid_t) * (size_t)R);
-    oz_grid_init(gv, dv);
+    oz_grid_t *gv = oz_grids(g->v, sk, dv, 1), *gp = malloc(sizeof(oz_grid_t) * (size_t)R);
     oz_grid_init(gp, R);
-    for (long j = 0; j < sk; j++)
-        for (long c = 0; c < dv; c++)
-            oz_grid_add(&gv[c], g->v[j * dv + c]);
     int nv = oz_bits(gv, dv), B = 53 - oz_ceil_log2(sk), sv = 0, bv = 0, bp = 0;
     for (int s = 1; s <= OZ_MAX_V_SLICES && !sv && nv != OZ_BAD; s++) {
         int b = nv > 0 ? (nv + s - 1) / s : 1;
