@@ -42,6 +42,9 @@ head -c 64 "$T/cy.npy" | grep -q "'|u1'" && ok || bad "cast codes npy dtype"
 $A cast --to bf16 --in "$T/cx.npy" --out "$T/cv.npy" --values || bad "cast --values"
 expect_eq "cast array bf16 values" "3f800000 40490000 43e80000 43e80000" "$(tail -c 16 "$T/cv.npy" | od -An -tx4 | tr -s ' ' | sed 's/^ //')"
 expect_err "cast --in without --out" cast --to bf16 --in "$T/cx.npy"
+expect_err "cast --values without --in" cast --to bf16 --values
+expect_err "cast --in with --bits" cast --to bf16 --in "$T/cx.npy" --out "$T/x.npy" --bits
+[ ! -e "$T/x.npy" ] && ok || bad "a refused cast left an output file"
 expect_err "cast --in missing" cast --to bf16 --in "$T/none.npy" --out "$T/x.npy"
 expect_err "cast --out unwritable" cast --to bf16 --in "$T/cx.npy" --out /nonexistent/x.npy
 head -c 134 "$T/cx.npy" >"$T/ct.npy"
