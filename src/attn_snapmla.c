@@ -73,6 +73,17 @@ static void snap_quant_rows(double *out, const double *scale, const double *x, l
     }
 }
 
+/* Is V the first dv columns of K, row for row (MLA's one latent cache)? */
+static int snap_v_is_k_prefix(const attn_group_t *g)
+{
+    if (g->dv > g->dk)
+        return 0;
+    for (long j = 0; j < g->sk; j++)
+        if (memcmp(g->v + j * g->dv, g->k + j * g->dk, sizeof(double) * (size_t)g->dv) != 0)
+            return 0;
+    return 1;
+}
+
 /* Per row state of the online softmax with implicit dequantization. */
 typedef struct {
     double m, l, sigma;
@@ -102,28 +113,33 @@ static void snap_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, const s
     long R = g->R, sk = g->sk, dk = g->dk, dv = g->dv;
     long rope = ctx->cfg->rope_dims;
     long dc = dk - rope;
-    double *q8 = malloc(sizeof(double) * (size_t)(R * dk)), *sq = malloc(sizeof(double) * (size_t)R);
-    double *k8 = malloc(sizeof(double) * (size_t)(SNAP_PAGE * dk)), *sk8 = malloc(sizeof(double) * (size_t)sk);
-    double *v8 = malloc(sizeof(double) * (size_t)(SNAP_PAGE * dv)), *sv = malloc(sizeof(double) * (size_t)sk);
-    /* Q per token always (Fused-Q-Quant); K per the config; V = K content with its scales
-     * (V is quantized on its own, with the K content config, which is the same thing when
-     * V = K[:, :dv] and dv = dc). The scales come first (a per-tensor one needs the whole
-     * cache); K and V are then quantized page by page. */
+    double *q8 = err_malloc((size_t)(R * dk), sizeof(double)), *sq = err_malloc((size_t)R, sizeof(double));
+    double *k8 = err_malloc((size_t)(SNAP_PAGE * dk), sizeof(double)), *sk8 = err_malloc((size_t)sk, sizeof(double));
+    double *v8 = err_malloc((size_t)(SNAP_PAGE * dv), sizeof(double)), *sv = err_malloc((size_t)sk, sizeof(double));
+    /* Q per token always (Fused-Q-Quant); K per the config. MLA has one cache: V is its first
+     * dv columns, so V is read from the quantized cache with the cache's scales (config A's
+     * scales span RoPE too). A V that is not K's prefix (--kv separate) is a cache of its own,
+     * quantized with the config's granularity over its dv columns. The scales come first (a
+     * per-tensor one needs the whole cache); the cache is then quantized page by page. */
     snap_cfg_t qcfg = *sc;
     qcfg.gran = QUANT_TOKEN;
     qcfg.static_scale = 0;
     snap_scales(sq, g->q, R, dk, dc, &qcfg);
     snap_quant_rows(q8, sq, g->q, 0, R, dk, dc, &qcfg, ctx, Q_QUANT);
     snap_scales(sk8, g->k, sk, dk, dc, sc);
+    int v_in_cache = snap_v_is_k_prefix(g);
     snap_cfg_t vcfg = *sc;
     vcfg.rope_aware = 1;
-    snap_scales(sv, g->v, sk, dv, dv, &vcfg);
+    if (v_in_cache)
+        memcpy(sv, sk8, sizeof(double) * (size_t)sk);
+    else
+        snap_scales(sv, g->v, sk, dv, dv, &vcfg);
 
     double c = attn_round(ctx, S_DEQUANT, ctx->cfg->scale * SNAP_LOG2E);
-    double *x = malloc(sizeof(double) * (size_t)(R * SNAP_PAGE));
-    double *p = malloc(sizeof(double) * (size_t)(R * SNAP_PAGE));
-    double *t = malloc(sizeof(double) * (size_t)(R * dv));
-    snap_row_t *st = calloc((size_t)R, sizeof *st);
+    double *x = err_malloc((size_t)(R * SNAP_PAGE), sizeof(double));
+    double *p = err_malloc((size_t)(R * SNAP_PAGE), sizeof(double));
+    double *t = err_malloc((size_t)(R * dv), sizeof(double));
+    snap_row_t *st = err_calloc((size_t)R, sizeof *st);
     for (long r = 0; r < R; r++) {
         st[r].m = -INFINITY;
         st[r].sigma = 1.0;
@@ -142,9 +158,13 @@ static void snap_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, const s
         long j0 = page * SNAP_PAGE;
         long nb = sk - j0 < SNAP_PAGE ? sk - j0 : SNAP_PAGE;
         snap_quant_rows(k8, sk8, g->k, j0, nb, dk, dc, sc, ctx, KV_QUANT);
-        snap_quant_rows(v8, sv, g->v, j0, nb, dv, dv, &vcfg, ctx, KV_QUANT);
+        if (v_in_cache)
+            for (long i = 0; i < nb; i++)
+                memcpy(v8 + i * dv, k8 + i * dk, sizeof(double) * (size_t)dv);
+        else
+            snap_quant_rows(v8, sv, g->v, j0, nb, dv, dv, &vcfg, ctx, KV_QUANT);
         attn_gemm(ctx, QK_ACC, x, nb, q8, dk, k8, dk, 1, R, nb, dk);
-        double *beta = malloc(sizeof(double) * (size_t)R), *undo = malloc(sizeof(double) * (size_t)R);
+        double *beta = err_malloc((size_t)R, sizeof(double)), *undo = err_malloc((size_t)R, sizeof(double));
         for (long r = 0; r < R; r++) {
             double *row = x + r * nb;
             long valid = g->limit[r] - j0 + 1;
@@ -190,7 +210,7 @@ static void snap_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, const s
         free(beta);
         free(undo);
     }
-    double *l = malloc(sizeof(double) * (size_t)R);
+    double *l = err_malloc((size_t)R, sizeof(double));
     for (long r = 0; r < R; r++)
         l[r] = st[r].l;
     attn_finish(o, R, dv, l, ctx, O_DIV, OUT_CAST);
