@@ -1,4 +1,5 @@
 /* acc -- matrix products under an accumulation model (sequential k order, vectorized over j) */
+#include "err.h"
 #include "acc.h"
 
 #include <limits.h>
@@ -247,11 +248,11 @@ static void gemm32(double *C, long ldc, const double *A, long lda, const double 
                    int b_trans, long M, long N, long K, int fused)
 {
     long kc = K < ACC_KC32 ? K : ACC_KC32;
-    float *bp = malloc(sizeof(float) * (size_t)(kc * ACC_NR32 + 1));
-    float *af = malloc(sizeof(float) * (size_t)(M * K + 1));
-    float *zero = calloc((size_t)K + 1, sizeof(float));
+    float *bp = err_malloc((size_t)(kc * ACC_NR32 + 1), sizeof(float));
+    float *af = err_malloc((size_t)(M * K + 1), sizeof(float));
+    float *zero = err_calloc((size_t)K + 1, sizeof(float));
     long mpad = (M + ACC_MR - 1) / ACC_MR * ACC_MR;
-    float *cf = calloc((size_t)(mpad * ACC_NR32), sizeof(float)); /* one column panel of C */
+    float *cf = err_calloc((size_t)(mpad * ACC_NR32), sizeof(float)); /* one column panel of C */
     int avx = acc_simd && acc_have_avx2();
     for (long i = 0; i < M; i++)
         acc_to_f32(af + i * K, A + i * lda, K);
@@ -288,8 +289,8 @@ static void gemm32(double *C, long ldc, const double *A, long lda, const double 
 static void gemm64(double *C, long ldc, const double *A, long lda, const double *B, long ldb,
                    int b_trans, long M, long N, long K)
 {
-    double *bp = malloc(sizeof(double) * (size_t)(K * ACC_NR64 + 1));
-    double *zero = calloc((size_t)K + 1, sizeof(double));
+    double *bp = err_malloc((size_t)(K * ACC_NR64 + 1), sizeof(double));
+    double *zero = err_calloc((size_t)K + 1, sizeof(double));
     double c[ACC_MR * ACC_NR64];
     int avx = acc_simd && acc_have_avx2();
     for (long j0 = 0; j0 < N; j0 += ACC_NR64) {
@@ -543,8 +544,8 @@ __attribute__((target("avx2,fma"))) static void gemm_tc_avx2(double *C, long ldc
                                                              const double *B, long ldb, int b_trans, long M, long N,
                                                              long K, const acc_tc_t *tc, int emin_a, int emin_b)
 {
-    double *bp = malloc(sizeof(double) * (size_t)(K * 4 + 1)), *be = malloc(sizeof(double) * (size_t)(K * 4 + 1));
-    double *ae = malloc(sizeof(double) * (size_t)(M * K + 1));
+    double *bp = err_malloc((size_t)(K * 4 + 1), sizeof(double)), *be = err_malloc((size_t)(K * 4 + 1), sizeof(double));
+    double *ae = err_malloc((size_t)(M * K + 1), sizeof(double));
     for (long i = 0; i < M; i++)
         acc_tc_exps(ae + i * K, A + i * lda, K, emin_a);
     /* safe (per panel): every product's exponent (and C's, within binary32's) keeps

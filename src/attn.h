@@ -63,6 +63,7 @@ typedef struct {
     const char *summary;
     attn_fn_t fn;
     const site_def_t *sites; /* terminated by a {NULL} entry */
+    long fixed_block;        /* the kernel's own KV tile (tokens), which --block does not change; 0: --block */
 } attn_variant_t;
 
 /* Resolved state handed to a variant: cfg, its sites (format/mode/exact), rng, stats. */
@@ -110,6 +111,14 @@ void attn_tile_scores_k(double *s, long *valid, double *tmax, attn_ctx_t *ctx, i
  * row <- p cast at cast_site. Returns alpha; updates m and l. */
 double attn_online_row(double *row, long nb, long valid, double tmax, double *m, double *l, attn_ctx_t *ctx,
                        int alpha_site, int exp_site, int sum_site, int cast_site);
+
+/* The KV tile a --block variant uses on sk keys: a tile wider than the keys is one tile of all
+ * of them (the same arithmetic), so no work array is sized by --block beyond the keys. */
+static inline long attn_tile(const attn_ctx_t *ctx, long sk)
+{
+    long b = ctx->cfg->block;
+    return b < sk ? b : sk > 0 ? sk : 1;
+}
 
 /* Rounding at a resolved site: identity when exact. */
 static inline double attn_round(attn_ctx_t *ctx, int site, double x)

@@ -70,13 +70,13 @@ typedef struct {
 
 static void amla_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, amla_kind_t kind)
 {
-    long R = g->R, B = ctx->cfg->block, dv = g->dv;
+    long R = g->R, B = attn_tile(ctx, g->sk), dv = g->dv;
     int form = ctx->cfg->amla_form;
-    double *s = malloc(sizeof(double) * (size_t)(R * B));
-    double *t = malloc(sizeof(double) * (size_t)(R * dv));
-    amla_row_t *st = calloc((size_t)R, sizeof *st);
-    double *tmax = malloc(sizeof(double) * (size_t)R);
-    long *valid = malloc(sizeof(long) * (size_t)R);
+    double *s = err_malloc((size_t)(R * B), sizeof(double));
+    double *t = err_malloc((size_t)(R * dv), sizeof(double));
+    amla_row_t *st = err_calloc((size_t)R, sizeof *st);
+    double *tmax = err_malloc((size_t)R, sizeof(double));
+    long *valid = err_malloc((size_t)R, sizeof(long));
     double scale = attn_round(ctx, S_SCALE, ctx->cfg->scale);
     double ln2 = attn_round(ctx, AMLA_SCALE, AMLA_LN2);
     long events = 0;

@@ -24,12 +24,12 @@ const site_def_t attn_amla_naive_sites[] = {
  * m_i > 88.72. Events count the rows and blocks where exp(m_i) overflowed. */
 void attn_amla_naive(double *o, const attn_group_t *g, attn_ctx_t *ctx)
 {
-    long R = g->R, B = ctx->cfg->block, dv = g->dv;
-    double *s = malloc(sizeof(double) * (size_t)(R * B));
-    double *t = malloc(sizeof(double) * (size_t)(R * dv));
-    double *m = malloc(sizeof(double) * (size_t)R), *l = calloc((size_t)R, sizeof(double));
-    double *tmax = malloc(sizeof(double) * (size_t)R);
-    long *valid = malloc(sizeof(long) * (size_t)R);
+    long R = g->R, B = attn_tile(ctx, g->sk), dv = g->dv;
+    double *s = err_malloc((size_t)(R * B), sizeof(double));
+    double *t = err_malloc((size_t)(R * dv), sizeof(double));
+    double *m = err_malloc((size_t)R, sizeof(double)), *l = err_calloc((size_t)R, sizeof(double));
+    double *tmax = err_malloc((size_t)R, sizeof(double));
+    long *valid = err_malloc((size_t)R, sizeof(long));
     double scale = attn_round(ctx, S_SCALE, ctx->cfg->scale);
     for (long r = 0; r < R; r++)
         m[r] = -INFINITY;

@@ -20,14 +20,14 @@ void attn_base(double *o, const attn_group_t *g, attn_ctx_t *ctx)
 
 void attn_base_tiles(double *o, const attn_group_t *g, attn_ctx_t *ctx, attn_base_tile_fn load, void *arg)
 {
-    long R = g->R, B = ctx->cfg->block, dv = g->dv;
-    double *s = malloc(sizeof(double) * (size_t)(R * B));
-    double *t = malloc(sizeof(double) * (size_t)(R * dv));
-    double *m = malloc(sizeof(double) * (size_t)R);
-    double *l = malloc(sizeof(double) * (size_t)R);
-    double *alpha = malloc(sizeof(double) * (size_t)R);
-    double *tmax = malloc(sizeof(double) * (size_t)R);
-    long *valid = malloc(sizeof(long) * (size_t)R);
+    long R = g->R, B = attn_tile(ctx, g->sk), dv = g->dv;
+    double *s = err_malloc((size_t)(R * B), sizeof(double));
+    double *t = err_malloc((size_t)(R * dv), sizeof(double));
+    double *m = err_malloc((size_t)R, sizeof(double));
+    double *l = err_malloc((size_t)R, sizeof(double));
+    double *alpha = err_malloc((size_t)R, sizeof(double));
+    double *tmax = err_malloc((size_t)R, sizeof(double));
+    long *valid = err_malloc((size_t)R, sizeof(long));
     double scale = attn_round(ctx, S_SCALE, ctx->cfg->scale);
     for (long r = 0; r < R; r++) {
         m[r] = -INFINITY;

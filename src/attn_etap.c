@@ -34,12 +34,12 @@ static double etap_tree_sum(const double *x, long n, long s, attn_ctx_t *ctx)
 void attn_etap(double *o, const attn_group_t *g, attn_ctx_t *ctx)
 {
     long R = g->R, dv = g->dv, dk = g->dk, B = ETAP_BLOCK;
-    double *st = malloc(sizeof(double) * (size_t)(B * R)); /* S^T, then P^T: [tokens][heads] */
-    double *vt = malloc(sizeof(double) * (size_t)(dv * B)); /* V^T of the tile */
-    double *ot = calloc((size_t)(dv * R), sizeof(double));  /* O^T */
-    double *tt = malloc(sizeof(double) * (size_t)(dv * R));
-    double *m = malloc(sizeof(double) * (size_t)R), *l = calloc((size_t)R, sizeof(double));
-    double *alpha = malloc(sizeof(double) * (size_t)R);
+    double *st = err_malloc((size_t)(B * R), sizeof(double)); /* S^T, then P^T: [tokens][heads] */
+    double *vt = err_malloc((size_t)(dv * B), sizeof(double)); /* V^T of the tile */
+    double *ot = err_calloc((size_t)(dv * R), sizeof(double));  /* O^T */
+    double *tt = err_malloc((size_t)(dv * R), sizeof(double));
+    double *m = err_malloc((size_t)R, sizeof(double)), *l = err_calloc((size_t)R, sizeof(double));
+    double *alpha = err_malloc((size_t)R, sizeof(double));
     double scale = attn_round(ctx, S_SCALE, ctx->cfg->scale);
     for (long r = 0; r < R; r++)
         m[r] = -INFINITY;

@@ -110,28 +110,28 @@ void attn_fa3fp8(double *o, const attn_group_t *g, attn_ctx_t *ctx)
     const double *q = g->q, *k = g->k; /* rotated copies when the Hadamard transform is on */
     double *qr = NULL, *kr = NULL;
     if (had) {
-        double *sign = malloc(sizeof(double) * (size_t)dk);
+        double *sign = err_malloc((size_t)dk, sizeof(double));
         for (long i = 0; i < dk; i++)
             sign[i] = (fmt_rng_next(&ctx->rng) >> 63) ? -1.0 : 1.0;
-        qr = malloc(sizeof(double) * (size_t)(R * dk));
-        kr = malloc(sizeof(double) * (size_t)(sk * dk));
+        qr = err_malloc((size_t)(R * dk), sizeof(double));
+        kr = err_malloc((size_t)(sk * dk), sizeof(double));
         fa3_rotate(qr, g->q, R, dk, sign, ctx);
         fa3_rotate(kr, g->k, sk, dk, sign, ctx);
         q = qr;
         k = kr;
         free(sign);
     }
-    double *q8 = malloc(sizeof(double) * (size_t)(R * dk)), *k8 = malloc(sizeof(double) * (size_t)(B * dk));
-    double *v8 = malloc(sizeof(double) * (size_t)(B * dv));
-    double *sq = malloc(sizeof(double) * (size_t)R), *skk = malloc(sizeof(double) * (size_t)sk),
-           *sv = malloc(sizeof(double) * (size_t)sk);
+    double *q8 = err_malloc((size_t)(R * dk), sizeof(double)), *k8 = err_malloc((size_t)(B * dk), sizeof(double));
+    double *v8 = err_malloc((size_t)(B * dv), sizeof(double));
+    double *sq = err_malloc((size_t)R, sizeof(double)), *skk = err_malloc((size_t)sk, sizeof(double)),
+           *sv = err_malloc((size_t)sk, sizeof(double));
     fa3_scales(sq, q, R, dk, block);
     fa3_quant_rows(q8, sq, q, 0, R, dk, ctx, Q_QUANT);
     fa3_scales(skk, k, sk, dk, block);
     fa3_scales(sv, g->v, sk, dv, block);
-    double *s = malloc(sizeof(double) * (size_t)(R * B)), *t = malloc(sizeof(double) * (size_t)(R * dv));
-    double *m = malloc(sizeof(double) * (size_t)R), *l = calloc((size_t)R, sizeof(double));
-    double *alpha = malloc(sizeof(double) * (size_t)R);
+    double *s = err_malloc((size_t)(R * B), sizeof(double)), *t = err_malloc((size_t)(R * dv), sizeof(double));
+    double *m = err_malloc((size_t)R, sizeof(double)), *l = err_calloc((size_t)R, sizeof(double));
+    double *alpha = err_malloc((size_t)R, sizeof(double));
     for (long r = 0; r < R; r++)
         m[r] = -INFINITY;
     for (long i = 0; i < R * dv; i++)

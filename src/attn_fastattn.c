@@ -40,7 +40,7 @@ typedef struct {
 static void fa_mmask_init(fa_mmask_t *mm, long M)
 {
     mm->M = M;
-    mm->mask = malloc((size_t)(M * M));
+    mm->mask = err_malloc((size_t)(M * M), 1);
     for (long a = 0; a < M; a++)
         for (long b = 0; b < M; b++)
             mm->mask[a * M + b] = b <= a;
@@ -64,12 +64,12 @@ static long fa_visible(const fa_mmask_t *mm, long p, long j0, long nb)
  * sub_block rows. */
 static void fa_rows(double *o, const attn_group_t *g, attn_ctx_t *ctx, long r0, long r1, const fa_mmask_t *mm)
 {
-    long Br = r1 - r0, B = ctx->cfg->block, dv = g->dv, dk = g->dk;
+    long Br = r1 - r0, B = attn_tile(ctx, g->sk), dv = g->dv, dk = g->dk;
     long Bb = ctx->cfg->sub_block > 0 ? ctx->cfg->sub_block : Br;
-    double *s = malloc(sizeof(double) * (size_t)(Br * B)), *t = malloc(sizeof(double) * (size_t)(Br * dv));
-    double *m = malloc(sizeof(double) * (size_t)Br), *l = calloc((size_t)Br, sizeof(double));
-    double *alpha = malloc(sizeof(double) * (size_t)Br);
-    long *vis = malloc(sizeof(long) * (size_t)Br);
+    double *s = err_malloc((size_t)(Br * B), sizeof(double)), *t = err_malloc((size_t)(Br * dv), sizeof(double));
+    double *m = err_malloc((size_t)Br, sizeof(double)), *l = err_calloc((size_t)Br, sizeof(double));
+    double *alpha = err_malloc((size_t)Br, sizeof(double));
+    long *vis = err_malloc((size_t)Br, sizeof(long));
     double scale = attn_round(ctx, S_SCALE, ctx->cfg->scale);
     double *ob = o + r0 * dv;
     for (long r = 0; r < Br; r++)
@@ -116,9 +116,9 @@ static void fa_rows(double *o, const attn_group_t *g, attn_ctx_t *ctx, long r0, 
 
 void attn_fastattn(double *o, const attn_group_t *g, attn_ctx_t *ctx)
 {
-    long Br = ctx->cfg->row_block > 0 ? ctx->cfg->row_block : g->R;
+    long Br = ctx->cfg->row_block > 0 && ctx->cfg->row_block < g->R ? ctx->cfg->row_block : g->R;
     fa_mmask_t mm;
-    fa_mmask_init(&mm, ctx->cfg->block);
+    fa_mmask_init(&mm, attn_tile(ctx, g->sk));
     for (long r0 = 0; r0 < g->R; r0 += Br) /* first level: large blocks of query rows */
         fa_rows(o, g, ctx, r0, r0 + Br < g->R ? r0 + Br : g->R, &mm);
     free(mm.mask);

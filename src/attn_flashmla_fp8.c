@@ -71,8 +71,8 @@ void attn_flashmla_fp8(double *o, const attn_group_t *g, attn_ctx_t *ctx)
     flashmla_cache_t c = {g, ctx, g->dk - ctx->cfg->rope_dims, {0}, {0}, NULL, NULL};
     flashmla_scales(&c.ks, g->k, g->sk, g->dk, c.dc);
     flashmla_scales(&c.vs, g->v, g->sk, g->dv, g->dv < c.dc ? g->dv : c.dc);
-    c.kbuf = malloc(sizeof(double) * (size_t)(FLASHMLA_BLOCK * g->dk));
-    c.vbuf = malloc(sizeof(double) * (size_t)(FLASHMLA_BLOCK * g->dv));
+    c.kbuf = err_malloc((size_t)(FLASHMLA_BLOCK * g->dk), sizeof(double));
+    c.vbuf = err_malloc((size_t)(FLASHMLA_BLOCK * g->dv), sizeof(double));
     attn_cfg_t c2 = *ctx->cfg;
     c2.block = FLASHMLA_BLOCK;
     const attn_cfg_t *saved = ctx->cfg;

@@ -70,13 +70,13 @@ static void seesaw_cast(double *dst, const double *src, long n, attn_ctx_t *ctx)
 void attn_seesaw(double *o, const attn_group_t *g, attn_ctx_t *ctx)
 {
     long R = g->R, dv = g->dv, B = SEESAW_BLOCK, half = dv / 2;
-    double *p0 = malloc(sizeof(double) * (size_t)(R * B)), *p1 = malloc(sizeof(double) * (size_t)(R * B));
-    double *pc = malloc(sizeof(double) * (size_t)(R * B)), *t = malloc(sizeof(double) * (size_t)(R * dv));
-    double *tmax = malloc(sizeof(double) * (size_t)R), *m = malloc(sizeof(double) * (size_t)R);
-    double *l = calloc((size_t)R, sizeof(double)), *sc0 = malloc(sizeof(double) * (size_t)R);
-    double *sc1 = malloc(sizeof(double) * (size_t)R), *sc01 = malloc(sizeof(double) * (size_t)R);
-    double *one = malloc(sizeof(double) * (size_t)R);
-    long *v0 = malloc(sizeof(long) * (size_t)R), *v1 = malloc(sizeof(long) * (size_t)R);
+    double *p0 = err_malloc((size_t)(R * B), sizeof(double)), *p1 = err_malloc((size_t)(R * B), sizeof(double));
+    double *pc = err_malloc((size_t)(R * B), sizeof(double)), *t = err_malloc((size_t)(R * dv), sizeof(double));
+    double *tmax = err_malloc((size_t)R, sizeof(double)), *m = err_malloc((size_t)R, sizeof(double));
+    double *l = err_calloc((size_t)R, sizeof(double)), *sc0 = err_malloc((size_t)R, sizeof(double));
+    double *sc1 = err_malloc((size_t)R, sizeof(double)), *sc01 = err_malloc((size_t)R, sizeof(double));
+    double *one = err_malloc((size_t)R, sizeof(double));
+    long *v0 = err_malloc((size_t)R, sizeof(long)), *v1 = err_malloc((size_t)R, sizeof(long));
     double scale = attn_round(ctx, S_SCALE, ctx->cfg->scale);
     for (long r = 0; r < R; r++) {
         m[r] = -INFINITY;

@@ -27,7 +27,7 @@ const site_def_t attn_standard_sites[] = {
 void attn_standard(double *o, const attn_group_t *g, attn_ctx_t *ctx)
 {
     long R = g->R, sk = g->sk, dv = g->dv;
-    double *s = malloc(sizeof(double) * (size_t)(R * sk));
+    double *s = err_malloc((size_t)(R * sk), sizeof(double));
     /* the op holds the Python scalar in fp32 (opmath) */
     double scale = attn_fp32(ctx, S_SCALE, ctx->cfg->scale);
     attn_gemm(ctx, QK_ACC, s, sk, g->q, g->dk, g->k, g->dk, 1, R, sk, g->dk);

@@ -4,6 +4,10 @@
 
 #include "attn.h"
 
+/* The 64-token KV tile of the Hopper kernels (FlashMLA and its FP8 cache, SnapMLA, ETAP,
+ * FlashAttention-3): fixed by the kernel, --block does not change it. */
+#define ATTN_KERNEL_TILE 64
+
 void attn_standard(double *o, const attn_group_t *g, attn_ctx_t *ctx);
 extern const site_def_t attn_standard_sites[];
 

@@ -19,4 +19,12 @@ int err_set(err_t *e, int code, const char *fmt, ...)
 #endif
     ;
 
+/* Checked allocation for work arrays deep inside the numerics, where no error can be passed
+ * up: on failure (or a size that overflows) print "amla-lab: error: out of memory ..." and
+ * exit 1, after err_fatal_hook (which removes temporaries). Sizes the user controls are
+ * checked against memory before any work starts (run_validate), so this is the last guard. */
+void *err_malloc(size_t count, size_t size);
+void *err_calloc(size_t count, size_t size);
+extern void (*err_fatal_hook)(void);
+
 #endif

@@ -1,4 +1,5 @@
 /* golden -- reference attention: Dot2 products, double-double softmax, MPFR cross-check */
+#include "err.h"
 #include "golden.h"
 
 #include <cblas.h>
@@ -94,8 +95,8 @@ static int golden_have_avx2(void) { return 0; }
 static void dot2_gemm(double *Ch, double *Cl, long ldc, const double *Ah, const double *Al,
                       long lda, const double *B, long ldb, int b_trans, long M, long N, long K)
 {
-    double *bp = malloc(sizeof(double) * (size_t)(K * GOLDEN_NR + 1));
-    double *zero = calloc((size_t)K + 1, sizeof(double));
+    double *bp = err_malloc((size_t)(K * GOLDEN_NR + 1), sizeof(double));
+    double *zero = err_calloc((size_t)K + 1, sizeof(double));
     double sh[GOLDEN_MR * GOLDEN_NR], sl[GOLDEN_MR * GOLDEN_NR];
     int avx = golden_have_avx2();
     for (long j0 = 0; j0 < N; j0 += GOLDEN_NR) {
@@ -185,7 +186,7 @@ static inline void oz_grid_add(oz_grid_t *g, double x)
 static oz_grid_t *oz_grids(const double *x, long rows, long cols, int by_col)
 {
     long ng = by_col ? cols : rows;
-    oz_grid_t *g = malloc(sizeof(oz_grid_t) * (size_t)ng);
+    oz_grid_t *g = err_malloc((size_t)ng, sizeof(oz_grid_t));
     oz_grid_init(g, ng);
     for (long i = 0; i < rows; i++)
         for (long j = 0; j < cols; j++)
@@ -225,10 +226,10 @@ static void oz_split(double *const *out, long ldo, int s, int beta, const double
 {
     const double C = 0x1.8p52, step = ldexp(1.0, beta);
     long ng = by_col ? m : n;
-    double *f = malloc(sizeof(double) * (size_t)ng);
+    double *f = err_malloc((size_t)ng, sizeof(double));
     for (long i = 0; i < ng; i++)
         f[i] = g[i].hi < g[i].lo ? 0.0 : ldexp(1.0, beta - g[i].hi);
-    double *t = malloc(sizeof(double) * (size_t)(m > 0 ? m : 1));
+    double *t = err_malloc((size_t)(m > 0 ? m : 1), sizeof(double));
     for (long i = 0; i < n; i++) {
         const double *xr = x + i * ld;
         if (by_col) {
@@ -258,7 +259,7 @@ static void oz_split(double *const *out, long ldo, int s, int beta, const double
 /* Powers of two that turn slice a (0-based) of each of n groups back into values. */
 static double *oz_back(const oz_grid_t *g, long n, int a, int beta)
 {
-    double *f = malloc(sizeof(double) * (size_t)n);
+    double *f = err_malloc((size_t)n, sizeof(double));
     for (long i = 0; i < n; i++)
         f[i] = g[i].hi < g[i].lo ? 0.0 : ldexp(1.0, g[i].hi - (a + 1) * beta);
     return f;
@@ -305,13 +306,13 @@ static int oz_scores(double *h, double *l, const attn_group_t *g)
     if (ok) {
         /* Q's slices stacked as one (sa R) x dk matrix: one GEMM per slice of K */
         long ch = sk < OZ_CHUNK ? sk : OZ_CHUNK, M = p.sa * R;
-        double *qall = malloc(sizeof(double) * (size_t)(M * dk)), *qs[OZ_MAX_PAIRS] = {NULL},
+        double *qall = err_malloc((size_t)(M * dk), sizeof(double)), *qs[OZ_MAX_PAIRS] = {NULL},
                *ks[OZ_MAX_PAIRS] = {NULL};
-        double *gm = malloc(sizeof(double) * (size_t)(M * ch));
+        double *gm = err_malloc((size_t)(M * ch), sizeof(double));
         for (int a = 0; a < p.sa; a++)
             qs[a] = qall + a * R * dk;
         for (int b = 0; b < p.sb; b++)
-            ks[b] = malloc(sizeof(double) * (size_t)(ch * dk));
+            ks[b] = err_malloc((size_t)(ch * dk), sizeof(double));
         double *fq[OZ_MAX_PAIRS] = {NULL}, *fk[OZ_MAX_PAIRS] = {NULL};
         for (int a = 0; a < p.sa; a++)
             fq[a] = oz_back(gq, R, a, p.ba);
@@ -361,7 +362,7 @@ static int oz_scores(double *h, double *l, const attn_group_t *g)
 static int oz_pv(double *nh, double *nl, const double *ph, const double *pl, const attn_group_t *g)
 {
     long R = g->R, sk = g->sk, dv = g->dv;
-    oz_grid_t *gv = oz_grids(g->v, sk, dv, 1), *gp = malloc(sizeof(oz_grid_t) * (size_t)R);
+    oz_grid_t *gv = oz_grids(g->v, sk, dv, 1), *gp = err_malloc((size_t)R, sizeof(oz_grid_t));
     oz_grid_init(gp, R);
     int nv = oz_bits(gv, dv), B = 53 - oz_ceil_log2(sk), sv = 0, bv = 0, bp = 0;
     for (int s = 1; s <= OZ_MAX_V_SLICES && !sv && nv != OZ_BAD; s++) {
@@ -382,11 +383,11 @@ static int oz_pv(double *nh, double *nl, const double *ph, const double *pl, con
         }
         long ch = sk < OZ_CHUNK ? sk : OZ_CHUNK;
         double *vs[OZ_MAX_V_SLICES] = {NULL}, *acc[OZ_MAX_V_SLICES] = {NULL};
-        double *p1 = malloc(sizeof(double) * (size_t)(R * ch)), *pr = malloc(sizeof(double) * (size_t)(R * ch));
-        double *tail = calloc((size_t)(R * dv), sizeof(double));
+        double *p1 = err_malloc((size_t)(R * ch), sizeof(double)), *pr = err_malloc((size_t)(R * ch), sizeof(double));
+        double *tail = err_calloc((size_t)(R * dv), sizeof(double));
         /* V's slices side by side, n x (sv dv): one GEMM per chunk for all of them */
         long W = sv * dv;
-        double *vall = malloc(sizeof(double) * (size_t)(ch * W)), *aall = calloc((size_t)(R * W), sizeof(double));
+        double *vall = err_malloc((size_t)(ch * W), sizeof(double)), *aall = err_calloc((size_t)(R * W), sizeof(double));
         for (int b = 0; b < sv; b++) {
             vs[b] = vall + b * dv;
             acc[b] = aall + b * dv; /* row i of slice b's product at acc[b] + i W */
@@ -473,11 +474,11 @@ static dd_t golden_scale(double scale, long dk)
 static void golden_group(double *o, const attn_group_t *g, dd_t scale)
 {
     long R = g->R, sk = g->sk;
-    double *ph = malloc(sizeof(double) * (size_t)(R * sk));
-    double *pl = malloc(sizeof(double) * (size_t)(R * sk));
-    double *nh = malloc(sizeof(double) * (size_t)(R * g->dv));
-    double *nl = malloc(sizeof(double) * (size_t)(R * g->dv));
-    dd_t *l = malloc(sizeof(dd_t) * (size_t)R);
+    double *ph = err_malloc((size_t)(R * sk), sizeof(double));
+    double *pl = err_malloc((size_t)(R * sk), sizeof(double));
+    double *nh = err_malloc((size_t)(R * g->dv), sizeof(double));
+    double *nl = err_malloc((size_t)(R * g->dv), sizeof(double));
+    dd_t *l = err_malloc((size_t)R, sizeof(dd_t));
 
     /* S = Q K^T as pairs, then P = exp((S - m) scale) in place, m = max hi over the row. */
     pthread_once(&oz_blas_once, oz_set_blas_threads);
@@ -555,7 +556,7 @@ static void golden_mpfr_group(double *o, const attn_group_t *g, void *varg)
 {
     const golden_mpfr_arg_t *arg = varg;
     mpfr_prec_t prec = (mpfr_prec_t)arg->prec;
-    mpfr_t sc, acc, t, m, l, *s = malloc(sizeof(mpfr_t) * (size_t)g->sk);
+    mpfr_t sc, acc, t, m, l, *s = err_malloc((size_t)g->sk, sizeof(mpfr_t));
     mpfr_inits2(prec, sc, acc, t, m, l, (mpfr_ptr)0);
     for (long j = 0; j < g->sk; j++)
         mpfr_init2(s[j], prec);

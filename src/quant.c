@@ -1,4 +1,5 @@
 /* quant -- amax scales per group and the scaled conversion to FP8 */
+#include "err.h"
 #include "quant.h"
 
 #include <math.h>
@@ -34,7 +35,7 @@ void quant_scales(quant_scales_t *s, const double *x, long rows, long cols, long
         s->gc = 1;
     s->ngr = (rows + s->gr - 1) / s->gr;
     s->ngc = (cols + s->gc - 1) / s->gc;
-    s->scale = calloc((size_t)(s->ngr * s->ngc), sizeof(double));
+    s->scale = err_calloc((size_t)(s->ngr * s->ngc), sizeof(double));
     double fmax = fmt_table[cfg->fmt].max_finite;
     for (long r = 0; r < rows; r++) /* amax first, group by group (no division per element) */
         for (long c0 = 0, gi = (r / s->gr) * s->ngc; c0 < cols; c0 += s->gc, gi++) {
