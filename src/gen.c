@@ -1,4 +1,5 @@
 /* gen -- Gaussian, uniform and outlier inputs (GSL), and .npy loading */
+#include "err.h"
 #include "gen.h"
 
 #include <gsl/gsl_randist.h>
@@ -7,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/stat.h>
 
 #include "io.h"
 
@@ -113,8 +116,10 @@ static void gen_shared_v(attn_input_t *in)
 
 static double *gen_alloc(long n)
 {
-    return malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+    return err_malloc((size_t)(n > 0 ? n : 1), sizeof(double));
 }
+
+static long gen_first_nonfinite(const double *x, long n);
 
 int gen_sample(attn_input_t *in, const gen_cfg_t *cfg, uint64_t seed, long sample, err_t *e)
 {
@@ -141,6 +146,20 @@ int gen_sample(attn_input_t *in, const gen_cfg_t *cfg, uint64_t seed, long sampl
     else
         gen_shared_v(in);
     gsl_rng_free(r);
+    /* a parameter can overflow the input format (--sigma 1e308, bounds of 1e39 in bf16): such
+     * inputs are refused, not turned into NaN metrics */
+    const double *arr[3] = {in->q, in->k, in->v};
+    long n[3] = {nq, nk, nv};
+    for (int i = 0; i < 3; i++) {
+        long bad = gen_first_nonfinite(arr[i], n[i]);
+        if (bad >= 0) {
+            gen_free(in);
+            return err_set(e, ERR_USAGE,
+                           "the %s distribution's parameters overflow %s: element %ld of %c is not finite "
+                           "(lower --mean, --sigma, --low/--high or the MLA scales)",
+                           gen_table[cfg->dist].name, fmt_table[cfg->in_format].name, bad, "qkv"[i]);
+        }
+    }
     return ERR_OK;
 }
 
@@ -179,23 +198,19 @@ static int gen_check_finite(const io_npy_t *a, const char *path, err_t *e)
     return ERR_OK;
 }
 
-int gen_load(attn_input_t *in, const char *dir, fmt_id_t in_format, long dv_req, err_t *e)
+/* The first element of x that is not finite, or -1. */
+static long gen_first_nonfinite(const double *x, long n)
 {
-    char path[3][4096];
-    io_npy_t a[3];
-    memset(a, 0, sizeof a);
-    const char *names[3] = {"q.npy", "k.npy", "v.npy"};
-    for (int i = 0; i < 3; i++)
-        snprintf(path[i], sizeof path[i], "%s/%s", dir, names[i]);
-    int rc = io_npy_read(&a[0], path[0], e);
-    if (!rc)
-        rc = io_npy_read(&a[1], path[1], e);
-    FILE *vf = rc ? NULL : fopen(path[2], "rb");
-    int have_v = vf != NULL;
-    if (vf)
-        fclose(vf);
-    if (!rc && have_v)
-        rc = io_npy_read(&a[2], path[2], e);
+    for (long i = 0; i < n; i++)
+        if (!isfinite(x[i]))
+            return i;
+    return -1;
+}
+
+int gen_from_arrays(attn_input_t *in, io_npy_t a[3], const char *const path[3], int have_v, fmt_id_t in_format,
+                    long dv_req, err_t *e)
+{
+    int rc = ERR_OK;
     for (int i = 0; i < 3 && !rc; i++)
         if (i < 2 || have_v)
             rc = gen_check_finite(&a[i], path[i], e);
@@ -224,31 +239,68 @@ int gen_load(attn_input_t *in, const char *dir, fmt_id_t in_format, long dv_req,
             rc = err_set(e, ERR_USAGE, "%s: shape [%ld, %ld, %ld] does not match k.npy's [%ld, %ld, .]",
                          path[2], hv, sv, dv, hk, sk);
     } else if (!rc) {
-        dv = dv_req > 0 ? dv_req : dk;
-        if (dv > dk)
-            rc = err_set(e, ERR_USAGE, "--dv %ld exceeds k.npy's head dim %ld (no v.npy given)", dv, dk);
+        dv = dv_req;
+        if (dv <= 0 || dv > dk)
+            rc = err_set(e, ERR_USAGE, "no v.npy, so V = K[..., :dv]: --dv %ld must be 1 to k.npy's head dim %ld",
+                         dv, dk);
     }
-    if (rc) {
-        for (int i = 0; i < 3; i++)
-            io_npy_free(&a[i]);
+    if (rc)
         return rc;
-    }
     in->s.hq = hq;
     in->s.hkv = hk;
     in->s.sq = sq;
     in->s.sk = sk;
     in->s.dk = dk;
     in->s.dv = dv;
+    double *arr[3] = {a[0].data, a[1].data, have_v ? a[2].data : NULL};
+    for (int i = 0; i < 3 && !rc; i++) {
+        if (!arr[i])
+            continue;
+        fmt_round_array(arr[i], a[i].n, in_format);
+        long bad = gen_first_nonfinite(arr[i], a[i].n);
+        if (bad >= 0)
+            rc = err_set(e, ERR_USAGE, "%s: element %ld is not finite in %s (it lies beyond %g, the largest value)",
+                         path[i], bad, fmt_table[in_format].name, fmt_table[in_format].max_finite);
+    }
+    if (rc)
+        return rc;
+    /* the arrays move into the input */
     in->q = a[0].data;
     in->k = a[1].data;
-    fmt_round_array(in->q, a[0].n, in_format);
-    fmt_round_array(in->k, a[1].n, in_format);
+    a[0].data = a[1].data = NULL;
     if (have_v) {
         in->v = a[2].data;
-        fmt_round_array(in->v, a[2].n, in_format);
+        a[2].data = NULL;
     } else {
         in->v = gen_alloc(hk * sk * dv);
         gen_shared_v(in);
     }
     return ERR_OK;
+}
+
+int gen_load(attn_input_t *in, const char *dir, fmt_id_t in_format, long dv_req, err_t *e)
+{
+    char path[3][4096];
+    io_npy_t a[3];
+    memset(a, 0, sizeof a);
+    const char *names[3] = {"q.npy", "k.npy", "v.npy"};
+    for (int i = 0; i < 3; i++)
+        snprintf(path[i], sizeof path[i], "%s/%s", dir, names[i]);
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return err_set(e, ERR_USAGE, "--load %s: %s", dir, stat(dir, &st) != 0 ? strerror(errno) : "not a directory");
+    int rc = io_npy_read(&a[0], path[0], e);
+    if (!rc)
+        rc = io_npy_read(&a[1], path[1], e);
+    /* v.npy is optional: absent means V = K[..., :dv]; anything else under the name is read
+     * (and refused there if it is not a regular .npy file) */
+    int have_v = lstat(path[2], &st) == 0;
+    if (!rc && have_v)
+        rc = io_npy_read(&a[2], path[2], e);
+    const char *const paths[3] = {path[0], path[1], path[2]};
+    if (!rc)
+        rc = gen_from_arrays(in, a, paths, have_v, in_format, dv_req, e);
+    for (int i = 0; i < 3; i++)
+        io_npy_free(&a[i]);
+    return rc;
 }

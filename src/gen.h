@@ -6,6 +6,7 @@
 
 #include "attn.h"
 #include "err.h"
+#include "io.h"
 
 typedef enum { GEN_NORMAL, GEN_UNIFORM, GEN_FA3_OUTLIER, GEN_MLA, GEN_COUNT } gen_dist_t;
 
@@ -55,9 +56,14 @@ uint64_t gen_stream_seed(uint64_t seed, long sample);
 int gen_sample(attn_input_t *in, const gen_cfg_t *cfg, uint64_t seed, long sample, err_t *e);
 
 /* Load DIR/q.npy, DIR/k.npy and optionally DIR/v.npy; fills in->s (hq, hkv, sq, sk, dk, dv)
- * and rounds the values to in_format. dv_req > 0 selects V = K[..., :dv_req] when there is
- * no v.npy (0: dv = dk). */
+ * and rounds the values to in_format (a value that is not finite there is refused). Without
+ * v.npy, V = K[..., :dv_req] (--dv). */
 int gen_load(attn_input_t *in, const char *dir, fmt_id_t in_format, long dv_req, err_t *e);
+
+/* The same from parsed arrays a (q, k, v; v only if have_v), checking their shapes; on
+ * success the arrays' data move into in (a[i].data becomes NULL). */
+int gen_from_arrays(attn_input_t *in, io_npy_t a[3], const char *const path[3], int have_v, fmt_id_t in_format,
+                    long dv_req, err_t *e);
 
 void gen_free(attn_input_t *in);
 

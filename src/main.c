@@ -17,6 +17,8 @@
 #include "sweep.h"
 
 #define AMLA_VERSION "0.1.0"
+#define AMLA_STR2(x) #x
+#define AMLA_STR(x) AMLA_STR2(x)
 
 static const char USAGE[] =
     "usage: amla-lab COMMAND [options]\n"
@@ -37,7 +39,8 @@ static const char RUN_USAGE[] =
     "  --low A --high B [-1, 1]           --samples N [10]  --seed N [1]\n"
     "  --ctx S2 [8192]  --heads G [128]  --kv-heads H [1]  --sq N [1]  --dk D [576]  --dv D [512]\n"
     "  --kv shared|separate [shared: V = K[..., :dv]]   --causal\n"
-    "  --load DIR       read DIR/q.npy, DIR/k.npy and optionally DIR/v.npy\n"
+    "  --load DIR       read DIR/q.npy, DIR/k.npy and optionally DIR/v.npy (without it V = K[..., :dv],\n"
+    "                   --dv as given [512]); read once; one sample unless --samples is given\n"
     "arithmetic:\n"
     "  --in-format F [bf16]  --out-format F [bf16]  --block B [512]  --scale X [1/sqrt(dk)]\n"
     "  --acc MODEL | --acc-qk MODEL --acc-pv MODEL [fp32-fma]\n"
@@ -45,11 +48,13 @@ static const char RUN_USAGE[] =
     "  --exact SITE[,SITE...]  compute these rounding sites in fp64 ('all' for every site)\n"
     "  --only SITE[,SITE...]   round only at these sites; every other site is exact\n"
     "  --attribute             per site: error with only it rounded, error removed when it is exact\n"
-    "  --amla-form paper|cann [paper]  AMLA's compensation as Algorithm 2 prints it, or as the CANN kernel\n"
+    "  --amla-form cann|paper [cann]  AMLA's compensation as the CANN kernel runs it (what the paper\n"
+    "                          measured), or as Algorithm 2 prints it\n"
     "  --row-block N  --sub-block N  fastattn's Cube / Vector row tiles   --fa3-block yes|no  --fa3-hadamard yes|no\n"
     "output:\n"
     "  --format table|csv|json [table]  --csv FILE (per-sample rows)  --dump DIR (arrays of sample 0)\n"
-    "  --threads N [all cores]\n";
+    "  --threads N [all cores; at most 1024, and no more than --samples]\n"
+    "Options also take the form --opt=value.\n";
 
 static const char CAST_USAGE[] =
     "usage: amla-lab cast --to FMT [--rounding MODE] [--saturate] [--bits] [--seed N]\n"
@@ -113,26 +118,12 @@ static int finish_stdout(int rc)
     return rc;
 }
 
-/* --load fixes the shape from the files: read it once to validate and size. */
-static int run_shape_from_load(run_cfg_t *c, int dv_given, err_t *e)
-{
-    attn_input_t in = {c->shape, NULL, NULL, NULL};
-    int rc = gen_load(&in, c->load_dir, c->attn.in_format, dv_given ? c->shape.dv : 0, e);
-    if (rc)
-        return rc;
-    int causal = c->shape.causal;
-    c->shape = in.s;
-    c->shape.causal = causal;
-    gen_free(&in);
-    return ERR_OK;
-}
-
 static int cmd_run(int argc, char **argv)
 {
     run_cfg_t c;
     run_cfg_default(&c);
     err_t e = {0};
-    int dv_given = 0;
+    int samples_given = 0;
     for (int i = 0; i < argc; i++) {
         const char *opt = argv[i];
         if (strcmp(opt, "--help") == 0) {
@@ -151,48 +142,72 @@ static int cmd_run(int argc, char **argv)
             return usage_error("run: unexpected argument '%s'%s", opt, "");
         if (i + 1 >= argc)
             return usage_error("%s: missing value%s", opt, "");
-        dv_given |= strcmp(opt, "--dv") == 0;
+        samples_given |= strcmp(opt, "--samples") == 0;
         if (opts_run_option(&c, opt, argv[++i], &e))
             return fail(&e);
     }
-    if (c.load_dir && run_shape_from_load(&c, dv_given, &e))
-        return fail(&e);
-    if (run_validate(&c, &e))
-        return fail(&e);
-
+    /* a loaded case is one sample unless --samples says otherwise (stochastic rounding
+     * draws anew per sample); it is read once and shared by every sample */
+    attn_input_t loaded = {c.shape, NULL, NULL, NULL};
     io_atomic_t csv = {0};
-    if (c.csv_path && io_atomic_open(&csv, c.csv_path, &e))
-        return fail(&e);
-    if (c.dump_dir && io_ensure_dir(c.dump_dir, &e)) {
-        if (c.csv_path)
-            io_atomic_abort(&csv);
-        return fail(&e);
-    }
-    run_result_t r;
-    int rc = run_execute(&r, &c, &e);
-    if (rc) {
-        if (c.csv_path)
-            io_atomic_abort(&csv);
-        run_result_free(&r);
-        return fail(&e);
-    }
-    if (c.csv_path) {
+    io_dir_t dump = {0};
+    run_result_t r = {0};
+    const char *dump_dir = c.dump_dir;
+    int rc = ERR_OK;
+    if (c.load_dir && !samples_given)
+        c.samples = 1;
+    if (c.load_dir)
+        rc = run_load_input(&c, &loaded, &e);
+    if (!rc)
+        rc = run_validate(&c, &e);
+    if (!rc && c.csv_path)
+        rc = io_atomic_open(&csv, c.csv_path, &e);
+    /* --dump writes the set into a temporary directory beside DIR, moved into place whole */
+    if (!rc && dump_dir && !(rc = io_dir_begin(&dump, dump_dir, &e)))
+        c.dump_dir = dump.tmp;
+    if (!rc)
+        rc = run_execute(&r, &c, &e);
+    if (!rc && c.csv_path) {
         run_write_csv_header(csv.f);
         run_write_csv_rows(csv.f, &c, &r);
-        if (io_atomic_commit(&csv, &e)) {
-            run_result_free(&r);
-            return fail(&e);
-        }
+        rc = io_atomic_commit(&csv, &e);
     }
-    if (c.out == RUN_OUT_TABLE)
-        run_write_table(stdout, &c, &r);
-    else if (c.out == RUN_OUT_CSV) {
-        run_write_csv_header(stdout);
-        run_write_csv_rows(stdout, &c, &r);
-    } else
-        run_write_json(stdout, &c, &r);
+    if (!rc && dump_dir)
+        rc = io_dir_commit(&dump, &e);
+    if (!rc) {
+        if (c.out == RUN_OUT_TABLE)
+            run_write_table(stdout, &c, &r);
+        else if (c.out == RUN_OUT_CSV) {
+            run_write_csv_header(stdout);
+            run_write_csv_rows(stdout, &c, &r);
+        } else
+            run_write_json(stdout, &c, &r);
+    }
+    if (csv.f)
+        io_atomic_abort(&csv);
+    if (dump.tmp)
+        io_dir_abort(&dump);
     run_result_free(&r);
-    return finish_stdout(0);
+    gen_free(&loaded);
+    return rc ? fail(&e) : finish_stdout(0);
+}
+
+/* tok as it may be shown in a one-line message: printable ASCII kept, other bytes as \xHH,
+ * cut with "..." when long (the input may be binary). */
+static void cast_printable(char *out, size_t n, const char *tok)
+{
+    size_t k = 0;
+    for (const unsigned char *p = (const unsigned char *)tok; *p; p++) {
+        if (k + 8 >= n) {
+            memcpy(out + k, "...", 4);
+            return;
+        }
+        if (*p >= 0x20 && *p < 0x7f && *p != '\\')
+            out[k++] = (char)*p;
+        else
+            k += (size_t)snprintf(out + k, n - k, "\\x%02x", *p);
+    }
+    out[k] = 0;
 }
 
 /* One token of `cast` input as a binary32 value. */
@@ -224,9 +239,9 @@ static int cast_array(const char *in, const char *out, fmt_id_t to, fmt_round_t 
     if (io_npy_read(&a, in, &e))
         return fail(&e);
     int w = fmt_cast_width(to), rc;
-    void *codes = malloc((size_t)(a.n > 0 ? a.n : 1) * (size_t)w);
+    void *codes = err_malloc((size_t)(a.n > 0 ? a.n : 1) * (size_t)w, 1);
     if (mode == FMT_RNE && a.elsize <= 4) {
-        float *x = malloc(sizeof(float) * (size_t)(a.n > 0 ? a.n : 1));
+        float *x = err_malloc((size_t)(a.n > 0 ? a.n : 1), sizeof(float));
         for (long i = 0; i < a.n; i++)
             x[i] = (float)a.data[i]; /* exact: the file held binary16 or binary32 values */
         fmt_cast_f32(codes, x, a.n, to, sat);
@@ -288,6 +303,8 @@ static int cmd_cast(int argc, char **argv)
                 return usage_error("--rounding: unknown mode '%s'%s", val, " (see 'amla-lab list')");
             if (strcmp(opt, "--seed") == 0 && opts_parse_long(opt, val, &seed, &e))
                 return fail(&e);
+            if (strcmp(opt, "--seed") == 0 && seed < 0)
+                return usage_error("--seed must be non-negative, got %s%s", val, "");
         } else {
             return usage_error("cast: unknown option '%s'%s", opt, " (see 'amla-lab cast --help')");
         }
@@ -325,7 +342,9 @@ static int cmd_cast(int argc, char **argv)
         count++;
         float x;
         if (cast_token(tok, bits, &x) != 0) {
-            fprintf(stderr, "amla-lab: error: cast: input %ld, '%s', is not %s\n", count, tok,
+            char shown[64];
+            cast_printable(shown, sizeof shown, tok);
+            fprintf(stderr, "amla-lab: error: cast: input %ld, '%s', is not %s\n", count, shown,
                     bits ? "a binary32 bit pattern 0xHHHHHHHH" : "a number");
             return finish_stdout(ERR_USAGE);
         }
@@ -442,8 +461,8 @@ static int cmd_sweep(int argc, char **argv)
                 long t;
                 if (opts_parse_long(opt, argv[++i], &t, &e))
                     return fail(&e);
-                if (t <= 0 || t > 4096)
-                    return usage_error("--threads must be between 1 and 4096, got %s%s", argv[i], "");
+                if (t <= 0 || t > OPTS_MAX_THREADS)
+                    return usage_error("--threads must be 1 to " AMLA_STR(OPTS_MAX_THREADS) ", got %s%s", argv[i], "");
                 o.threads = (int)t;
             }
         } else if (strncmp(opt, "--", 2) == 0) {
@@ -532,7 +551,7 @@ static int cmd_matmul(int argc, char **argv)
         fmt_id_t bf = fb < 0 ? f : (fmt_id_t)fb;
         fmt_round_array(a.data, a.n, f);
         fmt_round_array(b.data, b.n, bf);
-        double *c = malloc(sizeof(double) * (size_t)(M * N > 0 ? M * N : 1));
+        double *c = err_malloc((size_t)(M * N > 0 ? M * N : 1), sizeof(double));
         acc_gemm_f(c, N, a.data, K, b.data, K, 1, M, N, K, acc, f, bf);
         long shape[2] = {M, N};
         rc = io_npy_write(out, c, shape, 2, 1, &e);
@@ -596,10 +615,34 @@ static int cmd_list(int argc, char **argv)
 
 static int dispatch(int argc, char **argv);
 
+/* "--opt=value" as two arguments, "--opt" "value", for every command. */
+static char **split_eq_args(int *argc, char **argv)
+{
+    int argc0 = *argc;
+    char **out = err_malloc((size_t)(2 * argc0 + 1), sizeof(char *));
+    int n = 0;
+    for (int i = 0; i < argc0; i++) {
+        char *eq = strncmp(argv[i], "--", 2) == 0 ? strchr(argv[i], '=') : NULL;
+        if (eq && eq > argv[i] + 2) {
+            *eq = 0; /* argv's strings are ours to modify */
+            out[n++] = argv[i];
+            out[n++] = eq + 1;
+        } else {
+            out[n++] = argv[i];
+        }
+    }
+    out[n] = NULL;
+    *argc = n;
+    return out;
+}
+
 int main(int argc, char **argv)
 {
     par_init(&argc, &argv);
+    io_cleanup_on_signals();
     int rc;
+    char **args = split_eq_args(&argc, argv);
+    argv = args;
     if (par_size() > 1 && (argc < 2 || strcmp(argv[1], "sweep") != 0)) {
         if (par_rank() == 0)
             fprintf(stderr, "amla-lab: error: under mpirun or srun only 'sweep' splits its work among ranks; "
@@ -609,6 +652,7 @@ int main(int argc, char **argv)
         rc = dispatch(argc, argv);
     }
     par_finalize();
+    free(args);
     return rc;
 }
 

@@ -2,6 +2,7 @@
 #include "opts.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,7 @@ static int parse_variants(run_cfg_t *c, const char *s, err_t *e)
 {
     c->nvariants = 0;
     c->show_golden = 0;
+    int ngolden = 0;
     const char *p = s;
     while (*p) {
         const char *end = strchr(p, ',');
@@ -67,10 +69,12 @@ static int parse_variants(run_cfg_t *c, const char *s, err_t *e)
         p = end ? end + 1 : p + len;
         if (strcmp(tok, "golden") == 0) {
             c->show_golden = 1;
+            ngolden++;
             continue;
         }
         if (strcmp(tok, "all") == 0) {
             c->show_golden = 1;
+            ngolden++;
             for (int i = 0; i < attn_variant_count && c->nvariants < RUN_MAX_VARIANTS; i++) {
                 c->variants[c->nvariants] = i;
                 snprintf(c->vspec[c->nvariants++], RUN_VSPEC_LEN, "%s", attn_variants[i].name);
@@ -91,6 +95,13 @@ static int parse_variants(run_cfg_t *c, const char *s, err_t *e)
     }
     if (c->nvariants == 0 && !c->show_golden)
         return err_set(e, ERR_USAGE, "--variants: empty list");
+    /* the same run twice would only duplicate rows (and, with 'all', hide a typo) */
+    if (ngolden > 1)
+        return err_set(e, ERR_USAGE, "--variants: golden is listed twice in '%s'", s);
+    for (int a = 0; a < c->nvariants; a++)
+        for (int b = a + 1; b < c->nvariants; b++)
+            if (strcmp(c->vspec[a], c->vspec[b]) == 0)
+                return err_set(e, ERR_USAGE, "--variants: '%s' is listed twice in '%s'", c->vspec[a], s);
     return ERR_OK;
 }
 
@@ -109,13 +120,25 @@ int opts_variant_cfg(run_cfg_t *c, int v, err_t *e)
     if (!c2)
         return err_set(e, ERR_IO, "out of memory");
     *c2 = *c;
-    int rc = ERR_OK;
+    int rc = ERR_OK, sets_exact = 0, sets_only = 0;
     char kv[RUN_VSPEC_LEN];
-    char *keys[8];
+    char *keys[OPTS_MAX_OVERRIDES];
     snprintf(kv, sizeof kv, "%s", p + 1);
     int nk = 0;
-    for (char *t = strtok(kv, ":"); t && nk < 8; t = strtok(NULL, ":"))
-        keys[nk++] = t;
+    /* "name:" and "name::k=v" have an empty override: a typo, not a default */
+    for (char *t = kv, *end; !rc; t = end + 1) {
+        end = strchr(t, ':');
+        if (end)
+            *end = 0;
+        if (!*t)
+            rc = err_set(e, ERR_USAGE, "variant '%s': empty setting (write NAME:KEY=VALUE[:KEY=VALUE])", spec);
+        else if (nk == OPTS_MAX_OVERRIDES)
+            rc = err_set(e, ERR_USAGE, "variant '%s': more than %d settings", spec, OPTS_MAX_OVERRIDES);
+        else
+            keys[nk++] = t;
+        if (!end)
+            break;
+    }
     for (int i = 0; i < nk && !rc; i++) {
         char *eq = strchr(keys[i], '=');
         if (!eq) {
@@ -130,12 +153,24 @@ int opts_variant_cfg(run_cfg_t *c, int v, err_t *e)
             rc = err_set(e, ERR_USAGE, "variant '%s': '%s' cannot be set per variant", spec, keys[i]);
             break;
         }
+        for (int j = 0; j < i && !rc; j++)
+            if (strcmp(keys[j], keys[i]) == 0)
+                rc = err_set(e, ERR_USAGE, "variant '%s': '%s' is set twice", spec, keys[i]);
+        sets_exact |= strcmp(keys[i], "exact") == 0;
+        sets_only |= strcmp(keys[i], "only") == 0;
         char opt[64];
         snprintf(opt, sizeof opt, "--%s", keys[i]);
         err_t oe = {0};
-        if (opts_run_option(c2, opt, eq + 1, &oe))
+        if (!rc && opts_run_option(c2, opt, eq + 1, &oe))
             rc = err_set(e, ERR_USAGE, "variant '%s': %s", spec, oe.msg);
     }
+    /* a variant's own exact= or only= replaces the run's --exact/--only (they do not mix) */
+    if (!rc && sets_exact && sets_only)
+        rc = err_set(e, ERR_USAGE, "variant '%s': exact= and only= cannot be combined", spec);
+    if (!rc && sets_exact)
+        c2->attn.only = NULL;
+    if (!rc && sets_only)
+        c2->attn.exact = NULL;
     if (!rc && c2->attn.scale == 0)
         c2->attn.scale = c->attn.scale;
     if (!rc) {
@@ -176,10 +211,17 @@ int opts_run_option(run_cfg_t *c, const char *opt, const char *val, err_t *e)
     LONGOPT("--dk", c->shape.dk)
     LONGOPT("--dv", c->shape.dv)
     LONGOPT("--block", c->attn.block)
-    LONGOPT("--threads", c->threads)
     LONGOPT("--row-block", c->attn.row_block)
     LONGOPT("--sub-block", c->attn.sub_block)
 #undef LONGOPT
+    if (strcmp(opt, "--threads") == 0) {
+        rc = opts_parse_long(opt, val, &l, e);
+        if (!rc && (l < 1 || l > OPTS_MAX_THREADS))
+            rc = err_set(e, ERR_USAGE, "--threads must be 1 to %d, got %ld", OPTS_MAX_THREADS, l);
+        if (!rc)
+            c->threads = (int)l;
+        return rc;
+    }
     if (strcmp(opt, "--seed") == 0) {
         rc = opts_parse_long(opt, val, &l, e);
         if (!rc && l < 0)
@@ -237,6 +279,9 @@ int opts_run_option(run_cfg_t *c, const char *opt, const char *val, err_t *e)
         rc = opts_parse_double(opt, val, &c->attn.scale, e);
         if (!rc && !(c->attn.scale > 0))
             rc = err_set(e, ERR_USAGE, "--scale must be positive, got %s", val);
+        /* the kernels hold the scale in binary32 */
+        if (!rc && c->attn.scale > FLT_MAX)
+            rc = err_set(e, ERR_USAGE, "--scale %s is not finite in fp32 (largest %g)", val, (double)FLT_MAX);
         return rc;
     }
     if (strcmp(opt, "--dist") == 0) {
@@ -279,12 +324,13 @@ int opts_run_option(run_cfg_t *c, const char *opt, const char *val, err_t *e)
             return err_set(e, ERR_USAGE, "--amla-form: expected 'paper' or 'cann', got '%s'", val);
         return ERR_OK;
     }
-    if (strcmp(opt, "--exact") == 0) {
-        c->attn.exact = val;
-        return ERR_OK;
-    }
-    if (strcmp(opt, "--only") == 0) {
-        c->attn.only = val;
+    if (strcmp(opt, "--exact") == 0 || strcmp(opt, "--only") == 0) {
+        /* site lists: "a,b"; an empty list or entry is refused (--only '' would mean "no site
+         * rounds", which is --exact all said by accident) */
+        size_t n = strlen(val);
+        if (n == 0 || val[0] == ',' || val[n - 1] == ',' || strstr(val, ",,"))
+            return err_set(e, ERR_USAGE, "%s: empty site name in '%s' (see 'amla-lab list --sites VARIANT')", opt, val);
+        *(strcmp(opt, "--exact") == 0 ? &c->attn.exact : &c->attn.only) = val;
         return ERR_OK;
     }
     if (strcmp(opt, "--fa3-block") == 0 || strcmp(opt, "--fa3-hadamard") == 0) {

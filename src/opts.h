@@ -5,6 +5,11 @@
 #include "err.h"
 #include "run.h"
 
+/* Most threads a command takes (one sample per thread; more would only wait). */
+#define OPTS_MAX_THREADS 1024
+/* Most KEY=VALUE settings in one variant spec. */
+#define OPTS_MAX_OVERRIDES 16
+
 int opts_parse_long(const char *opt, const char *s, long *out, err_t *e);
 int opts_parse_double(const char *opt, const char *s, double *out, err_t *e);
 

@@ -1,4 +1,5 @@
 /* run -- samples in parallel, Golden and variants per sample, summaries and output */
+#include "err.h"
 #include "run.h"
 
 #include <gsl/gsl_cdf.h>
@@ -32,6 +33,9 @@ void run_cfg_default(run_cfg_t *c)
     c->attn.out_format = FMT_BF16;
     c->attn.block = RUN_DEFAULT_BLOCK;
     c->attn.fa3_block = 1;
+    /* `amla` is the form the paper measured and the CANN kernel ships (shared/REFERENCES.md);
+     * Algorithm 2 as printed is amla:amla-form=paper */
+    c->attn.amla_form = ATTN_AMLA_CANN;
     c->attn.fa3_hadamard = 1;
     c->attn.acc_qk = ACC_FP32_FMA;
     c->attn.acc_pv = ACC_FP32_FMA;
@@ -107,6 +111,9 @@ int run_validate(run_cfg_t *c, err_t *e)
         return rc;
     if (c->threads < 0)
         return err_set(e, ERR_USAGE, "--threads must be positive, got %d", c->threads);
+    if (c->attn.exact && c->attn.only)
+        return err_set(e, ERR_USAGE, "--exact and --only cannot be combined (with --only every site not listed is "
+                                     "already exact)");
     if (s->hkv <= 0 || s->hq % s->hkv != 0)
         return err_set(e, ERR_USAGE, "%ld query heads is not a multiple of %ld KV heads", s->hq, s->hkv);
     if (!c->load_dir && !c->gen.kv_separate && s->dv > s->dk)
@@ -162,6 +169,20 @@ int run_validate(run_cfg_t *c, err_t *e)
     return ERR_OK;
 }
 
+int run_load_input(run_cfg_t *c, attn_input_t *in, err_t *e)
+{
+    *in = (attn_input_t){c->shape, NULL, NULL, NULL};
+    int rc = gen_load(in, c->load_dir, c->attn.in_format, c->shape.dv, e);
+    if (rc)
+        return rc;
+    int causal = c->shape.causal;
+    c->shape = in->s;
+    c->shape.causal = causal;
+    in->s.causal = causal;
+    c->input = in;
+    return ERR_OK;
+}
+
 static double run_now(void)
 {
     struct timespec t;
@@ -198,16 +219,22 @@ static int run_dump(const run_cfg_t *c, const attn_input_t *in, double **outs, e
 /* One sample: inputs, Golden, each variant, metrics into rows[0..nvariants]. */
 static int run_sample(run_row_t *rows, const run_cfg_t *c, long sample, int dump, err_t *e)
 {
-    attn_input_t in = {c->shape, NULL, NULL, NULL};
-    int rc = c->load_dir ? gen_load(&in, c->load_dir, c->attn.in_format, c->shape.dv, e)
-                         : gen_sample(&in, &c->gen, c->seed, sample, e);
+    attn_input_t gen = {c->shape, NULL, NULL, NULL};
+    int rc = ERR_OK;
+    if (c->input) /* --load: the case read once, shared read-only by every sample */
+        gen = *c->input;
+    else if (c->load_dir)
+        rc = err_set(e, ERR_USAGE, "--load %s: the case was not read (run_load_input)", c->load_dir);
+    else
+        rc = gen_sample(&gen, &c->gen, c->seed, sample, e);
     if (rc)
         return rc;
+    const attn_input_t in = gen;
     long n = in.s.hq * in.s.sq * in.s.dv;
     int nv = c->nvariants + 1;
-    double **outs = calloc((size_t)nv, sizeof(double *));
+    double **outs = err_calloc((size_t)nv, sizeof(double *));
     for (int v = 0; v < nv; v++)
-        outs[v] = malloc(sizeof(double) * (size_t)n);
+        outs[v] = err_malloc((size_t)n, sizeof(double));
     double t0 = run_now();
     golden_attention(outs[0], &in, c->attn.scale);
     rows[0].seconds = run_now() - t0;
@@ -231,7 +258,8 @@ static int run_sample(run_row_t *rows, const run_cfg_t *c, long sample, int dump
     for (int v = 0; v < nv; v++)
         free(outs[v]);
     free(outs);
-    gen_free(&in);
+    if (!c->input)
+        gen_free(&gen);
     return rc;
 }
 
@@ -244,7 +272,7 @@ int run_execute_hooked(run_result_t *res, const run_cfg_t *c, const run_hooks_t 
 {
     res->samples = c->samples;
     res->nvariants = c->nvariants + 1;
-    res->rows = calloc((size_t)(c->samples * res->nvariants), sizeof(run_row_t));
+    res->rows = err_calloc((size_t)(c->samples * res->nvariants), sizeof(run_row_t));
     if (!res->rows)
         return err_set(e, ERR_USAGE, "too many samples: %ld", c->samples);
     int rc = ERR_OK;
@@ -252,6 +280,13 @@ int run_execute_hooked(run_result_t *res, const run_cfg_t *c, const run_hooks_t 
 #ifdef _OPENMP
     if (threads == 0)
         threads = omp_get_max_threads();
+#endif
+    /* one sample per thread: more threads than samples would only be started to wait */
+    if (threads > c->samples)
+        threads = (int)c->samples;
+    if (threads < 1)
+        threads = 1;
+#ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
 #endif
     for (long s = 0; s < c->samples; s++) {
@@ -282,7 +317,6 @@ int run_execute_hooked(run_result_t *res, const run_cfg_t *c, const run_hooks_t 
             }
         }
     }
-    (void)threads;
     return rc;
 }
 
@@ -305,11 +339,21 @@ static const char *run_dist_name(const run_cfg_t *c)
     return gen_table[c->gen.dist].name;
 }
 
+static const char RUN_CSV_HEADER[] = "experiment,dist,mean,sigma,low,high,ctx,heads,sq,dk,dv,block,kv,in_format,"
+                                     "out_format,seed,sample,variant,rel_fro,rmse,cos_sim,cos_diff,max_abs,"
+                                     "nonfinite,events\n";
+
 void run_write_csv_header(FILE *f)
 {
-    fputs("experiment,dist,mean,sigma,low,high,ctx,heads,sq,dk,dv,block,kv,in_format,out_format,"
-          "seed,sample,variant,rel_fro,rmse,cos_sim,cos_diff,max_abs,nonfinite,events\n",
-          f);
+    fputs(RUN_CSV_HEADER, f);
+}
+
+int run_csv_columns(void)
+{
+    int n = 1;
+    for (const char *p = RUN_CSV_HEADER; *p; p++)
+        n += *p == ',';
+    return n;
 }
 
 void run_write_csv_rows(FILE *f, const run_cfg_t *c, const run_result_t *r)
@@ -323,11 +367,16 @@ void run_write_csv_sample(FILE *f, const run_cfg_t *c, long i, const run_row_t *
     const attn_shape_t *s = &c->shape;
     for (int v = c->show_golden ? 0 : 1; v <= c->nvariants; v++) {
         const run_row_t *row = &rows[v];
+        /* per-variant settings as the variant used them: its own block and output format,
+         * and a kernel's fixed tile where --block does not apply */
+        const attn_cfg_t *vc = v > 0 ? &c->vcfg[v - 1] : &c->attn;
+        long block = v > 0 && attn_variants[c->variants[v - 1]].fixed_block ? attn_variants[c->variants[v - 1]].fixed_block
+                                                                           : vc->block;
         fprintf(f, "%s,%s,%.17g,%.17g,%.17g,%.17g,%ld,%ld,%ld,%ld,%ld,%ld,%s,%s,%s,%llu,%ld,%s",
                 c->experiment, run_dist_name(c), c->gen.mean, c->gen.sigma, c->gen.low,
-                c->gen.high, s->sk, s->hq, s->sq, s->dk, s->dv, c->attn.block,
+                c->gen.high, s->sk, s->hq, s->sq, s->dk, s->dv, block,
                 c->gen.kv_separate ? "separate" : "shared", fmt_table[c->attn.in_format].name,
-                fmt_table[c->attn.out_format].name, (unsigned long long)c->seed, i,
+                fmt_table[vc->out_format].name, (unsigned long long)c->seed, i,
                 run_slot_name(c, v));
         for (int k = 0; k < METRIC_COUNT; k++)
             fprintf(f, k == METRIC_NONFINITE ? ",%.0f" : ",%.17g", row->m[k]);
@@ -344,7 +393,7 @@ void run_mean_ci(const double *x, size_t n, double *mean, double *ci)
 /* Mean and 95% confidence half-width of metric k of slot v; mean seconds per sample. */
 static void run_summary(const run_result_t *r, int v, int k, double *mean, double *ci, double *secs)
 {
-    double *x = malloc(sizeof(double) * (size_t)r->samples);
+    double *x = err_malloc((size_t)r->samples, sizeof(double));
     double st = 0;
     for (long i = 0; i < r->samples; i++) {
         x[i] = r->rows[i * r->nvariants + v].m[k];
@@ -425,10 +474,10 @@ void run_attribution(const run_cfg_t *c, int v, int k, const double *mean_of_slo
 void run_write_attribution(FILE *f, const run_cfg_t *c, const run_result_t *r)
 {
     static const int metrics[] = {METRIC_REL_FRO, METRIC_COS_DIFF};
-    double *mean = malloc(sizeof(double) * (size_t)r->nvariants);
-    double *alone = calloc((size_t)c->nvariants, sizeof(double));
-    double *removed = calloc((size_t)c->nvariants, sizeof(double));
-    double *share = calloc((size_t)c->nvariants, sizeof(double));
+    double *mean = err_malloc((size_t)r->nvariants, sizeof(double));
+    double *alone = err_calloc((size_t)c->nvariants, sizeof(double));
+    double *removed = err_calloc((size_t)c->nvariants, sizeof(double));
+    double *share = err_calloc((size_t)c->nvariants, sizeof(double));
     for (size_t mi = 0; mi < sizeof metrics / sizeof metrics[0]; mi++) {
         int k = metrics[mi];
         for (int s = 0; s < r->nvariants; s++) {

@@ -38,6 +38,7 @@ typedef struct {
     int nvariants;
     int show_golden; /* print a golden row (its metrics against itself are zero) */
     const char *load_dir, *dump_dir, *csv_path;
+    const attn_input_t *input; /* --load: the case, read once by run_load_input */
     run_out_t out;
     const char *experiment; /* the CSV's experiment column */
 } run_cfg_t;
@@ -57,6 +58,10 @@ typedef struct {
 
 /* Default configuration (shared/DESIGN.md's defaults). */
 void run_cfg_default(run_cfg_t *c);
+
+/* --load: read the case in c->load_dir once into *in (owned by the caller; gen_free), take
+ * its shape into c->shape and point c->input at it. */
+int run_load_input(run_cfg_t *c, attn_input_t *in, err_t *e);
 
 /* Check sizes, memory and consistency; ERR_USAGE with a message naming the option. */
 int run_validate(run_cfg_t *c, err_t *e);
@@ -97,6 +102,7 @@ void run_mean_ci(const double *x, size_t n, double *mean, double *ci);
 
 /* Output: CSV rows (header first), the summary table, JSON. */
 void run_write_csv_header(FILE *f);
+int run_csv_columns(void); /* columns of the header, and so of every row */
 void run_write_csv_rows(FILE *f, const run_cfg_t *c, const run_result_t *r);
 void run_write_csv_sample(FILE *f, const run_cfg_t *c, long sample, const run_row_t *rows);
 void run_write_table(FILE *f, const run_cfg_t *c, const run_result_t *r);

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
@@ -27,6 +29,7 @@
 #define SWEEP_MAX_PAPER 64
 #define SWEEP_MAX_NOTES 64
 #define SWEEP_MAX_TOK 80
+#define SWEEP_MAX_SEEN 256
 
 typedef struct {
     int nopts, nvals;
@@ -58,6 +61,9 @@ typedef struct {
     char **owned; /* every string above, freed at the end */
     int nowned, capowned;
     uint64_t hash;
+    int line; /* the line being parsed */
+    char *seen[SWEEP_MAX_SEEN]; /* options of set (kind 0) and grid (kind 1) lines so far */
+    int seen_kind[SWEEP_MAX_SEEN], seen_line[SWEEP_MAX_SEEN], nseen;
 } sweep_t;
 
 static char *sweep_strdup(sweep_t *x, const char *s, size_t n)
@@ -183,26 +189,80 @@ static void sweep_hash(uint64_t *h, const char *t, char sep)
     *h = (*h ^ (unsigned char)sep) * 0x100000001b3ull;
 }
 
+/* Options of `run` that an experiment file may not set: the sweep writes its own CSV and
+ * reports, generates its inputs, and takes --threads on its command line. */
+static const char *const sweep_not_settable[] = {"csv", "dump", "format", "load", "threads", NULL};
+
+/* Did an earlier set line (kind 0) or grid line (kind 1) name option opt? Records it if not. */
+static int sweep_seen(sweep_t *x, int kind, const char *opt)
+{
+    for (int i = 0; i < x->nseen; i++)
+        if (x->seen_kind[i] == kind && strcmp(x->seen[i], opt) == 0)
+            return x->seen_line[i];
+    if (x->nseen < SWEEP_MAX_SEEN) {
+        x->seen_kind[x->nseen] = kind;
+        x->seen_line[x->nseen] = x->line;
+        x->seen[x->nseen++] = sweep_strdup(x, opt, strlen(opt));
+    }
+    return 0;
+}
+
+static int sweep_option_ok(sweep_t *x, int kind, const char *opt, err_t *e)
+{
+    const char *path = x->path;
+    for (int i = 0; sweep_not_settable[i]; i++)
+        if (strcmp(opt, sweep_not_settable[i]) == 0)
+            return err_set(e, ERR_USAGE, "%s:%d: '%s' cannot be set in an experiment file (%s)", path, x->line, opt,
+                           strcmp(opt, "threads") == 0 ? "give sweep --threads N"
+                           : strcmp(opt, "load") == 0  ? "experiments generate their inputs; use run --load"
+                                                       : "the sweep writes NAME.csv and NAME.md itself");
+    int prev = sweep_seen(x, kind, opt);
+    if (prev)
+        return err_set(e, ERR_USAGE, "%s:%d: '%s' is already %s on line %d", path, x->line, opt,
+                       kind ? "a grid option" : "set", prev);
+    return ERR_OK;
+}
+
+static int sweep_parse_text(sweep_t *x, const char *path, const char *text, size_t tlen, err_t *e);
+
 static int sweep_parse(sweep_t *x, const char *path, err_t *e)
+{
+    unsigned char *buf;
+    size_t len;
+    memset(x, 0, sizeof *x);
+    x->path = path;
+    err_t le = {0};
+    if (io_read_file(path, &buf, &len, &le))
+        return err_set(e, le.code, "experiment file: %s", le.msg);
+    int rc = sweep_parse_text(x, path, (const char *)buf, len, e);
+    free(buf);
+    return rc;
+}
+
+static int sweep_parse_text(sweep_t *x, const char *path, const char *text, size_t tlen, err_t *e)
 {
     memset(x, 0, sizeof *x);
     x->path = path;
     run_cfg_default(&x->base);
     x->base.show_golden = 1;
     x->plot_metric = -1;
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return err_set(e, ERR_USAGE, "cannot open experiment file %s: %s", path, strerror(errno));
+    if (memchr(text, 0, tlen))
+        return err_set(e, ERR_USAGE, "%s: holds a NUL byte: not a text file", path);
     char line[4096];
     int ln = 0, rc = ERR_OK;
     x->hash = 0xcbf29ce484222325ull;
-    while (!rc && fgets(line, sizeof line, f)) {
-        ln++;
-        size_t len = strlen(line);
-        if (len == sizeof line - 1 && line[len - 1] != '\n') {
+    const char *tp = text, *tend = text + tlen;
+    while (!rc && tp < tend) {
+        const char *nl = memchr(tp, '\n', (size_t)(tend - tp));
+        size_t len = nl ? (size_t)(nl - tp) + 1 : (size_t)(tend - tp);
+        x->line = ++ln;
+        if (len >= sizeof line) {
             rc = err_set(e, ERR_USAGE, "%s:%d: line too long", path, ln);
             break;
         }
+        memcpy(line, tp, len);
+        line[len] = 0;
+        tp += len;
         char *hash = strchr(line, '#');
         if (hash)
             *hash = 0;
@@ -229,6 +289,10 @@ static int sweep_parse(sweep_t *x, const char *path, err_t *e)
         if (strcmp(key, "name") == 0) {
             if (nt != 2)
                 rc = err_set(e, ERR_USAGE, "%s:%d: name takes one word", path, ln);
+            else if (x->name)
+                rc = err_set(e, ERR_USAGE, "%s:%d: a second 'name' line", path, ln);
+            else if (!isalnum((unsigned char)tok[1][0]))
+                rc = err_set(e, ERR_USAGE, "%s:%d: name '%s' must start with a letter or digit", path, ln, tok[1]);
             else {
                 for (const char *p = tok[1]; *p && !rc; p++)
                     if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' && *p != '.')
@@ -236,6 +300,8 @@ static int sweep_parse(sweep_t *x, const char *path, err_t *e)
                 x->name = sweep_strdup(x, tok[1], strlen(tok[1]));
             }
         } else if (strcmp(key, "title") == 0) {
+            if (x->title)
+                rc = err_set(e, ERR_USAGE, "%s:%d: a second 'title' line", path, ln);
             x->title = sweep_strdup(x, rest, rl);
         } else if (strcmp(key, "note") == 0) {
             if (x->nnotes == SWEEP_MAX_NOTES)
@@ -245,6 +311,8 @@ static int sweep_parse(sweep_t *x, const char *path, err_t *e)
         } else if (strcmp(key, "set") == 0) {
             if (nt != 3)
                 rc = err_set(e, ERR_USAGE, "%s:%d: expected 'set OPTION VALUE'", path, ln);
+            else if (sweep_option_ok(x, 0, tok[1], e))
+                rc = ERR_USAGE;
             else if (sweep_apply(&x->base, tok[1], sweep_strdup(x, tok[2], strlen(tok[2])), &le))
                 rc = err_set(e, ERR_USAGE, "%s:%d: %s", path, ln, le.msg);
         } else if (strcmp(key, "grid") == 0) {
@@ -258,6 +326,10 @@ static int sweep_parse(sweep_t *x, const char *path, err_t *e)
                 for (char *t = strtok(o, ","); t; t = strtok(NULL, ",")) {
                     if (gr->nopts == SWEEP_MAX_OPTS) {
                         rc = err_set(e, ERR_USAGE, "%s:%d: more than %d options in one grid line", path, ln, SWEEP_MAX_OPTS);
+                        break;
+                    }
+                    if (sweep_option_ok(x, 1, t, e)) {
+                        rc = ERR_USAGE;
                         break;
                     }
                     gr->opt[gr->nopts++] = sweep_strdup(x, t, strlen(t));
@@ -306,7 +378,9 @@ static int sweep_parse(sweep_t *x, const char *path, err_t *e)
                 pp->v[SWEEP_MAX_VALS - 1] = nt - 3; /* count, checked below */
             }
         } else if (strcmp(key, "plot") == 0) {
-            if (nt < 3 || (x->plot_metric = sweep_metric(tok[1])) < 0)
+            if (x->plot_x)
+                rc = err_set(e, ERR_USAGE, "%s:%d: a second 'plot' line", path, ln);
+            else if (nt < 3 || (x->plot_metric = sweep_metric(tok[1])) < 0)
                 rc = err_set(e, ERR_USAGE, "%s:%d: expected 'plot METRIC X-OPTION [logx] [logy]'", path, ln);
             else {
                 x->plot_x = sweep_strdup(x, tok[2], strlen(tok[2]));
@@ -326,7 +400,6 @@ static int sweep_parse(sweep_t *x, const char *path, err_t *e)
             rc = err_set(e, ERR_USAGE, "%s:%d: unknown keyword '%s' (name, title, set, grid, paper, label, plot, note)", path, ln, key);
         }
     }
-    fclose(f);
     if (rc)
         return rc;
     if (!x->name)
@@ -375,6 +448,15 @@ static int sweep_parse(sweep_t *x, const char *path, err_t *e)
     return rc;
 }
 
+int sweep_check_text(const char *path, const char *text, size_t len, err_t *e)
+{
+    sweep_t *x = err_malloc(1, sizeof *x);
+    int rc = sweep_parse_text(x, path, text, len, e);
+    sweep_free(x);
+    free(x);
+    return rc;
+}
+
 int sweep_check(const char *path, err_t *e)
 {
     sweep_t *x = malloc(sizeof *x);
@@ -394,11 +476,23 @@ typedef struct {
     long maxs;
     FILE *store;  /* rank 0: the sample store; other ranks: NULL, rows go to the outbox */
     FILE *outbox; /* ranks > 0: this grid point's finished samples, in the store's format */
+    long *samples_at; /* [npoints]: samples of each grid point */
+    int *rows_at;     /* [npoints]: CSV rows one sample of each grid point writes */
     long done, total, fresh, kill_after;
     double secs; /* compute time of the stored samples (one thread each, every variant) */
     double t0;
     int progress;
 } sweep_state_t;
+
+/* FNV-1a 64 of a record's rows: a record whose rows do not hash to its header's checksum was
+ * torn (a kill during the write) or damaged, and is never copied into the CSV. */
+static uint64_t sweep_checksum(const char *t, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)t[i]) * 0x100000001b3ull;
+    return h;
+}
 
 static void sweep_progress(sweep_state_t *s)
 {
@@ -433,7 +527,8 @@ static int sweep_on_sample(void *arg, long sample, const run_row_t *rows, err_t 
     for (int v = 0; v <= s->c->nvariants; v++)
         secs += rows[v].seconds;
     FILE *out = s->store ? s->store : s->outbox;
-    fprintf(out, "@ %ld %ld %d %.3f\n%s", s->g, sample, nrows, secs, buf);
+    fprintf(out, "@ %ld %ld %d %.3f %016llx\n%s", s->g, sample, nrows, secs,
+            (unsigned long long)sweep_checksum(buf, len), buf);
     if (fflush(out) != 0 || ferror(out)) {
         free(buf);
         return err_set(e, ERR_IO, "cannot write the partial results of %s: %s", s->x->name, strerror(errno));
@@ -448,19 +543,39 @@ static int sweep_on_sample(void *arg, long sample, const run_row_t *rows, err_t 
     return ERR_OK;
 }
 
-/* Read complete "@ g s n secs" blocks (each followed by its n CSV rows) from f into s->text;
- * returns the byte length of the complete blocks read and counts them in *blocks. */
-static long sweep_read_blocks(sweep_state_t *s, FILE *f, long *blocks)
+/* Columns of a CSV row, counted as commas + 1 (no field holds a comma). */
+static int sweep_columns(const char *row, size_t n)
+{
+    int c = 1;
+    for (size_t i = 0; i < n; i++)
+        c += row[i] == ',';
+    return c;
+}
+
+/* Read complete, valid "@ g s n secs checksum" records (each followed by its n CSV rows) from
+ * f into s->text: g and s in range, n the rows point g writes per sample, every row with the
+ * CSV's columns, the checksum right. Stops at the first record that is not; returns the byte
+ * length of the valid records, counts them in *blocks, and sets *damaged when bytes remain
+ * after them. */
+static long sweep_read_blocks(sweep_state_t *s, FILE *f, long *blocks, int *damaged)
 {
     char *line = NULL;
     size_t cap = 0;
     long valid = 0;
+    *damaged = 0;
     for (;;) {
         long g, smp;
-        int nrows;
-        ssize_t n = getline(&line, &cap, f);
+        int nrows, used = 0;
+        unsigned long long sum;
         double secs = 0;
-        if (n <= 0 || sscanf(line, "@ %ld %ld %d %lf", &g, &smp, &nrows, &secs) < 3 || line[n - 1] != '\n')
+        ssize_t n = getline(&line, &cap, f);
+        if (n <= 0)
+            break;
+        *damaged = 1;
+        if (line[n - 1] != '\n' || (size_t)n != strlen(line) ||
+            sscanf(line, "@ %ld %ld %d %lf %16llx%n", &g, &smp, &nrows, &secs, &sum, &used) != 5 ||
+            used != n - 1 || g < 0 || g >= s->x->npoints || smp < 0 || smp >= s->samples_at[g] ||
+            nrows != s->rows_at[g] || !isfinite(secs) || secs < 0)
             break;
         long blen = (long)n;
         char *buf = NULL;
@@ -469,17 +584,19 @@ static long sweep_read_blocks(sweep_state_t *s, FILE *f, long *blocks)
         int ok = 1;
         for (int i = 0; i < nrows && ok; i++) {
             n = getline(&line, &cap, f);
-            ok = n > 0 && line[n - 1] == '\n';
+            ok = n > 0 && line[n - 1] == '\n' && (size_t)n == strlen(line) &&
+                 sweep_columns(line, (size_t)n) == run_csv_columns();
             if (ok) {
                 fputs(line, m);
                 blen += (long)n;
             }
         }
         fclose(m);
-        if (!ok || g < 0 || g >= s->x->npoints || smp < 0 || smp >= s->maxs) {
+        if (!ok || sweep_checksum(buf, blen_text) != sum) {
             free(buf);
             break;
         }
+        *damaged = 0;
         free(s->text[g * s->maxs + smp]);
         s->text[g * s->maxs + smp] = buf;
         s->secs += secs;
@@ -490,9 +607,10 @@ static long sweep_read_blocks(sweep_state_t *s, FILE *f, long *blocks)
     return valid;
 }
 
-/* Read OUTDIR/.NAME.samples: complete blocks only; returns the byte length of the valid
- * prefix (the file is cut there so appends continue cleanly), or -1 when the file is
- * missing or belongs to another version of the experiment file. */
+/* Read OUTDIR/.NAME.samples: valid records only; returns the byte length of the valid prefix
+ * (the file is cut there so appends continue cleanly), or -1 when the file is missing or
+ * belongs to another version of the experiment file. A damaged tail is dropped with a
+ * warning (its samples are computed again). */
 static long sweep_read_store(sweep_state_t *s, const char *path, const char *header)
 {
     FILE *f = fopen(path, "r");
@@ -502,10 +620,17 @@ static long sweep_read_store(sweep_state_t *s, const char *path, const char *hea
     size_t cap = 0;
     ssize_t n = getline(&line, &cap, f);
     long valid = -1, blocks = 0;
+    int damaged = 0;
     if (n > 0 && strcmp(line, header) == 0)
-        valid = (long)n + sweep_read_blocks(s, f, &blocks);
+        valid = (long)n + sweep_read_blocks(s, f, &blocks, &damaged);
     free(line);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
     fclose(f);
+    if (damaged && par_rank() == 0)
+        fprintf(stderr, "amla-lab: warning: %s: dropped a damaged or torn record at byte %ld and the %ld bytes "
+                        "after it; those samples are computed again\n",
+                path, valid, size - valid);
     return valid;
 }
 
@@ -529,8 +654,11 @@ static int sweep_gather(sweep_state_t *s, char **outbox, size_t *outlen, err_t *
         long blocks = 0;
         if (len > 0) {
             FILE *m = fmemopen(blob, len, "r");
-            sweep_read_blocks(s, m, &blocks);
+            int damaged;
+            len = (size_t)sweep_read_blocks(s, m, &blocks, &damaged);
             fclose(m);
+            if (!rc && damaged)
+                rc = err_set(e, ERR_IO, "rank %d sent damaged results", r);
             if (!rc && (fwrite(blob, 1, len, s->store) != len || fflush(s->store) != 0))
                 rc = err_set(e, ERR_IO, "cannot write the partial results of %s: %s", s->x->name, strerror(errno));
         }
@@ -1027,6 +1155,27 @@ static void sweep_write_attr_png(const sweep_state_t *s, const run_cfg_t *c0, co
     sweep_gnuplot(gp, dat, tmp, png);
 }
 
+/* Take OUTDIR/.NAME.lock (flock, exclusive, not waiting): a second sweep of the same
+ * experiment into the same directory exits 2 naming the lock instead of interleaving its
+ * records with the first's. */
+static int sweep_lock(int *fd, const char *lock, const char *name, const char *outdir, err_t *e)
+{
+    *fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (*fd < 0)
+        return err_set(e, ERR_USAGE, "cannot write %s: %s", lock, strerror(errno));
+    if (flock(*fd, LOCK_EX | LOCK_NB) != 0) {
+        int busy = errno == EWOULDBLOCK;
+        int saved = errno;
+        close(*fd);
+        *fd = -1;
+        if (busy)
+            return err_set(e, ERR_USAGE, "another sweep of %s is writing to %s (it holds %s); wait for it or use --out",
+                           name, outdir, lock);
+        return err_set(e, ERR_IO, "cannot lock %s: %s", lock, strerror(saved));
+    }
+    return ERR_OK;
+}
+
 int sweep_run(const char *path, const sweep_opts_t *o, err_t *e)
 {
     sweep_t *x = calloc(1, sizeof *x);
@@ -1038,21 +1187,31 @@ int sweep_run(const char *path, const sweep_opts_t *o, err_t *e)
     }
     const char *outdir = o->outdir ? o->outdir : "results";
     rc = io_ensure_dir(outdir, e);
-    run_cfg_t *c = malloc(sizeof *c), *c0 = malloc(sizeof *c0);
+    run_cfg_t *c = err_malloc(1, sizeof *c), *c0 = err_malloc(1, sizeof *c0);
     sweep_state_t s = {0};
     s.x = x;
     s.maxs = 1;
+    s.samples_at = err_calloc((size_t)x->npoints, sizeof(long));
+    s.rows_at = err_calloc((size_t)x->npoints, sizeof(int));
     for (long g = 0; g < x->npoints && !rc; g++) {
         rc = sweep_point(c, x, g, e);
         s.maxs = c->samples > s.maxs ? c->samples : s.maxs;
         s.total += c->samples;
+        s.samples_at[g] = c->samples;
+        s.rows_at[g] = c->nvariants + (c->show_golden != 0);
     }
-    char store[4096], csv[4096], md[4096], header[128];
+    char store[4096], csv[4096], md[4096], header[128], lock[4096];
     snprintf(store, sizeof store, "%s/.%s.samples", outdir, x->name);
+    snprintf(lock, sizeof lock, "%s/.%s.lock", outdir, x->name);
     snprintf(csv, sizeof csv, "%s/%s.csv", outdir, x->name);
     snprintf(md, sizeof md, "%s/%s.md", outdir, x->name);
-    snprintf(header, sizeof header, "# amla-lab sweep %s %016llx\n", x->name, (unsigned long long)x->hash);
+    snprintf(header, sizeof header, "# amla-lab sweep store 2 %s %016llx\n", x->name, (unsigned long long)x->hash);
     int rank = par_rank(), ranks = par_size();
+    /* one writer per experiment and directory: rank 0 holds an exclusive lock until the
+     * reports are written (released by the kernel however the process ends) */
+    int lockfd = -1;
+    if (!rc && rank == 0)
+        rc = sweep_lock(&lockfd, lock, x->name, outdir, e);
     char *outbox = NULL;
     size_t outlen = 0;
     if (!rc) {
@@ -1160,6 +1319,10 @@ int sweep_run(const char *path, const sweep_opts_t *o, err_t *e)
     for (long i = 0; s.text && i < x->npoints * s.maxs; i++)
         free(s.text[i]);
     free(s.text);
+    free(s.samples_at);
+    free(s.rows_at);
+    if (lockfd >= 0)
+        close(lockfd);
     free(c);
     free(c0);
     sweep_free(x);

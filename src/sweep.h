@@ -2,6 +2,8 @@
 #ifndef AMLA_SWEEP_H
 #define AMLA_SWEEP_H
 
+#include <stddef.h>
+
 #include "err.h"
 
 typedef struct {
@@ -20,5 +22,8 @@ int sweep_run(const char *path, const sweep_opts_t *o, err_t *e);
 
 /* Parse only (for `sweep --check`): ERR_USAGE with "FILE:LINE: ..." on a malformed file. */
 int sweep_check(const char *path, err_t *e);
+
+/* The same on a file's text (the fuzz harness's entry). */
+int sweep_check_text(const char *path, const char *text, size_t len, err_t *e);
 
 #endif

@@ -248,6 +248,149 @@ expect_err "big endian" run --load "$T/bigend"
 mk dims; cp "$T/d/base.npy" "$T/dims/k.npy"
 expect_err "head dim mismatch" run --load "$T/dims"
 expect_err "compare shapes" compare "$T/d/q.npy" "$T/d/base.npy"
+# ---- defects found in use (issue 13): each with the independent fact it checks
+S="--ctx 64 --heads 2 --dk 64 --dv 32 --samples 1"
+# --load without v.npy: V = K[..., :dv] with --dv as given (default 512, so dk 64 needs --dv)
+mkdir -p "$T/nov"; cp "$T/d/q.npy" "$T/d/k.npy" "$T/nov/"
+expect_err "load without v.npy, default --dv 512 > dk 64" run --load "$T/nov"
+grep -q -- "--dv 512" "$T/err" && ok || bad "no-v load message lacks --dv: $(cat "$T/err")"
+$A run --load "$T/nov" --dv 16 --variants base --format csv >"$T/nov.csv" || bad "load without v.npy --dv 16"
+expect_eq "no-v load: dv column is --dv" "16" "$(tail -n 1 "$T/nov.csv" | cut -d, -f11)"
+# a loaded case is one sample (golden + base rows), unless --samples says otherwise
+expect_eq "load: one sample by default (header + base)" "2" "$(wc -l <"$T/nov.csv" | tr -d ' ')"
+expect_eq "load --samples 2" "3" "$($A run --load "$T/nov" --dv 16 --variants base --samples 2 --format csv | wc -l | tr -d ' ')"
+# the CSV's block and out_format are each variant's own (seesaw's tile is the kernel's 64)
+$A run $S --variants base,base:block=16,base:out-format=fp16,seesaw --format csv >"$T/blk.csv" || bad "per-variant block run"
+expect_eq "per-variant block and out_format" "512 bf16|16 bf16|512 fp16|64 bf16" \
+    "$(tail -n 4 "$T/blk.csv" | awk -F, '{ sep = "|"; if (NR == 1) sep = ""; printf "%s%s %s", sep, $12, $15 }')"
+# amla is the CANN form by default: the same bytes as amla:amla-form=cann, not as =paper
+$A run $S --ctx 2048 --variants amla,amla:amla-form=cann,amla:amla-form=paper --dump "$T/am" >/dev/null || bad "amla forms dump"
+cmp -s "$T/am/amla.npy" "$T/am/amla:amla-form=cann.npy" && ok || bad "amla is not the cann form"
+cmp -s "$T/am/amla.npy" "$T/am/amla:amla-form=paper.npy" && bad "amla equals the paper form" || ok
+# a block wider than the keys is one tile of all of them: same bits as --block = ctx
+$A run $S --variants base,amla,fastattn --block 2147483648 --dump "$T/bw" >/dev/null || bad "--block 2^31 failed"
+$A run $S --variants base,amla,fastattn --block 64 --dump "$T/bc" >/dev/null
+for v in base amla fastattn; do cmp -s "$T/bw/$v.npy" "$T/bc/$v.npy" && ok || bad "--block 2^31 differs from --block ctx for $v"; done
+expect_err "threads 100000" run $S --threads 100000
+expect_err "threads 2^32+1" run $S --threads 4294967297
+expect_err "sweep threads 100000" sweep "$T/s.exp" --threads 100000
+# a FIFO where a file is expected is refused at once, not waited on
+if command -v mkfifo >/dev/null; then
+    mkdir -p "$T/fifo"; mkfifo "$T/fifo/q.npy"; cp "$T/d/k.npy" "$T/fifo/"
+    timeout 20 $A run --load "$T/fifo" >/dev/null 2>"$T/err"; rc=$?
+    expect_eq "FIFO q.npy: exit 2" "2" "$rc"
+    grep -q "not a regular file" "$T/err" && ok || bad "FIFO message: $(cat "$T/err")"
+    mkfifo "$T/fifo.exp"; timeout 20 $A sweep "$T/fifo.exp" >/dev/null 2>&1; expect_eq "FIFO experiment: exit 2" "2" "$?"
+fi
+# inputs that are not finite in the input format (bf16's largest value is 3.39e38)
+expect_err "mean 1e308" run $S --mean 1e308
+expect_err "sigma 1e308" run $S --sigma 1e308
+expect_err "uniform 1e39" run $S --dist uniform --low -1e39 --high 1e39
+expect_err "scale 1e308" run $S --scale 1e308
+expect_err "mla rope scale 1e308" run $S --dist mla --rope-dims 16 --rope-scale 1e308
+{ npyhdr '<f4' 4; printf '\000\000\200\077\377\377\177\177\000\000\200\077\000\000\200\077'; } >"$T/big.npy" # 1, 3.4028235e38, 1, 1
+$A cast --to bf16 --in "$T/big.npy" --out "$T/bigv.npy" --values >/dev/null || bad "cast of FLT_MAX"
+mkdir -p "$T/bigload"; cp "$T/d/k.npy" "$T/bigload/"; cp "$T/d/q.npy" "$T/bigload/q.npy"
+python3 - "$T/bigload/q.npy" <<'PY' 2>/dev/null && expect_err "q.npy with 3.4e38 (inf in bf16)" run --load "$T/bigload" --dv 16
+import sys, struct
+p = sys.argv[1]; b = bytearray(open(p, 'rb').read()); hl = struct.unpack('<H', b[8:10])[0]
+b[10 + hl:18 + hl] = struct.pack('<d', 3.4e38); open(p, 'wb').write(b)
+PY
+# accepted silently before: now each is refused
+expect_err "duplicate variant" run $S --variants base,base
+expect_err "all plus a variant" run $S --variants all,base
+expect_err "golden twice" run $S --variants golden,base,golden
+expect_err "empty --only" run $S --only ''
+expect_err "empty --exact entry" run $S --exact p_cast,
+expect_err "--exact and --only" run $S --exact p_cast --only p_cast
+expect_err "duplicate spec key" run $S --variants amla:block=16:block=32
+expect_err "empty spec" run $S --variants amla:
+expect_err "empty spec entry" run $S --variants amla::block=16
+expect_err "spec exact and only" run $S --variants base:exact=p_cast:only=out_cast
+expect_err "cast negative seed" cast --to bf16 --seed -1
+for l in "grid sigma 1 2|grid sigma 3" "grid sigma,mean 1,0|grid mean 1" "set samples 2|set samples 3" \
+    "name y" "set csv $T/x.csv" "set dump $T/dd" "set threads 2" "set format json" "title a|title b" "plot rel_fro ctx|plot rmse ctx"; do
+    printf 'name x\nset ctx 64\nset heads 2\nset dk 32\nset dv 16\nset samples 1\n%s\n' "$(echo "$l" | tr '|' '\n')" >"$T/dup.exp"
+    expect_err "experiment: $l" sweep "$T/dup.exp" --out "$T/dupout"
+done
+for nm in . .. .hidden; do printf 'name %s\nset samples 1\n' "$nm" >"$T/dot.exp"; expect_err "name $nm" sweep "$T/dot.exp" --out "$T/dotout"; done
+{ d="{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (4,), }"; printf '\223NUMPY\001\000\166\000%-117s\n' "$d"; printf '0123456789abcdef'; } >"$T/dupkey.npy"
+expect_err "npy duplicate key" cast --to bf16 --in "$T/dupkey.npy" --out "$T/x.npy"
+{ d="{'descr': '<f4', 'fortran_order': False, 'shape': (4,), 'extra': 1, }"; printf '\223NUMPY\001\000\166\000%-117s\n' "$d"; printf '0123456789abcdef'; } >"$T/extra.npy"
+expect_err "npy extra key" cast --to bf16 --in "$T/extra.npy" --out "$T/x.npy"
+# any path that cannot be written is exit 2, and leaves nothing
+expect_err "--csv ''" run $S --csv ''
+expect_err "--csv DIR" run $S --csv "$T"
+expect_err "--csv /dev/null (not a regular file)" run $S --csv /dev/null
+[ -c /dev/null ] && ok || bad "/dev/null was replaced"
+expect_err "cast --out DIR" cast --to bf16 --in "$T/cx.npy" --out "$T"
+if [ -f $G/gemm-bf16-normal-256.a.npy ]; then
+    expect_err "matmul -o ''" matmul $G/gemm-bf16-normal-16.a.npy $G/gemm-bf16-normal-16.b.npy -o ''
+fi
+# messages
+expect_err "sweep of a directory" sweep "$T"
+grep -q "is a directory" "$T/err" && ok || bad "sweep DIR message: $(cat "$T/err")"
+printf 'ab\001\377c' | $A cast --to bf16 >/dev/null 2>"$T/err"
+LC_ALL=C grep -q '[^[:print:]]' "$T/err" && bad "cast echoes raw bytes" || ok
+grep -q 'ab\\x01\\xffc' "$T/err" && ok || bad "cast message: $(cat "$T/err")"
+expect_eq "--opt=value" "$($A run $S --format csv | tail -n 1)" "$($A run --ctx=64 --heads=2 --dk=64 --dv=32 --samples=1 --format=csv | tail -n 1)"
+
+# ---- faults: signals, a full or read-only filesystem, killed and concurrent sweeps
+# SIGTERM, SIGINT and SIGHUP during a run leave no temporary (and no result) behind, whether
+# the dump was being written or not yet (a background job of sh ignores SIGINT: perl restores it)
+for sig in TERM INT HUP; do
+    for wait_s in 0.3 2; do
+        rm -rf "$T/sig"; mkdir -p "$T/sig"
+        perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV' $A run --ctx 8192 --heads 8 --samples 40 --threads 1 \
+            --variants all --csv "$T/sig/r.csv" --dump "$T/sig/dd" >/dev/null 2>&1 &
+        pid=$!; sleep $wait_s; kill -$sig $pid; wait $pid 2>/dev/null
+        expect_eq "SIG$sig after ${wait_s}s: nothing left in the output directory" "" "$(ls -A "$T/sig")"
+    done
+done
+if [ "$(id -u)" = 0 ] && mkdir -p "$T/mnt" && mount -t tmpfs -o size=48k tmpfs "$T/mnt" 2>/dev/null; then
+    # full: a dump larger than the filesystem leaves no directory and no file
+    $A run $S --ctx 2048 --dk 64 --dv 64 --dump "$T/mnt/dd" --csv "$T/mnt/r.csv" >/dev/null 2>"$T/err"; rc=$?
+    [ $rc -ne 0 ] && ok || bad "dump onto a full filesystem succeeded"
+    expect_eq "full filesystem: nothing left" "" "$(ls -A "$T/mnt")"
+    umount "$T/mnt"
+    mount -t tmpfs -o ro tmpfs "$T/mnt"
+    expect_err "read-only directory: --csv" run $S --csv "$T/mnt/r.csv"
+    expect_err "read-only directory: --dump" run $S --dump "$T/mnt/dd"
+    expect_err "read-only directory: sweep" sweep "$T/s.exp" --out "$T/mnt/out"
+    umount "$T/mnt"
+else
+    echo "cli: skipped the full and read-only filesystem tests (they mount a tmpfs, which needs root)"
+fi
+# the sample store: one writer at a time (a second sweep exits 2 naming the lock) ...
+if command -v flock >/dev/null; then
+    mkdir -p "$T/lk"; flock "$T/lk/.small.lock" sleep 3 &
+    lpid=$!; sleep 0.5
+    expect_err "sweep while another holds the lock" sweep "$T/s.exp" --out "$T/lk" --no-plot
+    grep -q "small.lock" "$T/err" && ok || bad "lock message lacks the lock: $(cat "$T/err")"
+    wait $lpid
+fi
+# ... and two sweeps started together: each finishes or exits 2, and the CSV is the right one
+$A sweep "$T/s.exp" --out "$T/race" --no-plot >/dev/null 2>"$T/race1" & p1=$!
+$A sweep "$T/s.exp" --out "$T/race" --no-plot >/dev/null 2>"$T/race2" & p2=$!
+wait $p1; r1=$?; wait $p2; r2=$?
+[ $r1 -eq 0 ] || [ $r2 -eq 0 ] && ok || bad "both concurrent sweeps failed ($r1, $r2)"
+[ $r1 -eq 0 ] || [ $r1 -eq 2 ] && [ $r2 -eq 0 ] || [ $r2 -eq 2 ] && ok || bad "concurrent sweeps exit $r1 $r2"
+[ $r1 -eq 0 ] && [ $r2 -eq 0 ] || $A sweep "$T/s.exp" --out "$T/race" --no-plot >/dev/null 2>&1
+cmp -s "$T/full/small.csv" "$T/race/small.csv" && ok || bad "concurrent sweeps: csv differs from a lone sweep's"
+# a damaged store: every damaged record is dropped with a warning, never copied
+st="$T/full/.small.samples"
+for how in torn count sum; do
+    rm -rf "$T/dmg"; mkdir -p "$T/dmg"; cp "$st" "$T/dmg/"
+    case $how in
+    torn) sz=$(wc -c <"$st"); head -c $((sz - 20)) "$st" >"$T/dmg/.small.samples"; echo xyz >>"$T/dmg/.small.samples" ;;
+    count) awk '/^@/ && !done { $4 = $4 - 1; done = 1 } { print }' "$st" >"$T/dmg/.small.samples" ;;
+    sum) awk 'NR == 3 { sub(/^small,/, "smalL,") } { print }' "$st" >"$T/dmg/.small.samples" ;;
+    esac
+    $A sweep "$T/s.exp" --out "$T/dmg" --no-plot >/dev/null 2>"$T/err" || bad "resume of a $how store failed: $(cat "$T/err")"
+    grep -q "warning: .*dropped" "$T/err" && ok || bad "no warning for a $how store"
+    cmp -s "$T/full/small.csv" "$T/dmg/small.csv" && ok || bad "$how store: resumed csv differs"
+done
+
 # stdout that cannot be written is an I/O error (exit 1), when /dev/full exists
 if [ -w /dev/full ]; then
     $A list >/dev/full 2>/dev/null; rc=$?
