@@ -45,8 +45,8 @@ summarize() { # CSV TITLE: one markdown table, rows = variants, columns = distri
     echo "Produced by \`scripts/amla-ablation.sh\` (\`make results\`) from results/amla-table3.csv and"
     echo "results/amla-table4.csv (100 samples per cell, ctx 8192, G 128, Dk 576, Dv 512, BF16)."
     echo
-    echo "- \`amla\`: Algorithm 2 as printed, epsilon = 1.5 (c_i/c_{i-1} - 1) with c_i = S32/S16."
-    echo "- \`amla:amla-form=cann\`: the CANN kernel's form, epsilon = 1.5 (c_{i-1}/c_i - 1), half-away casts."
+    echo "- \`amla\`: the CANN kernel's form (the default), epsilon = 1.5 (c_{i-1}/c_i - 1), half-away casts, |O| > 1e10 -> 0."
+    echo "- \`amla:amla-form=paper\`: Algorithm 2 as printed, epsilon = 1.5 (c_i/c_{i-1} - 1) with c_i = S32/S16."
     echo "- \`amla-nocomp\`: epsilon = 0: the accumulator keeps each block's (1/r)_BF16 error when rescaled."
     echo "- \`amla-premul\`: P pre-multiplied by (1/r)_BF16 and the result divided by l * S32 (Appendix A item 2):"
     echo "  no compensation and the wrong final scale."
