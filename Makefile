@@ -26,7 +26,7 @@ LIB_OBJ = $(LIB_SRC:src/%.c=$(BUILD)/%.o)
 TEST_SRC = $(wildcard tests/t-*.c)
 TEST_BIN = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps run test unit check-asan check-valgrind fuzz install clean results bench
+.PHONY: all deps run test unit check-asan test-asan check-valgrind fuzz fuzz-deps fuzz-build install clean results bench
 
 BIN ?= amla-lab
 
@@ -58,10 +58,11 @@ run: deps
 
 unit: $(TEST_BIN) $(BIN)
 
-# The whole suite: unit tests per module, then the command-line tests.
-test: deps
-	$(MAKE) unit
-	sh tests/run.sh $(BUILD) ./amla-lab
+# The whole suite: unit tests per module, the command-line tests, and a short run of every
+# fuzz harness (FUZZ_SMOKE_S seconds each).
+test: deps fuzz-deps
+	$(MAKE) unit fuzz-build
+	AMLA_FUZZ_SMOKE_S=$(FUZZ_SMOKE_S) sh tests/run.sh $(BUILD) ./amla-lab
 
 # Address + undefined-behaviour sanitizers over the same suite (AMLA_QUICK: smaller loops).
 SAN = -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -69,21 +70,49 @@ check-asan: deps
 	$(MAKE) BUILD=build-asan BIN=build-asan/amla-lab OPT="$(SAN)" unit
 	ASAN_OPTIONS=detect_leaks=1 AMLA_QUICK=1 sh tests/run.sh build-asan build-asan/amla-lab
 
+test-asan: check-asan
+
 check-valgrind: deps
 	@sh scripts/deps.sh valgrind
 	$(MAKE) unit
 	AMLA_QUICK=1 AMLA_WRAP="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite" \
 		sh tests/run.sh $(BUILD) ./amla-lab
 
-# libFuzzer on the .npy reader: FUZZ_RUNS executions (default one million).
+# libFuzzer harnesses (fuzz/fuzz_NAME.c), one per parser: .npy, experiment files, the sample
+# store, variant specs, run options, --load's files and shapes, cast's input. The library is
+# built again with clang, ASan and UBSan. `make fuzz`: FUZZ_RUNS executions of each (default
+# one million), the corpus kept in build-fuzz/corpus/NAME; fuzz/seeds/NAME holds the seeds and
+# every input that once crashed. `make test` runs each for FUZZ_SMOKE_S seconds.
+FUZZ_TARGETS = npy exp store spec opts load cast
 FUZZ_RUNS ?= 1000000
-fuzz: deps
+FUZZ_SMOKE_S ?= 3
+FUZZ_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	$(BLAS_CFLAGS) $(PKG_CFLAGS)
+FUZZ_OBJ = $(LIB_SRC:src/%.c=build-fuzz/obj/%.o)
+FUZZ_BIN = $(FUZZ_TARGETS:%=build-fuzz/fuzz-%)
+
+build-fuzz/obj/%.o: src/%.c $(wildcard src/*.h) | build-fuzz/obj
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+build-fuzz/fuzz-%: fuzz/fuzz_%.c fuzz/fuzz.h $(FUZZ_OBJ)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -Isrc -Ifuzz -o $@ $< $(FUZZ_OBJ) $(LIBS)
+
+build-fuzz/obj:
+	mkdir -p $@
+
+fuzz-deps:
 	@sh scripts/deps.sh libclang-rt-14-dev clang
-	mkdir -p build-fuzz
-	clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined \
-		-Isrc -o build-fuzz/fuzz-npy fuzz/fuzz_npy.c src/io.c src/fmt.c src/fmt_cast.c src/err.c -lm
-	mkdir -p build-fuzz/corpus
-	./build-fuzz/fuzz-npy -runs=$(FUZZ_RUNS) -max_len=4096 build-fuzz/corpus fuzz/seeds
+
+fuzz-build: fuzz-deps
+	$(MAKE) $(FUZZ_BIN)
+
+fuzz: deps fuzz-build
+	@for t in $(FUZZ_TARGETS); do \
+		mkdir -p build-fuzz/corpus/$$t; \
+		echo "fuzz-$$t: $(FUZZ_RUNS) runs"; \
+		ASAN_OPTIONS=detect_leaks=1 ./build-fuzz/fuzz-$$t -runs=$(FUZZ_RUNS) -max_len=4096 -print_final_stats=1 \
+			build-fuzz/corpus/$$t fuzz/seeds/$$t 2>&1 | grep -E "stat::number_of_executed_units|ERROR|SUMMARY|Done" || exit 1; \
+	done
 
 # Speed against plain BLAS attention of the same shape, measured in the same run (the issue's
 # targets; prints a table). BENCH_REPS runs per stage, medians.

@@ -1,10 +1,6 @@
 /* fuzz_npy -- libFuzzer target: the .npy parser must reject or accept, never crash or leak */
-#include <stddef.h>
-#include <stdint.h>
-
+#include "fuzz.h"
 #include "io.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

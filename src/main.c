@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "attn.h"
+#include "cast.h"
 #include "err.h"
 #include "fmt.h"
 #include "gen.h"
@@ -192,43 +193,6 @@ static int cmd_run(int argc, char **argv)
     return rc ? fail(&e) : finish_stdout(0);
 }
 
-/* tok as it may be shown in a one-line message: printable ASCII kept, other bytes as \xHH,
- * cut with "..." when long (the input may be binary). */
-static void cast_printable(char *out, size_t n, const char *tok)
-{
-    size_t k = 0;
-    for (const unsigned char *p = (const unsigned char *)tok; *p; p++) {
-        if (k + 8 >= n) {
-            memcpy(out + k, "...", 4);
-            return;
-        }
-        if (*p >= 0x20 && *p < 0x7f && *p != '\\')
-            out[k++] = (char)*p;
-        else
-            k += (size_t)snprintf(out + k, n - k, "\\x%02x", *p);
-    }
-    out[k] = 0;
-}
-
-/* One token of `cast` input as a binary32 value. */
-static int cast_token(const char *tok, int bits, float *out)
-{
-    char *end;
-    if (bits) {
-        if (strlen(tok) != 10 || tok[0] != '0' || (tok[1] != 'x' && tok[1] != 'X'))
-            return -1;
-        unsigned long u = strtoul(tok + 2, &end, 16);
-        if (*end != 0)
-            return -1;
-        uint32_t w = (uint32_t)u;
-        memcpy(out, &w, sizeof w);
-        return 0;
-    }
-    errno = 0;
-    *out = strtof(tok, &end); /* correctly rounded decimal -> binary32 */
-    return (*tok == 0 || *end != 0) ? -1 : 0;
-}
-
 /* cast --in X.npy --out Y.npy: the whole array; RNE from float16/float32 takes the vectorized
  * path, anything else one fmt_encode per element. */
 static int cast_array(const char *in, const char *out, fmt_id_t to, fmt_round_t mode, int sat, int values,
@@ -324,34 +288,9 @@ static int cmd_cast(int argc, char **argv)
     } else if (values) {
         return usage_error("cast: --values needs --in and --out%s%s", "", "");
     }
-    int digits = fmt_table[to].bits / 4;
-    char tok[256];
-    long count = 0;
-    int c;
-    for (;;) {
-        size_t n = 0;
-        while ((c = getchar()) != EOF && (c == ' ' || c == '\t' || c == '\n' || c == '\r'))
-            ;
-        if (c == EOF)
-            break;
-        do {
-            if (n + 1 < sizeof tok)
-                tok[n++] = (char)c;
-        } while ((c = getchar()) != EOF && !(c == ' ' || c == '\t' || c == '\n' || c == '\r'));
-        tok[n] = 0;
-        count++;
-        float x;
-        if (cast_token(tok, bits, &x) != 0) {
-            char shown[64];
-            cast_printable(shown, sizeof shown, tok);
-            fprintf(stderr, "amla-lab: error: cast: input %ld, '%s', is not %s\n", count, shown,
-                    bits ? "a binary32 bit pattern 0xHHHHHHHH" : "a number");
-            return finish_stdout(ERR_USAGE);
-        }
-        uint32_t code = fmt_encode((double)x, (fmt_id_t)to, (fmt_round_t)mode, sat, &rng);
-        printf("0x%0*x %.9g\n", digits, (unsigned)code, fmt_decode(code, (fmt_id_t)to));
-    }
-    return finish_stdout(0);
+    err_t ce = {0};
+    int crc = cast_stream(stdin, stdout, (fmt_id_t)to, (fmt_round_t)mode, sat, bits, &rng, &ce);
+    return finish_stdout(crc ? fail(&ce) : 0);
 }
 
 static int cmd_compare(int argc, char **argv)

@@ -15,7 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifdef _OPENMP
 #include <omp.h>
+#endif
 
 #include "io.h"
 #include "metric.h"
@@ -1155,6 +1157,85 @@ static void sweep_write_attr_png(const sweep_state_t *s, const run_cfg_t *c0, co
     sweep_gnuplot(gp, dat, tmp, png);
 }
 
+/* The per-point sizes a store record is checked against, and the empty table of rows. */
+static int sweep_state_init(sweep_state_t *s, sweep_t *x, run_cfg_t *c, err_t *e)
+{
+    int rc = ERR_OK;
+    s->x = x;
+    s->maxs = 1;
+    s->samples_at = err_calloc((size_t)x->npoints, sizeof(long));
+    s->rows_at = err_calloc((size_t)x->npoints, sizeof(int));
+    for (long g = 0; g < x->npoints && !rc; g++) {
+        rc = sweep_point(c, x, g, e);
+        s->maxs = c->samples > s->maxs ? c->samples : s->maxs;
+        s->total += c->samples;
+        s->samples_at[g] = c->samples;
+        s->rows_at[g] = c->nvariants + (c->show_golden != 0);
+    }
+    s->text = err_calloc((size_t)(x->npoints * s->maxs), sizeof(char *));
+    return rc;
+}
+
+static void sweep_state_free(sweep_state_t *s)
+{
+    for (long i = 0; s->text && i < s->x->npoints * s->maxs; i++)
+        free(s->text[i]);
+    free(s->text);
+    free(s->samples_at);
+    free(s->rows_at);
+    s->text = NULL;
+    s->samples_at = NULL;
+    s->rows_at = NULL;
+}
+
+struct sweep_store_reader {
+    sweep_t x;
+    run_cfg_t c;
+    sweep_state_t s;
+};
+
+sweep_store_reader_t *sweep_store_reader(const char *exp_text, size_t exp_len, err_t *e)
+{
+    sweep_store_reader_t *r = err_calloc(1, sizeof *r);
+    int rc = sweep_parse_text(&r->x, "experiment", exp_text, exp_len, e);
+    if (!rc)
+        rc = sweep_state_init(&r->s, &r->x, &r->c, e);
+    if (rc) {
+        sweep_store_reader_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+long sweep_store_read(sweep_store_reader_t *r, const char *store, size_t len, long *valid, int *damaged)
+{
+    long blocks = 0;
+    *valid = 0;
+    *damaged = 0;
+    for (long i = 0; i < r->x.npoints * r->s.maxs; i++) {
+        free(r->s.text[i]);
+        r->s.text[i] = NULL;
+    }
+    if (len == 0)
+        return 0;
+    FILE *m = fmemopen((void *)store, len, "r");
+    if (!m)
+        return 0;
+    *valid = sweep_read_blocks(&r->s, m, &blocks, damaged);
+    fclose(m);
+    return blocks;
+}
+
+void sweep_store_reader_free(sweep_store_reader_t *r)
+{
+    if (!r)
+        return;
+    if (r->s.x)
+        sweep_state_free(&r->s);
+    sweep_free(&r->x);
+    free(r);
+}
+
 /* Take OUTDIR/.NAME.lock (flock, exclusive, not waiting): a second sweep of the same
  * experiment into the same directory exits 2 naming the lock instead of interleaving its
  * records with the first's. */
@@ -1189,17 +1270,8 @@ int sweep_run(const char *path, const sweep_opts_t *o, err_t *e)
     rc = io_ensure_dir(outdir, e);
     run_cfg_t *c = err_malloc(1, sizeof *c), *c0 = err_malloc(1, sizeof *c0);
     sweep_state_t s = {0};
-    s.x = x;
-    s.maxs = 1;
-    s.samples_at = err_calloc((size_t)x->npoints, sizeof(long));
-    s.rows_at = err_calloc((size_t)x->npoints, sizeof(int));
-    for (long g = 0; g < x->npoints && !rc; g++) {
-        rc = sweep_point(c, x, g, e);
-        s.maxs = c->samples > s.maxs ? c->samples : s.maxs;
-        s.total += c->samples;
-        s.samples_at[g] = c->samples;
-        s.rows_at[g] = c->nvariants + (c->show_golden != 0);
-    }
+    if (!rc)
+        rc = sweep_state_init(&s, x, c, e);
     char store[4096], csv[4096], md[4096], header[128], lock[4096];
     snprintf(store, sizeof store, "%s/.%s.samples", outdir, x->name);
     snprintf(lock, sizeof lock, "%s/.%s.lock", outdir, x->name);
@@ -1215,7 +1287,6 @@ int sweep_run(const char *path, const sweep_opts_t *o, err_t *e)
     char *outbox = NULL;
     size_t outlen = 0;
     if (!rc) {
-        s.text = calloc((size_t)(x->npoints * s.maxs), sizeof(char *));
         if (rank == 0) {
             long valid = sweep_read_store(&s, store, header);
             if (valid < 0) {
@@ -1263,7 +1334,11 @@ int sweep_run(const char *path, const sweep_opts_t *o, err_t *e)
             *c0 = *c;
         c->threads = o->threads;
         if (ranks > 1 && c->threads == 0) { /* share this machine's cores among its ranks */
+#ifdef _OPENMP
             c->threads = omp_get_num_procs() / par_local_size();
+#else
+            c->threads = 1;
+#endif
             c->threads = c->threads > 0 ? c->threads : 1;
         }
         char *skip = calloc((size_t)c->samples, 1);
@@ -1316,11 +1391,8 @@ int sweep_run(const char *path, const sweep_opts_t *o, err_t *e)
         rc = sweep_write_png(&s, c0, outdir, e);
         sweep_write_attr_png(&s, c0, outdir);
     }
-    for (long i = 0; s.text && i < x->npoints * s.maxs; i++)
-        free(s.text[i]);
-    free(s.text);
-    free(s.samples_at);
-    free(s.rows_at);
+    if (s.x)
+        sweep_state_free(&s);
     if (lockfd >= 0)
         close(lockfd);
     free(c);

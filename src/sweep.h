@@ -26,4 +26,12 @@ int sweep_check(const char *path, err_t *e);
 /* The same on a file's text (the fuzz harness's entry). */
 int sweep_check_text(const char *path, const char *text, size_t len, err_t *e);
 
+/* A sample store's records read as a resume of one experiment would (for tests and the fuzz
+ * harness): sweep_store_read takes the records (without the header line), returns how many are
+ * valid, their byte length in *valid, and sets *damaged when bytes remain after them. */
+typedef struct sweep_store_reader sweep_store_reader_t;
+sweep_store_reader_t *sweep_store_reader(const char *exp_text, size_t exp_len, err_t *e);
+long sweep_store_read(sweep_store_reader_t *r, const char *store, size_t len, long *valid, int *damaged);
+void sweep_store_reader_free(sweep_store_reader_t *r);
+
 #endif

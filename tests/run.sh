@@ -24,6 +24,24 @@ line=$(grep -E '^cli: [0-9]+ passed' "$out" | tail -n 1)
 [ -n "$line" ] || { echo "cli.sh: exited $rc without a summary"; broken=$((broken + 1)); }
 p=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed.*/\1/'); f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
 pass=$((pass + ${p:-0})); fail=$((fail + ${f:-0} + broken))
+# a short run of every fuzz harness (make test sets AMLA_FUZZ_SMOKE_S): no crash, no leak
+if [ -n "$AMLA_FUZZ_SMOKE_S" ]; then
+    root=$(dirname "$0")/..
+    for f in "$root"/build-fuzz/fuzz-*; do
+        [ -x "$f" ] || continue
+        name=${f##*/fuzz-}
+        corpus=$(mktemp -d)
+        if ASAN_OPTIONS=detect_leaks=1 "$f" -max_total_time="$AMLA_FUZZ_SMOKE_S" -max_len=4096 -print_final_stats=1 \
+            "$corpus" "$root/fuzz/seeds/$name" >"$out" 2>&1; then
+            pass=$((pass + 1))
+            echo "fuzz-$name: $(grep -o 'number_of_executed_units: [0-9]*' "$out" | tail -n 1 | cut -d' ' -f2) runs, no crash"
+        else
+            fail=$((fail + 1))
+            echo "FAIL: fuzz-$name"; grep -E 'ERROR|SUMMARY|Test unit written' "$out" | head -5
+        fi
+        rm -rf "$corpus"
+    done
+fi
 rm -f "$out"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,74 @@
+/* fuzz_load -- libFuzzer target: `run --load DIR` as files on disk: q.npy as a regular file, a
+ * FIFO, a directory, a link to a device or missing; v.npy present or not; the q/k/v shape
+ * checks. Layout of an input: kind byte, format byte, dv byte, two 16-bit lengths, then the
+ * bytes of q.npy, k.npy and (the rest) v.npy. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fuzz.h"
+#include "gen.h"
+
+static char dir[64];
+
+static void put(const char *name, const uint8_t *p, size_t n)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (f) {
+        fwrite(p, 1, n, f);
+        fclose(f);
+    }
+}
+
+static void clear(void)
+{
+    static const char *const names[] = {"q.npy", "k.npy", "v.npy"};
+    for (int i = 0; i < 3; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        if (rmdir(path) != 0)
+            unlink(path);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (!dir[0]) {
+        snprintf(dir, sizeof dir, "/tmp/amla-fuzz-load.XXXXXX");
+        if (!mkdtemp(dir))
+            abort();
+    }
+    if (size < 7)
+        return 0;
+    int kind = data[0] % 5, have_v = (data[0] / 5) & 1;
+    fmt_id_t f = (fmt_id_t)(data[1] % FMT_COUNT);
+    long dv = data[2];
+    size_t nq = (size_t)data[3] | (size_t)data[4] << 8, nk = (size_t)data[5] | (size_t)data[6] << 8;
+    const uint8_t *p = data + 7;
+    size_t rest = size - 7;
+    nq = nq < rest ? nq : rest;
+    nk = nk < rest - nq ? nk : rest - nq;
+    clear();
+    char qpath[128];
+    snprintf(qpath, sizeof qpath, "%s/q.npy", dir);
+    if (kind == 0)
+        put("q.npy", p, nq);
+    else if (kind == 1)
+        mkfifo(qpath, 0600);
+    else if (kind == 2)
+        mkdir(qpath, 0700);
+    else if (kind == 3)
+        symlink("/dev/zero", qpath);
+    put("k.npy", p + nq, nk);
+    if (have_v)
+        put("v.npy", p + nq + nk, rest - nq - nk);
+    attn_input_t in = {{0, 0, 0, 0, 0, 0, 0}, NULL, NULL, NULL};
+    err_t e = {0};
+    if (gen_load(&in, dir, f, dv, &e) == ERR_OK)
+        gen_free(&in);
+    return 0;
+}
