@@ -23,7 +23,7 @@ static unsigned long long fnv1a(const char *t)
 /* A record of point g, sample s with `rows` CSV rows of 25 columns each. */
 static void record(char *out, size_t n, int g, int s, int rows, int declared, int bad_sum)
 {
-    char body[2048] = "";
+    char body[1024] = "";
     for (int r = 0; r < rows; r++) {
         char row[256];
         snprintf(row, sizeof row, "t,normal,0,1,-1,1,64,2,1,32,16,512,shared,bf16,bf16,1,%d,%s,0.1,0.2,0.9,0.01,0.3,0,0\n",
@@ -44,7 +44,7 @@ int main(void)
     err_t e = {0};
     sweep_store_reader_t *r = sweep_store_reader(EXP, sizeof EXP - 1, &e);
     CHECK(r != NULL, "reader: %s", e.msg);
-    char a[4096], b[4096], store[8192];
+    char a[2048], b[2048], store[8192];
     long valid;
     int damaged;
     record(a, sizeof a, 0, 0, 2, 2, 0);
