@@ -20,9 +20,13 @@ ALL_CFLAGS = $(BASE_CFLAGS) $(OPT) $(BLAS_CFLAGS) $(PKG_CFLAGS) $(CFLAGS)
 LIBS = $(BLAS_LIBS) $(PKG_LIBS) -lm
 
 BUILD ?= build
-SRC = $(wildcard src/*.c)
-LIB_SRC = $(filter-out src/main.c,$(SRC))
+# src/MODULE/*.c (docs/ARCHITECTURE.md); includes are written from src/: "num/fmt.h"
+SRC = $(sort $(shell find src -name '*.c'))
+HDR = $(shell find src -name '*.h')
+LIB_SRC = $(filter-out src/cli/%.c,$(SRC))
+CLI_SRC = $(filter src/cli/%.c,$(SRC))
 LIB_OBJ = $(LIB_SRC:src/%.c=$(BUILD)/%.o)
+CLI_OBJ = $(CLI_SRC:src/%.c=$(BUILD)/%.o)
 TEST_SRC = $(wildcard tests/t-*.c)
 TEST_BIN = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
@@ -35,17 +39,19 @@ all: $(BIN)
 deps:
 	@sh scripts/deps.sh $(DEB_PKGS)
 
-$(BIN): $(BUILD)/main.o $(LIB_OBJ)
+$(BIN): $(CLI_OBJ) $(LIB_OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS)
 
-$(BUILD)/%.o: src/%.c $(wildcard src/*.h) | $(BUILD)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+$(BUILD)/%.o: src/%.c $(HDR)
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	@$(CC) $(ALL_CFLAGS) -Isrc -c -o $@ $<
 
-# the array cast loops must vectorize (src/fmt_cast.c says why these flags change no result)
-$(BUILD)/fmt_cast.o: OPT += -O3 -fno-trapping-math
+# the array cast loops must vectorize (src/num/fmt_cast.c says why these flags change no result)
+$(BUILD)/num/fmt_cast.o: OPT += -O3 -fno-trapping-math
 
-$(BUILD)/tests/%: tests/%.c $(LIB_OBJ) tests/check.h | $(BUILD)/tests
-	$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(LIB_OBJ) $(LIBS)
+$(BUILD)/tests/%: tests/%.c $(LIB_OBJ) $(wildcard tests/*.h) | $(BUILD)/tests
+	$(CC) $(ALL_CFLAGS) -Isrc -Itests -o $@ $< $(LIB_OBJ) $(LIBS)
 
 $(BUILD) $(BUILD)/tests:
 	mkdir -p $@
@@ -91,14 +97,13 @@ FUZZ_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=address,undef
 FUZZ_OBJ = $(LIB_SRC:src/%.c=build-fuzz/obj/%.o)
 FUZZ_BIN = $(FUZZ_TARGETS:%=build-fuzz/fuzz-%)
 
-build-fuzz/obj/%.o: src/%.c $(wildcard src/*.h) | build-fuzz/obj
-	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+build-fuzz/obj/%.o: src/%.c $(HDR)
+	@mkdir -p $(@D)
+	@echo "  CLANG   $<"
+	@clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -Isrc -c -o $@ $<
 
 build-fuzz/fuzz-%: fuzz/fuzz_%.c fuzz/fuzz.h $(FUZZ_OBJ)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -Isrc -Ifuzz -o $@ $< $(FUZZ_OBJ) $(LIBS)
-
-build-fuzz/obj:
-	mkdir -p $@
 
 fuzz-deps:
 	@sh scripts/deps.sh libclang-rt-14-dev clang

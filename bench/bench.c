@@ -11,11 +11,11 @@
 
 #include <omp.h>
 
-#include "acc.h"
-#include "attn.h"
-#include "fmt.h"
-#include "gen.h"
-#include "golden.h"
+#include "num/acc.h"
+#include "attn/attn.h"
+#include "num/fmt.h"
+#include "data/gen.h"
+#include "ref/golden.h"
 
 void openblas_set_num_threads(int);
 

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "sweep.h"
+#include "sweep/sweep.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

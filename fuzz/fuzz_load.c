@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "gen.h"
+#include "data/gen.h"
 
 static char dir[64];
 

@@ -1,6 +1,7 @@
 /* fuzz_npy -- libFuzzer target: the .npy parser must reject or accept, never crash or leak */
 #include "fuzz.h"
-#include "io.h"
+#include "data/files.h"
+#include "data/npy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

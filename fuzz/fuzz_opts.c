@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "opts.h"
-#include "run.h"
+#include "config/opts.h"
+#include "run/run.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

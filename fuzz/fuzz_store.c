@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "fuzz.h"
-#include "sweep.h"
+#include "sweep/sweep.h"
 
 /* The experiment the store belongs to: 2 grid points x 2 samples x (golden, base). */
 static const char FUZZ_EXP[] = "name f\nset ctx 64\nset heads 2\nset dk 32\nset dv 16\nset samples 2\n"

@@ -9,8 +9,8 @@ tmp=$(mktemp -d)
 trap 'git -C "$root" worktree remove --force "$tmp/src" >/dev/null 2>&1; rm -rf "$tmp"' EXIT
 git -C "$root" worktree add -f "$tmp/src" "$rev" >/dev/null 2>&1
 make -s -C "$tmp/src" BUILD="$tmp/build" BIN="$tmp/amla-old" >/dev/null
-make -s -C "$root" >/dev/null
-new="$root/amla-lab"
+# AMLA_NEW=BINARY compares that build instead of building this tree's ./amla-lab
+if [ -n "$AMLA_NEW" ]; then new=$AMLA_NEW; else make -s -C "$root" >/dev/null; new="$root/amla-lab"; fi
 vars=$("$new" list | awk '/^variants:/{f=1;next} f&&/^  [a-z]/{print $1} f&&/^[a-z]/{exit}' | grep -v '^golden$' | tr '\n' ',' | sed 's/,$//')
 bad=0
 for cfg in "--dist normal --sigma 4 --acc fp32-fma" "--dist normal --sigma 4 --acc tc-hopper" \

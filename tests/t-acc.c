@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "acc.h"
+#include "num/acc.h"
 #include "check.h"
-#include "fmt.h"
+#include "num/fmt.h"
 
 /* The AVX2 tensor-core kernels against the scalar block models, bit for bit (sign of zero
  * included): operands with zeros, subnormals of their format, cancelling pairs, a spread of

@@ -4,12 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn.h"
-#include "attn_variants.h"
+#include "attn/attn.h"
+#include "attn/variants/variants.h"
 #include "check.h"
-#include "gen.h"
-#include "golden.h"
-#include "metric.h"
+#include "data/gen.h"
+#include "ref/golden.h"
+#include "run/metric.h"
 
 static uint32_t bits_of(float f)
 {

@@ -5,10 +5,10 @@
 #include <string.h>
 
 #include "check.h"
-#include "dd.h"
-#include "fmt.h"
-#include "gen.h"
-#include "golden.h"
+#include "num/dd.h"
+#include "num/fmt.h"
+#include "data/gen.h"
+#include "ref/golden.h"
 
 /* dd_exp against MPFR at 256 bits: relative error below 2^-100. */
 static void test_dd_exp(void)

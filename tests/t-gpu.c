@@ -5,12 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "acc.h"
-#include "attn.h"
+#include "num/acc.h"
+#include "attn/attn.h"
 #include "check.h"
-#include "golden.h"
-#include "io.h"
-#include "metric.h"
+#include "ref/golden.h"
+#include "data/files.h"
+#include "data/npy.h"
+#include "run/metric.h"
 
 #define GPU_DIR "tests/data/gpu"
 /* The bar: at least 99.9% of the captured elements bit for bit, per model. */

@@ -6,7 +6,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "io.h"
+#include "data/files.h"
+#include "data/npy.h"
 
 /* Build a .npy in memory: version 1 header from a dict string, then raw data. */
 static size_t build(unsigned char *buf, const char *dict, const void *data, size_t dlen)

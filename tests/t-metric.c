@@ -2,7 +2,7 @@
 #include <math.h>
 
 #include "check.h"
-#include "metric.h"
+#include "run/metric.h"
 
 static int close_to(double a, double b) { return fabs(a - b) <= 1e-15 * fabs(b) + 1e-300; }
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "quant.h"
+#include "attn/quant.h"
 
 static quant_cfg_t qcfg(quant_gran_t g, long br, long bc)
 {

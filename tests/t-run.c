@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "run.h"
+#include "run/run.h"
 
 int main(void)
 {

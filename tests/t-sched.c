@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn.h"
+#include "attn/attn.h"
 #include "check.h"
-#include "gen.h"
-#include "golden.h"
-#include "metric.h"
+#include "data/gen.h"
+#include "ref/golden.h"
+#include "run/metric.h"
 
 static attn_cfg_t cfg(fmt_id_t f, long block, double scale, const char *exact)
 {

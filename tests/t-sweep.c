@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "sweep.h"
+#include "sweep/sweep.h"
 
 static const char EXP[] = "name t\nset ctx 64\nset heads 2\nset dk 32\nset dv 16\nset samples 2\n"
                           "set variants golden,base\ngrid sigma 1 2\n";

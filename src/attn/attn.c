@@ -1,0 +1,58 @@
+/* attn -- resolving a variant's sites and running it group by group */
+#include "base/err.h"
+#include "attn/attn.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+int attn_find(const char *name)
+{
+    for (int i = 0; i < attn_variant_count; i++)
+        if (strcmp(name, attn_variants[i].name) == 0)
+            return i;
+    return -1;
+}
+
+int attn_ctx_init(attn_ctx_t *ctx, int vi, const attn_cfg_t *cfg, attn_stats_t *st, err_t *e)
+{
+    const attn_variant_t *v = &attn_variants[vi];
+    memset(ctx, 0, sizeof *ctx);
+    ctx->cfg = cfg;
+    ctx->stats = st;
+    fmt_rng_seed(&ctx->rng, cfg->rng_seed);
+    int rc = site_check_list(cfg->exact, v->sites, v->name, "--exact", e);
+    if (!rc)
+        rc = site_check_list(cfg->only, v->sites, v->name, "--only", e);
+    if (rc)
+        return rc;
+    for (const site_def_t *d = v->sites; d->name; d++) {
+        site_t *s = &ctx->site[ctx->nsites++];
+        s->def = d;
+        s->mode = d->mode;
+        s->sat = d->sat;
+        s->fmt = d->src == SITE_FMT_IN ? cfg->in_format : d->src == SITE_FMT_OUT ? cfg->out_format : d->fmt;
+        s->acc = d->src == SITE_ACC_QK ? cfg->acc_qk : d->src == SITE_ACC_FP16 ? ACC_FP16 : cfg->acc_pv;
+        s->exact = cfg->only ? !site_listed(cfg->only, d->name) : site_listed(cfg->exact, d->name);
+    }
+    return ERR_OK;
+}
+
+typedef struct {
+    int vi;
+    attn_ctx_t *ctx;
+} attn_run_arg_t;
+
+static void attn_run_cb(double *o, const attn_group_t *g, void *varg)
+{
+    attn_run_arg_t *a = varg;
+    attn_variants[a->vi].fn(o, g, a->ctx);
+}
+
+void attn_run(double *o, int vi, const attn_input_t *in, attn_ctx_t *ctx)
+{
+    attn_run_arg_t a = {vi, ctx};
+    attn_for_groups(o, in, attn_run_cb, &a);
+}
+

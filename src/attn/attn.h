@@ -1,0 +1,105 @@
+/* attn -- the variant interface: configuration, resolved sites, the registry, site rounding */
+#ifndef AMLA_ATTN_H
+#define AMLA_ATTN_H
+
+#include <stdint.h>
+
+#include "num/acc.h"
+#include "num/fmt.h"
+#include "base/err.h"
+#include "attn/site.h"
+#include "data/problem.h"
+
+/* What a variant is configured with: formats, tile, accumulation models, exact sites. */
+typedef struct {
+    fmt_id_t in_format;  /* format of Q, K, V (and of P for P.V) */
+    fmt_id_t out_format; /* format of the returned O */
+    long block;          /* KV tile (tokens) */
+    acc_model_t acc_qk, acc_pv;
+    double scale;          /* softmax scale, 1/sqrt(dk) unless given */
+    const char *exact;     /* comma-separated site names computed in FP64, or NULL */
+    const char *only;      /* if set: the only sites that round; every other one is exact */
+    uint64_t rng_seed;     /* for stochastic rounding sites */
+    int amla_form;         /* ATTN_AMLA_PAPER or ATTN_AMLA_CANN (--amla-form) */
+    long rope_dims;        /* the last rope_dims of Dk are RoPE (FP8 variants keep them apart) */
+    long row_block, sub_block; /* fastattn: query rows per Cube block, rows per Vector pass */
+    int fa3_block, fa3_hadamard; /* fa3-fp8: block quantization, incoherent processing (1 = on) */
+} attn_cfg_t;
+
+/* AMLA's two published forms (shared/REFERENCES.md): Algorithm 2 as printed, or the
+ * public CANN kernel (inverse compensation ratio, half-away rounding, |O| > 1e10 -> 0). */
+enum { ATTN_AMLA_PAPER, ATTN_AMLA_CANN };
+
+/* Per-sample counters a variant may fill (numeric exceptions are data). */
+typedef struct {
+    long events; /* variant-specific events (documented per variant) */
+} attn_stats_t;
+
+typedef struct attn_ctx attn_ctx_t;
+
+/* A variant computes O [R][dv] of one group. Sites are resolved in ctx. */
+typedef void (*attn_fn_t)(double *o, const attn_group_t *g, attn_ctx_t *ctx);
+
+typedef struct {
+    const char *name;
+    const char *summary;
+    attn_fn_t fn;
+    const site_def_t *sites; /* terminated by a {NULL} entry */
+    long fixed_block;        /* the kernel's own KV tile (tokens), which --block does not change; 0: --block */
+} attn_variant_t;
+
+/* Resolved state handed to a variant: cfg, its sites (format/mode/exact), rng, stats. */
+struct attn_ctx {
+    const attn_cfg_t *cfg;
+    site_t site[SITE_MAX];
+    int nsites;
+    fmt_rng_t rng;
+    attn_stats_t *stats;
+};
+
+extern const attn_variant_t attn_variants[];
+extern const int attn_variant_count;
+
+/* Index of a variant by name, -1 if unknown. */
+int attn_find(const char *name);
+
+/* Resolve the sites of variant vi under cfg; returns ERR_USAGE naming an unknown --exact site. */
+int attn_ctx_init(attn_ctx_t *ctx, int vi, const attn_cfg_t *cfg, attn_stats_t *st,
+                  err_t *e);
+
+/* Run variant vi on the whole input: O [hq][sq][dv]. */
+void attn_run(double *o, int vi, const attn_input_t *in, attn_ctx_t *ctx);
+
+/* The KV tile a --block variant uses on sk keys: a tile wider than the keys is one tile of all
+ * of them (the same arithmetic), so no work array is sized by --block beyond the keys. */
+static inline long attn_tile(const attn_ctx_t *ctx, long sk)
+{
+    long b = ctx->cfg->block;
+    return b < sk ? b : sk > 0 ? sk : 1;
+}
+
+/* Rounding at a resolved site: identity when exact. */
+static inline double attn_round(attn_ctx_t *ctx, int site, double x)
+{
+    const site_t *s = &ctx->site[site];
+    if (s->exact)
+        return x;
+    return fmt_round(x, s->fmt, s->mode, s->sat, &ctx->rng);
+}
+
+/* True when the site rounds to binary32 with RNE (not saturating, not exact): a hot loop may
+ * then use (double)(float) conversions, which is what attn_round does for it, and vectorize. */
+static inline int attn_site_is_fp32(const attn_ctx_t *ctx, int site)
+{
+    const site_t *s = &ctx->site[site];
+    return !s->exact && s->fmt == FMT_FP32 && s->mode == FMT_RNE && !s->sat;
+}
+
+/* The binary32 arithmetic inside a site whose result goes on to a narrower format (an op
+ * computing in fp32 "opmath" and returning bf16): identity when the site is exact. */
+static inline double attn_fp32(attn_ctx_t *ctx, int site, double x)
+{
+    return ctx->site[site].exact ? x : fmt_fp32(x);
+}
+
+#endif

@@ -1,0 +1,77 @@
+/* flash -- the machinery the tiled (flash) variants share (see flash.h) */
+#include "attn/flash.h"
+
+#include <math.h>
+
+void attn_gemm(attn_ctx_t *ctx, int site, double *C, long ldc, const double *A, long lda,
+               const double *B, long ldb, int b_trans, long M, long N, long K)
+{
+    const site_t *s = &ctx->site[site];
+    /* operands: the site's format for FP8 products, else the input format */
+    fmt_id_t f = s->def->fmt == FMT_FP32 ? ctx->cfg->in_format : s->def->fmt;
+    acc_gemm_f(C, ldc, A, lda, B, ldb, b_trans, M, N, K, s->exact ? ACC_FP64 : s->acc, f, f);
+}
+
+void attn_tile_scores(double *s, long *valid, double *tmax, attn_ctx_t *ctx, int qk, int sc,
+                      const attn_group_t *g, long j0, long nb, double scale)
+{
+    attn_tile_scores_k(s, valid, tmax, ctx, qk, sc, g, j0, nb, scale, g->k + j0 * g->dk);
+}
+
+void attn_tile_scores_k(double *s, long *valid, double *tmax, attn_ctx_t *ctx, int qk, int sc,
+                        const attn_group_t *g, long j0, long nb, double scale, const double *kt)
+{
+    attn_gemm(ctx, qk, s, nb, g->q, g->dk, kt, g->dk, 1, g->R, nb, g->dk);
+    for (long r = 0; r < g->R; r++) {
+        double *row = s + r * nb;
+        long v = g->limit[r] - j0 + 1; /* keys j0 .. j0+v-1 are visible */
+        valid[r] = v > nb ? nb : v;
+        tmax[r] = -INFINITY;
+        for (long c = 0; c < nb; c++) {
+            if (c < valid[r]) {
+                row[c] = attn_round(ctx, sc, row[c] * scale);
+                tmax[r] = row[c] > tmax[r] ? row[c] : tmax[r];
+            } else {
+                row[c] = 0.0;
+            }
+        }
+    }
+}
+
+double attn_online_row(double *row, long nb, long valid, double tmax, double *m, double *l, attn_ctx_t *ctx,
+                       int alpha_site, int exp_site, int sum_site, int cast_site)
+{
+    double mnew = tmax > *m ? tmax : *m;
+    double alpha = attn_round(ctx, alpha_site, exp(attn_round(ctx, alpha_site, *m - mnew)));
+    double sum = 0.0;
+    for (long c = 0; c < nb; c++) {
+        double p = c < valid ? attn_round(ctx, exp_site, exp(attn_round(ctx, exp_site, row[c] - mnew))) : 0.0;
+        sum = attn_round(ctx, sum_site, sum + p);
+        row[c] = attn_round(ctx, cast_site, p);
+    }
+    *l = attn_round(ctx, sum_site, attn_round(ctx, sum_site, *l * alpha) + sum);
+    *m = mnew;
+    return alpha;
+}
+
+void attn_rescale_add(double *o, const double *t, long n, double a, double ts, attn_ctx_t *ctx, int site)
+{
+    if (attn_site_is_fp32(ctx, site)) { /* the same roundings, in loops the compiler vectorizes */
+        if (ts == 0)
+            for (long c = 0; c < n; c++)
+                o[c] = (double)(float)((double)(float)(o[c] * a) + t[c]);
+        else
+            for (long c = 0; c < n; c++)
+                o[c] = (double)(float)((double)(float)(o[c] * a) + (double)(float)(t[c] * ts));
+        return;
+    }
+    for (long c = 0; c < n; c++)
+        o[c] = attn_round(ctx, site, attn_round(ctx, site, o[c] * a) + (ts == 0 ? t[c] : attn_round(ctx, site, t[c] * ts)));
+}
+
+void attn_finish(double *o, long R, long dv, const double *l, attn_ctx_t *ctx, int div_site, int out_site)
+{
+    for (long r = 0; r < R; r++)
+        for (long c = 0; c < dv; c++)
+            o[r * dv + c] = attn_round(ctx, out_site, attn_round(ctx, div_site, o[r * dv + c] / l[r]));
+}

@@ -1,0 +1,36 @@
+/* flash -- the machinery the tiled (flash) variants share: tile scores, the online-softmax
+ * row update, the output rescale and finish, products at accumulation sites */
+#ifndef AMLA_FLASH_H
+#define AMLA_FLASH_H
+
+#include "attn/attn.h"
+
+/* One KV tile of a tiled variant: S = Q K[j0 : j0+nb]^T at accumulation site qk, then each
+ * row's visible keys scaled by `scale` at rounding site sc (masked keys set to 0).
+ * valid[r] = number of visible keys in the tile (<= 0: all masked), tmax[r] = the row's
+ * largest scaled score in the tile (-inf when none). s is R x nb. */
+void attn_tile_scores(double *s, long *valid, double *tmax, attn_ctx_t *ctx, int qk, int sc,
+                      const attn_group_t *g, long j0, long nb, double scale);
+/* The same with the tile's keys taken from kt [nb][dk] (a transformed copy of the tile). */
+void attn_tile_scores_k(double *s, long *valid, double *tmax, attn_ctx_t *ctx, int qk, int sc,
+                        const attn_group_t *g, long j0, long nb, double scale, const double *kt);
+
+/* FlashAttention-2's update of one row by one tile, given the tile's largest score tmax:
+ * m_new = max(m, tmax), alpha = exp(m - m_new) (at alpha_site), p = exp(s - m_new) for the
+ * valid entries (exp_site; 0 beyond), l = l alpha + sequential sum of the uncast p (sum_site),
+ * row <- p cast at cast_site. Returns alpha; updates m and l. */
+double attn_online_row(double *row, long nb, long valid, double tmax, double *m, double *l, attn_ctx_t *ctx,
+                       int alpha_site, int exp_site, int sum_site, int cast_site);
+
+/* The online-softmax update of one output row: o[c] = site(site(o[c] a) + t[c]), or with ts != 0
+ * o[c] = site(site(o[c] a) + site(t[c] ts)) (a tile's scale applied to its product). */
+void attn_rescale_add(double *o, const double *t, long n, double a, double ts, attn_ctx_t *ctx, int site);
+
+/* The last step of a flash schedule: o[r][c] = out_site(div_site(o[r][c] / l[r])). */
+void attn_finish(double *o, long R, long dv, const double *l, attn_ctx_t *ctx, int div_site, int out_site);
+
+/* A matrix product at an accumulation site: the site's model, or fp64 when exact. */
+void attn_gemm(attn_ctx_t *ctx, int site, double *C, long ldc, const double *A, long lda,
+               const double *B, long ldb, int b_trans, long M, long N, long K);
+
+#endif

@@ -1,0 +1,144 @@
+/* quant -- amax scales per group and the scaled conversion to FP8 */
+#include "base/err.h"
+#include "attn/quant.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void quant_scales(quant_scales_t *s, const double *x, long rows, long cols, long ld, const quant_cfg_t *cfg)
+{
+    s->rows = rows;
+    s->cols = cols;
+    switch (cfg->gran) {
+    case QUANT_TENSOR:
+        s->gr = rows;
+        s->gc = cols;
+        break;
+    case QUANT_TOKEN:
+        s->gr = 1;
+        s->gc = cols;
+        break;
+    case QUANT_CHANNEL:
+        s->gr = rows;
+        s->gc = 1;
+        break;
+    case QUANT_BLOCK:
+    default:
+        s->gr = cfg->block_rows;
+        s->gc = cfg->block_cols;
+        break;
+    }
+    if (s->gr < 1)
+        s->gr = 1;
+    if (s->gc < 1)
+        s->gc = 1;
+    s->ngr = (rows + s->gr - 1) / s->gr;
+    s->ngc = (cols + s->gc - 1) / s->gc;
+    s->scale = err_calloc((size_t)(s->ngr * s->ngc), sizeof(double));
+    double fmax = fmt_table[cfg->fmt].max_finite;
+    for (long r = 0; r < rows; r++) /* amax first, group by group (no division per element) */
+        for (long c0 = 0, gi = (r / s->gr) * s->ngc; c0 < cols; c0 += s->gc, gi++) {
+            double a = s->scale[gi];
+            for (long c = c0; c < c0 + s->gc && c < cols; c++) {
+                double v = fabs(x[r * ld + c]);
+                a = v > a ? v : a;
+            }
+            s->scale[gi] = a;
+        }
+    for (long i = 0; i < s->ngr * s->ngc; i++) {
+        double amax = s->scale[i];
+        if (cfg->static_scale > 0) {
+            s->scale[i] = cfg->static_scale;
+        } else if (cfg->pow2) {
+            double t = amax / fmax > cfg->pow2_floor ? amax / fmax : cfg->pow2_floor;
+            s->scale[i] = t > 0 ? ldexp(1.0, (int)ceil(log2(t))) : 1.0;
+        } else {
+            /* binary32 arithmetic, as the kernels compute it */
+            s->scale[i] = fmt_fp32(fmt_fp32(amax > QUANT_AMAX_FLOOR ? amax : QUANT_AMAX_FLOOR) / fmax);
+        }
+    }
+}
+
+void quant_scales_free(quant_scales_t *s)
+{
+    free(s->scale);
+    s->scale = NULL;
+}
+
+long quant_apply(double *q, long ldq, const double *x, long ld, const quant_scales_t *s, const quant_cfg_t *cfg)
+{
+    long over = 0;
+    for (long r = 0; r < s->rows; r++)
+        for (long c0 = 0, gi = (r / s->gr) * s->ngc; c0 < s->cols; c0 += s->gc, gi++) {
+            double sc = s->scale[gi];
+            for (long c = c0; c < c0 + s->gc && c < s->cols; c++) {
+                double y = fmt_fp32(x[r * ld + c] / sc);
+                double v = fmt_round(y, cfg->fmt, FMT_RNE, 0, NULL);
+                int ovf = !isfinite(v) && isfinite(y);
+                over += ovf;
+                q[r * ldq + c] = cfg->saturate && (ovf || !isfinite(y)) ? fmt_round(y, cfg->fmt, FMT_RNE, 1, NULL) : v;
+            }
+        }
+    return over;
+}
+
+void quant_round_quotients(double *out, const double *x, long n, double s, int fp32, fmt_id_t f, fmt_round_t mode,
+                           int sat, int exact, fmt_rng_t *rng)
+{
+    if (exact) {
+        for (long j = 0; j < n; j++)
+            out[j] = x[j] / s;
+        return;
+    }
+    if (mode == FMT_RNE && (f == FMT_E4M3 || f == FMT_E5M2 || f == FMT_BF16)) {
+        /* binary32 quotients, then fmt_cast_f32's RNE codes (equal to fmt_round's), decoded.
+         * Without fp32, a chunk whose binary64 quotients are not all binary32 values (then the
+         * two roundings could differ) goes element by element instead. */
+        enum { CH = 256 };
+        float yf[CH];
+        uint16_t c16[CH];
+        uint8_t c8[CH];
+        const double *table = fmt_decode_table8(f);
+        for (long j0 = 0; j0 < n; j0 += CH) {
+            long m = n - j0 < CH ? n - j0 : CH;
+            int inexact = 0;
+            const double *xj = x + j0;
+            if (fp32) {
+#pragma omp simd
+                for (long j = 0; j < m; j++)
+                    yf[j] = (float)(xj[j] / s);
+            } else {
+#pragma omp simd reduction(| : inexact)
+                for (long j = 0; j < m; j++) {
+                    double y = xj[j] / s;
+                    yf[j] = (float)y;
+                    inexact |= (double)yf[j] != y && y == y;
+                }
+            }
+            if (inexact) {
+                for (long j = 0; j < m; j++)
+                    out[j0 + j] = fmt_round(x[j0 + j] / s, f, mode, sat, rng);
+                continue;
+            }
+            if (f == FMT_BF16) {
+                fmt_cast_f32(c16, yf, m, f, sat);
+                for (long j = 0; j < m; j++) {
+                    uint32_t u = (uint32_t)c16[j] << 16;
+                    float v;
+                    memcpy(&v, &u, sizeof v);
+                    out[j0 + j] = v;
+                }
+            } else {
+                fmt_cast_f32(c8, yf, m, f, sat);
+                for (long j = 0; j < m; j++)
+                    out[j0 + j] = table[c8[j]];
+            }
+        }
+        return;
+    }
+    for (long j = 0; j < n; j++) {
+        double y = x[j] / s;
+        out[j] = fmt_round(fp32 ? fmt_fp32(y) : y, f, mode, sat, rng);
+    }
+}

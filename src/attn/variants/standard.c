@@ -1,0 +1,55 @@
+/* attn_standard -- non-flash attention with the roundings of a framework's eager ops */
+#include <math.h>
+#include <stdlib.h>
+
+#include "attn/variants/variants.h"
+
+/* As PyTorch eager runs softmax((q @ k.T) * scale, dim=-1) @ v on tensors of the input
+ * format: each matmul accumulates in FP32 and returns the input format; the scale product
+ * is computed in FP32 and returned in the input format; softmax computes max, exp, sum and
+ * division in FP32 (sequential sum here) and returns the input format. */
+#define STANDARD_SITES(X) \
+    X(QK_ACC, "qk_acc", "S = Q K^T accumulation", SITE_ACC_QK, FMT_FP32, FMT_RNE, 0) \
+    X(S_CAST, "s_cast", "S returned in the input format", SITE_FMT_IN, FMT_FP32, FMT_RNE, 0) \
+    X(S_SCALE, "s_scale", "S * scale in fp32, returned in the input format", SITE_FMT_IN, FMT_FP32, FMT_RNE, 0) \
+    X(P_EXP, "p_exp", "softmax: exp(s - max) in fp32", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0) \
+    X(L_SUM, "l_sum", "softmax: row sum in fp32, in order", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0) \
+    X(P_DIV, "p_div", "softmax: p / sum in fp32", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0) \
+    X(P_CAST, "p_cast", "softmax output in the input format", SITE_FMT_IN, FMT_FP32, FMT_RNE, 0) \
+    X(PV_ACC, "pv_acc", "O = P V accumulation", SITE_ACC_PV, FMT_FP32, FMT_RNE, 0) \
+    X(PV_CAST, "pv_cast", "P V returned in the input format", SITE_FMT_IN, FMT_FP32, FMT_RNE, 0) \
+    X(OUT_CAST, "out_cast", "output cast", SITE_FMT_OUT, FMT_FP32, FMT_RNE, 0)
+
+enum { STANDARD_SITES(SITE_ENUM) };
+
+const site_def_t attn_standard_sites[] = {STANDARD_SITES(SITE_ROW) SITE_END};
+
+void attn_standard(double *o, const attn_group_t *g, attn_ctx_t *ctx)
+{
+    long R = g->R, sk = g->sk, dv = g->dv;
+    double *s = err_malloc((size_t)(R * sk), sizeof(double));
+    /* the op holds the Python scalar in fp32 (opmath) */
+    double scale = attn_fp32(ctx, S_SCALE, ctx->cfg->scale);
+    attn_gemm(ctx, QK_ACC, s, sk, g->q, g->dk, g->k, g->dk, 1, R, sk, g->dk);
+    for (long r = 0; r < R; r++) {
+        double *row = s + r * sk;
+        long valid = g->limit[r] + 1;
+        double m = -INFINITY;
+        for (long j = 0; j < valid; j++) {
+            double x = attn_round(ctx, S_CAST, row[j]);
+            row[j] = attn_round(ctx, S_SCALE, attn_fp32(ctx, S_SCALE, x * scale));
+            m = row[j] > m ? row[j] : m;
+        }
+        double sum = 0.0;
+        for (long j = 0; j < sk; j++) {
+            row[j] = j < valid ? attn_round(ctx, P_EXP, exp(attn_round(ctx, P_EXP, row[j] - m))) : 0.0;
+            sum = attn_round(ctx, L_SUM, sum + row[j]);
+        }
+        for (long j = 0; j < valid; j++)
+            row[j] = attn_round(ctx, P_CAST, attn_round(ctx, P_DIV, row[j] / sum));
+    }
+    attn_gemm(ctx, PV_ACC, o, dv, s, sk, g->v, dv, 0, R, dv, sk);
+    for (long i = 0; i < R * dv; i++)
+        o[i] = attn_round(ctx, OUT_CAST, attn_round(ctx, PV_CAST, o[i]));
+    free(s);
+}

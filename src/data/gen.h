@@ -1,0 +1,72 @@
+/* gen -- input distributions and loading Q, K, V from .npy files */
+#ifndef AMLA_GEN_H
+#define AMLA_GEN_H
+
+#include <stdint.h>
+
+#include "data/problem.h"
+#include "num/fmt.h"
+#include "base/err.h"
+#include "data/files.h"
+#include "data/npy.h"
+
+typedef enum { GEN_NORMAL, GEN_UNIFORM, GEN_FA3_OUTLIER, GEN_MLA, GEN_COUNT } gen_dist_t;
+
+typedef struct {
+    const char *name;
+    const char *summary;
+} gen_info_t;
+
+extern const gen_info_t gen_table[GEN_COUNT];
+
+/* FlashAttention-3's outlier mixture: N(0,1) + N(0, 100) Bernoulli(0.001). */
+#define GEN_FA3_OUTLIER_RATE 0.001
+#define GEN_FA3_OUTLIER_SIGMA 10.0
+
+/* The synthetic MLA latent cache (--dist mla): per token, content dims ~ N(0, sigma^2)
+ * times a per-token magnitude exp(token_spread z_t); the last rope_dims dims (RoPE) ~
+ * N(0, (rope_scale sigma)^2) plus, with probability outlier_rate per entry, an outlier
+ * N(0, (outlier_scale rope_scale sigma)^2). Q is drawn the same way. Layer profiles 1..8
+ * set rope_scale, outlier_rate and token_spread along a progression standing in for depth. */
+typedef struct {
+    long rope_dims;
+    double rope_scale, outlier_rate, outlier_scale, token_spread;
+    int profile; /* 0: the values above as given; 1..GEN_MLA_PROFILES: a named layer profile */
+} gen_mla_t;
+
+#define GEN_MLA_PROFILES 8
+
+typedef struct {
+    gen_dist_t dist;
+    double mean, sigma, low, high;
+    int kv_separate; /* 0: V = K[..., :dv] (MLA's shared latent cache) */
+    fmt_id_t in_format;
+    gen_mla_t mla;
+} gen_cfg_t;
+
+/* Defaults of the MLA-like cache, and the layer profiles (shallow to deep). */
+void gen_mla_default(gen_mla_t *m);
+void gen_mla_profile(gen_mla_t *m, int profile);
+
+int gen_from_name(const char *name);
+
+/* The stream of sample `sample` under `seed` (independent of threads and order). */
+uint64_t gen_stream_seed(uint64_t seed, long sample);
+
+/* Allocate and fill in->q, k, v for shape in->s: drawn as binary64, rounded to binary32
+ * (as a framework's fp32 generator), then to the input format (RNE). */
+int gen_sample(attn_input_t *in, const gen_cfg_t *cfg, uint64_t seed, long sample, err_t *e);
+
+/* Load DIR/q.npy, DIR/k.npy and optionally DIR/v.npy; fills in->s (hq, hkv, sq, sk, dk, dv)
+ * and rounds the values to in_format (a value that is not finite there is refused). Without
+ * v.npy, V = K[..., :dv_req] (--dv). */
+int gen_load(attn_input_t *in, const char *dir, fmt_id_t in_format, long dv_req, err_t *e);
+
+/* The same from parsed arrays a (q, k, v; v only if have_v), checking their shapes; on
+ * success the arrays' data move into in (a[i].data becomes NULL). */
+int gen_from_arrays(attn_input_t *in, io_npy_t a[3], const char *const path[3], int have_v, fmt_id_t in_format,
+                    long dv_req, err_t *e);
+
+void gen_free(attn_input_t *in);
+
+#endif

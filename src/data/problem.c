@@ -1,0 +1,29 @@
+/* problem -- per-row key limits and the KV-head groups of an attention problem */
+#include "data/problem.h"
+
+#include <stdlib.h>
+
+#include "base/err.h"
+
+void attn_row_limits(long *limit, const attn_shape_t *s)
+{
+    long rows = s->hq / s->hkv * s->sq;
+    for (long r = 0; r < rows; r++)
+        limit[r] = s->causal ? r % s->sq + (s->sk - s->sq) : s->sk - 1;
+}
+
+void attn_for_groups(double *o, const attn_input_t *in,
+                     void (*fn)(double *, const attn_group_t *, void *), void *arg)
+{
+    const attn_shape_t *s = &in->s;
+    long rows = s->hq / s->hkv * s->sq;
+    long *limit = err_malloc((size_t)rows, sizeof(long));
+    attn_row_limits(limit, s);
+    for (long h = 0; h < s->hkv; h++) {
+        attn_group_t g = {rows, s->sk, s->dk, s->dv, in->q + h * rows * s->dk,
+                          in->k + h * s->sk * s->dk, in->v + h * s->sk * s->dv, limit};
+        fn(o + h * rows * s->dv, &g, arg);
+    }
+    free(limit);
+}
+

@@ -1,0 +1,31 @@
+/* problem -- the attention problem: shapes, inputs, and its KV-head groups */
+#ifndef AMLA_PROBLEM_H
+#define AMLA_PROBLEM_H
+
+/* Q [hq][sq][dk], K [hkv][sk][dk], V [hkv][sk][dv], O [hq][sq][dv]; query heads
+ * h*hq/hkv .. (h+1)*hq/hkv-1 read KV head h (hq = G query heads, hkv = 1 for MLA). */
+typedef struct {
+    long hq, hkv, sq, sk, dk, dv;
+    int causal; /* query token t sees keys j <= t + (sk - sq) */
+} attn_shape_t;
+
+typedef struct {
+    attn_shape_t s;
+    double *q, *k, *v; /* values already rounded to the input format */
+} attn_input_t;
+
+/* One KV-head group: R query rows against sk keys. limit[r] is the last key row r may see. */
+typedef struct {
+    long R, sk, dk, dv;
+    const double *q, *k, *v; /* [R][dk], [sk][dk], [sk][dv] */
+    const long *limit;
+} attn_group_t;
+
+/* Build per-row key limits (causal or not) for one group; limit has R entries. */
+void attn_row_limits(long *limit, const attn_shape_t *s);
+
+/* Call fn(o_group, group, arg) for every KV-head group of the input. */
+void attn_for_groups(double *o, const attn_input_t *in,
+                     void (*fn)(double *, const attn_group_t *, void *), void *arg);
+
+#endif

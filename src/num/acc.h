@@ -1,0 +1,57 @@
+/* acc -- matrix products under an accumulation model */
+#ifndef AMLA_ACC_H
+#define AMLA_ACC_H
+
+#include "num/fmt.h"
+
+typedef enum {
+    ACC_FP64,        /* binary64, sequential fma in k order: the "exact" stand-in of a site */
+    ACC_FP32_FMA,    /* binary32, sequential fused multiply-add in k order */
+    ACC_FP32_MULADD, /* binary32, product rounded, then sum rounded, in k order */
+    ACC_FP16,        /* binary16 accumulator (Volta m8n8k4 with FP16 C): per group of 4 products,
+                        the exact sum of the products and C rounded to binary16 (RNE) */
+    ACC_TC_VOLTA,    /* tensor-core block models (shared/REFERENCES.md): per block of B products  */
+    ACC_TC_AMPERE,   /* plus the accumulator, every term aligned to the largest exponent and      */
+    ACC_TC_HOPPER,   /* truncated to F fraction bits, summed exactly, rounded toward zero to FP32 */
+    ACC_TC_HOPPER_FP8,      /* F 13, B 32, the sum moved into an FP32 accumulator every 128 products */
+    ACC_TC_HOPPER_FP8_FAST, /* F 13, B 32, no promotion (cuBLAS "fast accumulation") */
+    ACC_COUNT
+} acc_model_t;
+
+typedef struct {
+    const char *name;
+    const char *summary;
+} acc_info_t;
+
+extern const acc_info_t acc_table[ACC_COUNT];
+
+/* Products per MMA step of the FP16-accumulator model (m8n8k4: k = 4). */
+#define ACC_FP16_K 4
+
+int acc_from_name(const char *name);
+
+/* A tensor-core block step: the terms t[0..n) (the accumulator and exact products) with their
+ * exponents e[] aligned to the largest, truncated to f fraction bits, summed, and the sum
+ * truncated to min(24, f + 1) significant bits in binary32. */
+double acc_tc_block(const double *t, const int *e, int n, int f);
+
+/* 1 (default): use the AVX2 kernels (GEMM models, tensor-core models) where the processor has
+ * them; 0: the scalar code (tests compare the two bit for bit). */
+extern int acc_simd;
+
+/* As acc_gemm, with the formats of A's and B's values (the tensor-core models take a
+ * subnormal operand's exponent as its format's minimum); acc_gemm assumes binary32. */
+void acc_gemm_f(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
+                long N, long K, acc_model_t model, fmt_id_t fa, fmt_id_t fb);
+
+/* The fp16-acc model's rounding of a binary64 sum to binary16 (exposed for its test). */
+double acc_fp16_round(double s);
+
+/* C[i][j] = sum_k A[i][k] * op(B)[k][j] for i < M, j < N, accumulated in k order under the
+ * model; op(B) = B^T when b_trans (B is N x K), else B (K x N). Operands are taken as
+ * binary32 values by the fp32 models (they are, when they come from a format <= fp32);
+ * C holds the accumulator's value. */
+void acc_gemm(double *C, long ldc, const double *A, long lda, const double *B, long ldb,
+              int b_trans, long M, long N, long K, acc_model_t model);
+
+#endif

@@ -1,0 +1,156 @@
+/* fmt_cast -- binary32 arrays to narrow encodings, vectorized (fmt_cast_f32) */
+#include <string.h>
+
+#include "num/fmt.h"
+
+/* ---- fast binary32 -> narrow encodings, RNE ----
+ * Normal results: add the exponent rebias and a round-half-even increment to the binary32
+ * bits, then shift (a carry into the exponent is the correct rounding up). Subnormal
+ * results: |x| + 2^(emin - m + 23) in binary32 arithmetic lands the target's subnormal
+ * quantum on binary32's ulp, so the hardware addition rounds to nearest even. Overflow,
+ * infinities and NaN as fmt_encode. Branch-free, so the compiler vectorizes the loops (the Makefile
+ * builds this file with -O3 -fno-trapping-math: only exception flags could differ, never a
+ * result; the AVX2 build runs where the processor has it, see the end of the file). */
+static inline uint32_t fmt_cast1(float x, int m, int bias, int emin, uint32_t max_code, uint32_t ovf_code,
+                                 uint32_t nan_code, int bits)
+{
+    uint32_t u, mag;
+    memcpy(&u, &x, sizeof u);
+    uint32_t a = u & 0x7fffffffu, sh = (uint32_t)(23 - m);
+    int32_t t = (int32_t)a - ((127 - bias) << 23) + (int32_t)((1u << (sh - 1)) - 1) + (int32_t)((a >> sh) & 1);
+    uint32_t normal = (uint32_t)t >> sh;
+    float ax, magic;
+    uint32_t mb = (uint32_t)(emin - m + 23 + 127) << 23;
+    memcpy(&ax, &a, sizeof ax);
+    memcpy(&magic, &mb, sizeof magic);
+    float sum = ax + magic;
+    uint32_t sb;
+    memcpy(&sb, &sum, sizeof sb);
+    uint32_t sub = sb - mb;
+    mag = a < (uint32_t)(emin + 127) << 23 ? sub : normal;
+    mag = mag > max_code ? ovf_code : mag;
+    mag = a > 0x7f800000u ? nan_code : mag;
+    return (u >> 31) << (bits - 1) | mag;
+}
+
+#define FMT_CAST_LOOP(T, F, ovf)                                                                         \
+    do {                                                                                                 \
+        T *o = out;                                                                                      \
+        for (long i = 0; i < n; i++)                                                                     \
+            o[i] = (T)fmt_cast1(x[i], F.prec - 1, F.bias, F.emin, F.max_code, ovf, F.nan_code, F.bits);  \
+    } while (0)
+
+static inline __attribute__((always_inline)) void fmt_cast_body(void *out, const float *x, long n, fmt_id_t f,
+                                                                  int sat)
+{
+    /* the table's fields are constants here, so each loop is compiled for its format */
+    const fmt_t BF = fmt_table[FMT_BF16], HF = fmt_table[FMT_FP16], E4 = fmt_table[FMT_E4M3], E5 = fmt_table[FMT_E5M2];
+    switch (f) {
+    case FMT_BF16:
+        if (sat)
+            FMT_CAST_LOOP(uint16_t, BF, BF.max_code);
+        else
+            FMT_CAST_LOOP(uint16_t, BF, BF.inf_code);
+        return;
+    case FMT_FP16:
+        if (sat)
+            FMT_CAST_LOOP(uint16_t, HF, HF.max_code);
+        else
+            FMT_CAST_LOOP(uint16_t, HF, HF.inf_code);
+        return;
+    case FMT_E4M3:
+        if (sat)
+            FMT_CAST_LOOP(uint8_t, E4, E4.max_code);
+        else
+            FMT_CAST_LOOP(uint8_t, E4, E4.nan_code);
+        return;
+    case FMT_E5M2:
+        if (sat)
+            FMT_CAST_LOOP(uint8_t, E5, E5.max_code);
+        else
+            FMT_CAST_LOOP(uint8_t, E5, E5.inf_code);
+        return;
+    default: {
+        uint32_t *o = out;
+        for (long i = 0; i < n; i++)
+            o[i] = fmt_encode((double)x[i], f, FMT_RNE, sat, NULL);
+    }
+    }
+}
+
+/* x[i] <- fmt_round(x[i], f, RNE, sat): results in the format's normal range on the binary64
+ * bits, branch-free (the rounding fmt_round's inline path does); the rest (zeros, subnormal
+ * results, overflow, NaN) are then redone one by one by fmt_round. */
+static inline __attribute__((always_inline)) void fmt_round_body(double *x, long n, fmt_id_t f, int sat)
+{
+    if (f == FMT_FP64)
+        return;
+    const fmt_t *F = &fmt_table[f];
+    const int sh = 53 - F->prec;
+    const uint64_t lo = (uint64_t)(F->emin + 1023) << 52;
+    uint64_t hi;
+    memcpy(&hi, &F->max_finite, sizeof hi);
+    enum { CH = 512 };
+    unsigned char odd[CH];
+    for (long i0 = 0; i0 < n; i0 += CH) {
+        long m = n - i0 < CH ? n - i0 : CH;
+        double *y = x + i0;
+        for (long i = 0; i < m; i++) {
+            uint64_t u, a, r;
+            memcpy(&u, &y[i], sizeof u);
+            a = u & 0x7fffffffffffffffULL;
+            r = fmt_rne_bits(a, sh);
+            int ok = a >= lo && r <= hi;
+            odd[i] = (unsigned char)!ok;
+            r = ok ? r | (u & 0x8000000000000000ULL) : u;
+            memcpy(&y[i], &r, sizeof r);
+        }
+        for (long i = 0; i < m; i++)
+            if (odd[i])
+                y[i] = fmt_round(y[i], f, FMT_RNE, sat, NULL);
+    }
+}
+
+/* Each loop compiled twice, for AVX2 and for the baseline, chosen at run time (GCC and clang
+ * alike; target_clones is not in every compiler the fuzz build uses). */
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2"))) static void fmt_cast_avx2(void *out, const float *x, long n, fmt_id_t f, int sat)
+{
+    fmt_cast_body(out, x, n, f, sat);
+}
+
+__attribute__((target("avx2"))) static void fmt_round_avx2(double *x, long n, fmt_id_t f, int sat)
+{
+    fmt_round_body(x, n, f, sat);
+}
+
+static int fmt_have_avx2(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2");
+}
+#endif
+
+int fmt_simd = 1;
+
+void fmt_cast_f32(void *out, const float *x, long n, fmt_id_t f, int sat)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (fmt_simd && fmt_have_avx2()) {
+        fmt_cast_avx2(out, x, n, f, sat);
+        return;
+    }
+#endif
+    fmt_cast_body(out, x, n, f, sat);
+}
+
+void fmt_round_array_rne(double *x, long n, fmt_id_t f, int sat)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (fmt_simd && fmt_have_avx2()) {
+        fmt_round_avx2(x, n, f, sat);
+        return;
+    }
+#endif
+    fmt_round_body(x, n, f, sat);
+}

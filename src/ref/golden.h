@@ -1,0 +1,39 @@
+/* golden -- the high-precision reference attention */
+#ifndef AMLA_GOLDEN_H
+#define AMLA_GOLDEN_H
+
+#include "data/problem.h"
+
+/* O = softmax(Q K^T * scale) V of the (already rounded) inputs, per row, in near-exact
+ * arithmetic, returned rounded to binary64. scale <= 0 means 1/sqrt(dk) exactly.
+ *
+ * Method: Q K^T exactly through FP64 GEMMs of Ozaki slices when the inputs' rows need at most
+ * 4 slice products (BF16, FP16, FP8 and usually FP32 inputs), else with Dot2; double-double
+ * softmax; P V with P's leading 20+ bits times V's exact slices through exact GEMMs and the rest
+ * of P in plain FP64 (else Dot2 with a double-double P); one final division and rounding.
+ *
+ * Error bound per output element (README "Golden"): with W = sum_j p_j |v_j| / sum_j p_j
+ * (the mean |V| the row's weights see), Z = sum_j |v_j| / sum_j p_j (the same without the
+ * weights) and A = scale * max_j sum_k |q_k k_jk|,
+ *     |O~ - O| <= 2^-53 (1 + 2^-50) |O| + (g(sk) + 2 (g(dk) + 2^-100) A + 2^-97) W
+ *                 + (g1(sk) + 2^-52) 2^-19 Z,
+ *     g1(n) = n u / (1 - n u), g(n) = g1(n)^2, u = 2^-53,
+ * where g(sk) bounds Dot2's error on the P.V sums (Ogita, Rump, Oishi 2005, Thm 5.3, kept
+ * as an unrounded pair), g(dk) A the effect of Q.K^T's Dot2 error on exp's argument (twice:
+ * numerator and denominator; 0 on the exact Ozaki path), 2^-100 the double-double exp, 2^-97
+ * the double-double steps and the final division, and the Z term the plain FP64 product of
+ * P's remainder (at most 2^-20 of P's row maximum) with V. The first term is the final
+ * rounding to binary64. Every path's terms are in the sum, so the bound holds for both. */
+void golden_attention(double *o, const attn_input_t *in, double scale);
+
+/* The bound above for one element, given |O|, W, Z, A and the sizes. */
+double golden_bound(double o_abs, double w, double z, double a, long sk, long dk);
+
+/* How many products (Q K^T or P V, per head group) took the Ozaki path and how many Dot2,
+ * since the process started (for tests and the bench). */
+void golden_paths(long *ozaki, long *dot2);
+
+/* Reference: everything in MPFR at prec bits (small shapes only; for tests). */
+void golden_attention_mpfr(double *o, const attn_input_t *in, double scale, long prec);
+
+#endif
