@@ -15,6 +15,9 @@
 #include "run/metric.h"
 #include "config/opts.h"
 #include "run/run.h"
+#include "report/csv.h"
+#include "report/json.h"
+#include "report/table.h"
 #include "sweep/par.h"
 #include "sweep/sweep.h"
 

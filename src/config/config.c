@@ -1,0 +1,171 @@
+/* config -- defaults, validation and the attribution runs of a run configuration */
+#include "config/config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "config/opts.h"
+
+
+/* Defaults: shared/DESIGN.md; block 512 is AMLA's KV block (seed 000, section 4). */
+#define RUN_DEFAULT_BLOCK 512
+#define RUN_DEFAULT_SAMPLES 10
+#define RUN_DEFAULT_SEED 1
+
+void run_cfg_default(run_cfg_t *c)
+{
+    memset(c, 0, sizeof *c);
+    c->shape = (attn_shape_t){128, 1, 1, 8192, 576, 512, 0};
+    c->gen = (gen_cfg_t){GEN_NORMAL, 0.0, 1.0, -1.0, 1.0, 0, FMT_BF16, {0, 0, 0, 0, 0, 0}};
+    gen_mla_default(&c->gen.mla);
+    c->attn.in_format = FMT_BF16;
+    c->attn.out_format = FMT_BF16;
+    c->attn.block = RUN_DEFAULT_BLOCK;
+    c->attn.fa3_block = 1;
+    /* `amla` is the form the paper measured and the CANN kernel ships (shared/REFERENCES.md);
+     * Algorithm 2 as printed is amla:amla-form=paper */
+    c->attn.amla_form = ATTN_AMLA_CANN;
+    c->attn.fa3_hadamard = 1;
+    c->attn.acc_qk = ACC_FP32_FMA;
+    c->attn.acc_pv = ACC_FP32_FMA;
+    c->samples = RUN_DEFAULT_SAMPLES;
+    c->seed = RUN_DEFAULT_SEED;
+    c->threads = 0;
+    c->variants[0] = attn_find("standard");
+    c->variants[1] = attn_find("base");
+    strcpy(c->vspec[0], "standard");
+    strcpy(c->vspec[1], "base");
+    c->nvariants = 2;
+    c->show_golden = 1;
+    c->out = RUN_OUT_TABLE;
+    c->experiment = "run";
+}
+
+double run_sample_bytes(const run_cfg_t *c)
+{
+    const attn_shape_t *s = &c->shape;
+    double rows = (double)s->hq * (double)s->sq;
+    double in = rows * (double)s->dk + (double)s->hkv * (double)s->sk * (double)(s->dk + s->dv);
+    double out = rows * (double)s->dv * (double)(c->nvariants + 2);
+    double work = rows / (double)(s->hkv > 0 ? s->hkv : 1) * (double)s->sk * 2.0 + rows * (double)s->dv * 2.0;
+    return 8.0 * (in + out + work);
+}
+
+int run_expand_attribution(run_cfg_t *c, err_t *e)
+{
+    if (!c->attribute || c->expanded)
+        return ERR_OK;
+    int n0 = c->nvariants;
+    for (int v = 0; v < n0; v++) {
+        for (const site_def_t *d = attn_variants[c->variants[v]].sites; d->name; d++)
+            for (int mode = RUN_ATTR_ONLY; mode <= RUN_ATTR_EXACT; mode++) {
+                if (c->nvariants == RUN_MAX_VARIANTS)
+                    return err_set(e, ERR_USAGE, "--attribute: more than %d variant runs; select fewer variants",
+                                   RUN_MAX_VARIANTS);
+                int k = c->nvariants++;
+                c->variants[k] = c->variants[v];
+                char parent[RUN_VSPEC_LEN];
+                memcpy(parent, c->vspec[v], sizeof parent);
+                int n = snprintf(c->vspec[k], RUN_VSPEC_LEN, "%s:%s=%s", parent,
+                                 mode == RUN_ATTR_ONLY ? "only" : "exact", d->name);
+                if (n >= RUN_VSPEC_LEN)
+                    return err_set(e, ERR_USAGE, "--attribute: variant spec '%s' too long", c->vspec[v]);
+                c->vparent[k] = v;
+                c->vmode[k] = mode;
+                c->vsite[k] = d->name;
+            }
+    }
+    c->expanded = 1;
+    return ERR_OK;
+}
+
+static int run_check_size(long v, const char *opt, err_t *e)
+{
+    if (v <= 0)
+        return err_set(e, ERR_USAGE, "%s must be positive, got %ld", opt, v);
+    return ERR_OK;
+}
+
+int run_validate(run_cfg_t *c, err_t *e)
+{
+    attn_shape_t *s = &c->shape;
+    int rc = run_check_size(s->hq, "--heads", e);
+    if (!rc) rc = run_check_size(s->sq, "--sq", e);
+    if (!rc) rc = run_check_size(s->sk, "--ctx", e);
+    if (!rc) rc = run_check_size(s->dk, "--dk", e);
+    if (!rc) rc = run_check_size(s->dv, "--dv", e);
+    if (!rc) rc = run_check_size(c->attn.block, "--block", e);
+    if (!rc) rc = run_check_size(c->samples, "--samples", e);
+    if (rc)
+        return rc;
+    if (c->threads < 0)
+        return err_set(e, ERR_USAGE, "--threads must be positive, got %d", c->threads);
+    if (c->attn.exact && c->attn.only)
+        return err_set(e, ERR_USAGE, "--exact and --only cannot be combined (with --only every site not listed is "
+                                     "already exact)");
+    if (s->hkv <= 0 || s->hq % s->hkv != 0)
+        return err_set(e, ERR_USAGE, "%ld query heads is not a multiple of %ld KV heads", s->hq, s->hkv);
+    if (!c->load_dir && !c->gen.kv_separate && s->dv > s->dk)
+        return err_set(e, ERR_USAGE, "--dv %ld exceeds --dk %ld with --kv shared (V = K[:, :dv])", s->dv, s->dk);
+    if (s->causal && s->sq > s->sk)
+        return err_set(e, ERR_USAGE, "--causal needs --sq (%ld) <= --ctx (%ld)", s->sq, s->sk);
+    if (c->gen.dist == GEN_UNIFORM && !(c->gen.low < c->gen.high))
+        return err_set(e, ERR_USAGE, "--low (%g) must be below --high (%g)", c->gen.low, c->gen.high);
+    if ((c->gen.dist == GEN_NORMAL || c->gen.dist == GEN_MLA) && !(c->gen.sigma > 0))
+        return err_set(e, ERR_USAGE, "--sigma must be positive, got %g", c->gen.sigma);
+    /* sizes: every product below must stay far from overflow and within memory */
+    double elems[] = {(double)s->hq * s->sq * s->dk, (double)s->hkv * s->sk * s->dk,
+                      (double)s->hkv * s->sk * s->dv, (double)s->hq * s->sq * s->dv,
+                      (double)s->hq / s->hkv * s->sq * s->sk};
+    for (size_t i = 0; i < sizeof elems / sizeof elems[0]; i++)
+        if (elems[i] > 0x1p40)
+            return err_set(e, ERR_USAGE, "shape too large: an array of %.3g elements", elems[i]);
+    /* --attribute multiplies the variant runs, and every run's output is held at once */
+    int rc3 = run_expand_attribution(c, e);
+    if (rc3)
+        return rc3;
+    double mem = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+    int threads = c->threads;
+#ifdef _OPENMP
+    if (threads == 0)
+        threads = omp_get_max_threads();
+#endif
+    if (threads <= 0)
+        threads = 1;
+    if (threads > c->samples)
+        threads = (int)c->samples;
+    double need = run_sample_bytes(c) * threads;
+    if (mem > 0 && need > mem)
+        return err_set(e, ERR_USAGE, "shape needs %.3g GiB for %d thread(s), more than the %.3g GiB of memory",
+                       need / 0x1p30, threads, mem / 0x1p30);
+    if (c->attn.scale == 0)
+        c->attn.scale = 1.0 / sqrt((double)s->dk);
+    if (c->gen.dist == GEN_MLA && !c->load_dir && c->gen.mla.rope_dims >= s->dk)
+        return err_set(e, ERR_USAGE, "--rope-dims %ld must be below --dk %ld", c->gen.mla.rope_dims, s->dk);
+    /* FP8 variants keep the last rope_dims of Dk apart; a head too small for it has none */
+    c->attn.rope_dims = c->gen.mla.rope_dims < s->dk ? c->gen.mla.rope_dims : 0;
+    /* each variant's own configuration, and its --exact sites checked before any work */
+    for (int v = 0; v < c->nvariants; v++) {
+        int rc2 = opts_variant_cfg(c, v, e);
+        if (rc2)
+            return rc2;
+        attn_stats_t st;
+        attn_ctx_t ctx;
+        rc2 = attn_ctx_init(&ctx, c->variants[v], &c->vcfg[v], &st, e);
+        if (rc2)
+            return rc2;
+    }
+    return ERR_OK;
+}
+
+
+const char *run_slot_name(const run_cfg_t *c, int v)
+{
+    return v == 0 ? "golden" : c->vspec[v - 1];
+}
