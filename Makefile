@@ -50,8 +50,10 @@ $(BUILD)/%.o: src/%.c $(HDR)
 # the array cast loops must vectorize (src/num/fmt_cast.c says why these flags change no result)
 $(BUILD)/num/fmt_cast.o: OPT += -O3 -fno-trapping-math
 
-$(BUILD)/tests/%: tests/%.c $(LIB_OBJ) $(wildcard tests/*.h) | $(BUILD)/tests
-	$(CC) $(ALL_CFLAGS) -Isrc -Itests -o $@ $< $(LIB_OBJ) $(LIBS)
+# tests/*.c other than t-*.c are helpers every test links (golden_mpfr: the all-MPFR reference)
+TEST_HELP = $(filter-out tests/t-%.c,$(wildcard tests/*.c))
+$(BUILD)/tests/%: tests/%.c $(TEST_HELP) $(LIB_OBJ) $(wildcard tests/*.h) | $(BUILD)/tests
+	$(CC) $(ALL_CFLAGS) -Isrc -Itests -o $@ $< $(TEST_HELP) $(LIB_OBJ) $(LIBS)
 
 $(BUILD) $(BUILD)/tests:
 	mkdir -p $@

@@ -9,6 +9,7 @@
 #include "num/fmt.h"
 #include "data/gen.h"
 #include "ref/golden.h"
+#include "golden_mpfr.h"
 
 /* dd_exp against MPFR at 256 bits: relative error below 2^-100. */
 static void test_dd_exp(void)

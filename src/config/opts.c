@@ -33,6 +33,17 @@ int opts_parse_double(const char *opt, const char *s, double *out, err_t *e)
     return ERR_OK;
 }
 
+int opts_parse_format(const char *opt, const char *s, run_out_t *out, err_t *e)
+{
+    static const char *const names[] = {"table", "csv", "json"};
+    for (int i = 0; i < 3; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *out = (run_out_t)i;
+            return ERR_OK;
+        }
+    return err_set(e, ERR_USAGE, "%s: expected table, csv or json, got '%s'", opt, s);
+}
+
 static int parse_fmt(const char *opt, const char *s, fmt_id_t *out, err_t *e)
 {
     int f = fmt_from_name(s);
@@ -357,17 +368,8 @@ int opts_run_option(run_cfg_t *c, const char *opt, const char *val, err_t *e)
         c->csv_path = val;
         return ERR_OK;
     }
-    if (strcmp(opt, "--format") == 0) {
-        if (strcmp(val, "table") == 0)
-            c->out = RUN_OUT_TABLE;
-        else if (strcmp(val, "csv") == 0)
-            c->out = RUN_OUT_CSV;
-        else if (strcmp(val, "json") == 0)
-            c->out = RUN_OUT_JSON;
-        else
-            return err_set(e, ERR_USAGE, "--format: expected table, csv or json, got '%s'", val);
-        return ERR_OK;
-    }
+    if (strcmp(opt, "--format") == 0)
+        return opts_parse_format(opt, val, &c->out, e);
     return err_set(e, ERR_USAGE, "run: unknown option '%s' (see 'amla-lab run --help')", opt);
 }
 

@@ -226,6 +226,15 @@ int io_npy_read(io_npy_t *out, const char *path, err_t *e)
     return ERR_OK;
 }
 
+void io_npy_shape_text(char *buf, size_t n, const io_npy_t *a)
+{
+    size_t off = (size_t)snprintf(buf, n, "[");
+    for (int i = 0; i < a->ndim && off < n; i++)
+        off += (size_t)snprintf(buf + off, n - off, "%s%ld", i ? ", " : "", a->shape[i]);
+    if (off < n)
+        snprintf(buf + off, n - off, "]");
+}
+
 void io_npy_free(io_npy_t *a)
 {
     free(a->data);

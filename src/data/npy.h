@@ -26,6 +26,9 @@ int io_npy_parse(io_npy_t *out, const unsigned char *buf, size_t len, err_t *e);
 int io_npy_read(io_npy_t *out, const char *path, err_t *e);
 void io_npy_free(io_npy_t *a);
 
+/* The array's shape as "[2, 3]" (for messages). */
+void io_npy_shape_text(char *buf, size_t n, const io_npy_t *a);
+
 /* Write data (n = product of shape) as little-endian float64 ('<f8') or float32 ('<f4'),
  * atomically (temporary name, then rename). */
 int io_npy_write(const char *path, const double *data, const long *shape, int ndim, int as_f32,

@@ -39,13 +39,16 @@ double acc_tc_block(const double *t, const int *e, int n, int f);
  * them; 0: the scalar code (tests compare the two bit for bit). */
 extern int acc_simd;
 
+/* op(B)[k][j]: B [N][K] read transposed when b_trans, else B [K][N]. */
+static inline double acc_b_at(const double *B, long ldb, int b_trans, long k, long j)
+{
+    return b_trans ? B[j * ldb + k] : B[k * ldb + j];
+}
+
 /* As acc_gemm, with the formats of A's and B's values (the tensor-core models take a
  * subnormal operand's exponent as its format's minimum); acc_gemm assumes binary32. */
 void acc_gemm_f(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
                 long N, long K, acc_model_t model, fmt_id_t fa, fmt_id_t fb);
-
-/* The fp16-acc model's rounding of a binary64 sum to binary16 (exposed for its test). */
-double acc_fp16_round(double s);
 
 /* C[i][j] = sum_k A[i][k] * op(B)[k][j] for i < M, j < N, accumulated in k order under the
  * model; op(B) = B^T when b_trans (B is N x K), else B (K x N). Operands are taken as

@@ -1,4 +1,5 @@
 /* dd_exp -- exponential of a double-double argument to about 2^-100 relative */
+#include "num/cpu.h"
 #include "num/dd.h"
 
 #include <mpfr.h>
@@ -175,11 +176,6 @@ DD_TGT static void dd_exp4(double *hi, double *lo, double m, dd_t scale)
     }
 }
 
-static int dd_have_avx2(void)
-{
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
 #endif
 
 void dd_exp_array(double *hi, double *lo, long n, double m, dd_t scale)
@@ -187,7 +183,7 @@ void dd_exp_array(double *hi, double *lo, long n, double m, dd_t scale)
     long j = 0;
     pthread_once(&dd_exp_once, dd_exp_init);
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (dd_have_avx2())
+    if (cpu_has_avx2_fma())
         for (; j + 4 <= n; j += 4)
             dd_exp4(hi + j, lo + j, m, scale);
 #endif

@@ -1,6 +1,7 @@
 /* fmt_cast -- binary32 arrays to narrow encodings, vectorized (fmt_cast_f32) */
 #include <string.h>
 
+#include "num/cpu.h"
 #include "num/fmt.h"
 
 /* ---- fast binary32 -> narrow encodings, RNE ----
@@ -124,11 +125,6 @@ __attribute__((target("avx2"))) static void fmt_round_avx2(double *x, long n, fm
     fmt_round_body(x, n, f, sat);
 }
 
-static int fmt_have_avx2(void)
-{
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2");
-}
 #endif
 
 int fmt_simd = 1;
@@ -136,7 +132,7 @@ int fmt_simd = 1;
 void fmt_cast_f32(void *out, const float *x, long n, fmt_id_t f, int sat)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (fmt_simd && fmt_have_avx2()) {
+    if (fmt_simd && cpu_has_avx2_fma()) {
         fmt_cast_avx2(out, x, n, f, sat);
         return;
     }
@@ -147,7 +143,7 @@ void fmt_cast_f32(void *out, const float *x, long n, fmt_id_t f, int sat)
 void fmt_round_array_rne(double *x, long n, fmt_id_t f, int sat)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (fmt_simd && fmt_have_avx2()) {
+    if (fmt_simd && cpu_has_avx2_fma()) {
         fmt_round_avx2(x, n, f, sat);
         return;
     }

@@ -24,6 +24,10 @@
  * the double-double steps and the final division, and the Z term the plain FP64 product of
  * P's remainder (at most 2^-20 of P's row maximum) with V. The first term is the final
  * rounding to binary64. Every path's terms are in the sum, so the bound holds for both. */
+/* One line for `amla-lab list`. */
+#define GOLDEN_SUMMARY \
+    "reference: exact Q.K^T (Ozaki slices in FP64 GEMM, or Dot2), double-double softmax (MPFR-checked bound)"
+
 void golden_attention(double *o, const attn_input_t *in, double scale);
 
 /* The bound above for one element, given |O|, W, Z, A and the sizes. */
@@ -32,8 +36,5 @@ double golden_bound(double o_abs, double w, double z, double a, long sk, long dk
 /* How many products (Q K^T or P V, per head group) took the Ozaki path and how many Dot2,
  * since the process started (for tests and the bench). */
 void golden_paths(long *ozaki, long *dot2);
-
-/* Reference: everything in MPFR at prec bits (small shapes only; for tests). */
-void golden_attention_mpfr(double *o, const attn_input_t *in, double scale, long prec);
 
 #endif

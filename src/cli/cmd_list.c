@@ -1,0 +1,68 @@
+/* cmd_list -- `amla-lab list`: variants, formats, modes, distributions, models, sites */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "attn/attn.h"
+#include "config/config.h"
+#include "data/gen.h"
+#include "num/acc.h"
+#include "num/fmt.h"
+#include "ref/golden.h"
+#include "run/metric.h"
+
+static const char LIST_USAGE[] = "usage: amla-lab list [--sites VARIANT]\n";
+
+
+int cmd_list(int argc, char **argv)
+{
+    if (argc == 1 && strcmp(argv[0], "--help") == 0) {
+        fputs(LIST_USAGE, stdout);
+        return cli_finish_stdout(0);
+    }
+    if (argc == 2 && strcmp(argv[0], "--sites") == 0) {
+        int vi = attn_find(argv[1]);
+        if (vi < 0)
+            return cli_usage_error("list --sites: unknown variant '%s'%s", argv[1], "");
+        run_cfg_t c;
+        run_cfg_default(&c);
+        attn_stats_t st;
+        attn_ctx_t ctx;
+        err_t e = {0};
+        attn_ctx_init(&ctx, vi, &c.attn, &st, &e);
+        printf("# sites of %s (with the defaults: --in-format %s --out-format %s --acc %s)\n", argv[1],
+               fmt_table[c.attn.in_format].name, fmt_table[c.attn.out_format].name,
+               acc_table[c.attn.acc_qk].name);
+        for (int i = 0; i < ctx.nsites; i++) {
+            char buf[256];
+            site_describe(buf, sizeof buf, &ctx.site[i]);
+            printf("%s\n", buf);
+        }
+        return cli_finish_stdout(0);
+    }
+    if (argc != 0)
+        return cli_usage_error("list: unexpected argument '%s'%s", argv[0], " (see 'amla-lab list --help')");
+    printf("variants:\n  %-18s %s\n", "golden", GOLDEN_SUMMARY);
+    for (int i = 0; i < attn_variant_count; i++)
+        printf("  %-18s %s\n", attn_variants[i].name, attn_variants[i].summary);
+    printf("formats:\n");
+    for (int i = 0; i < FMT_COUNT; i++)
+        printf("  %-18s %s\n", fmt_table[i].name, fmt_table[i].summary);
+    printf("rounding modes:\n");
+    for (int i = 0; i < FMT_ROUND_COUNT; i++)
+        printf("  %-18s %s\n", fmt_round_names[i], fmt_round_summaries[i]);
+    printf("distributions:\n");
+    for (int i = 0; i < GEN_COUNT; i++)
+        printf("  %-18s %s\n", gen_table[i].name, gen_table[i].summary);
+    printf("accumulation models (default for both products: fp32-fma):\n");
+    for (int i = 0; i < ACC_COUNT; i++)
+        printf("  %-18s %s\n", acc_table[i].name, acc_table[i].summary);
+    printf("metrics:\n");
+    for (int i = 0; i < METRIC_COUNT; i++)
+        printf("  %s\n", metric_names[i]);
+    return cli_finish_stdout(0);
+}
+

@@ -1,0 +1,12 @@
+/* acc_tc -- the tensor-core block models (tc-volta, tc-ampere, tc-hopper, tc-hopper-fp8*) */
+#ifndef AMLA_ACC_TC_H
+#define AMLA_ACC_TC_H
+
+#include "num/acc.h"
+
+/* C = A op(B) under tensor-core model `model`; emin_a, emin_b: the operands' formats' minimum
+ * exponents (a subnormal operand's exponent as the hardware sees it). */
+void acc_tc_gemm(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
+                 long N, long K, acc_model_t model, int emin_a, int emin_b);
+
+#endif

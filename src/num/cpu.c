@@ -1,0 +1,16 @@
+/* cpu -- the one check behind every AVX2 path */
+#include "num/cpu.h"
+
+int cpu_has_avx2_fma(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    static int cached = -1;
+    if (cached < 0) {
+        __builtin_cpu_init();
+        cached = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    }
+    return cached;
+#else
+    return 0;
+#endif
+}
