@@ -13,30 +13,6 @@
 #include "report/table.h"
 #include "run/run.h"
 
-static const char RUN_USAGE[] =
-    "usage: amla-lab run [options]\n"
-    "inputs:\n"
-    "  --dist normal|uniform|fa3-outlier|mla  [normal]   --mean M [0]  --sigma S [1]\n"
-    "  --layer-profile 1..8  --rope-dims N [64]  --rope-scale X  --outlier-rate P  --outlier-scale X  --token-spread X\n"
-    "  --low A --high B [-1, 1]           --samples N [10]  --seed N [1]\n"
-    "  --ctx S2 [8192]  --heads G [128]  --kv-heads H [1]  --sq N [1]  --dk D [576]  --dv D [512]\n"
-    "  --kv shared|separate [shared: V = K[..., :dv]]   --causal\n"
-    "  --load DIR       read DIR/q.npy, DIR/k.npy and optionally DIR/v.npy (without it V = K[..., :dv],\n"
-    "                   --dv as given [512]); read once; one sample unless --samples is given\n"
-    "arithmetic:\n"
-    "  --in-format F [bf16]  --out-format F [bf16]  --block B [512]  --scale X [1/sqrt(dk)]\n"
-    "  --acc MODEL | --acc-qk MODEL --acc-pv MODEL [fp32-fma]\n"
-    "  --variants a,b,c [standard,base; golden is always the reference; 'all' for every one]\n"
-    "  --exact SITE[,SITE...]  compute these rounding sites in fp64 ('all' for every site)\n"
-    "  --only SITE[,SITE...]   round only at these sites; every other site is exact\n"
-    "  --attribute             per site: error with only it rounded, error removed when it is exact\n"
-    "  --amla-form cann|paper [cann]  AMLA's compensation as the CANN kernel runs it (what the paper\n"
-    "                          measured), or as Algorithm 2 prints it\n"
-    "  --row-block N  --sub-block N  fastattn's Cube / Vector row tiles   --fa3-block yes|no  --fa3-hadamard yes|no\n"
-    "output:\n"
-    "  --format table|csv|json [table]  --csv FILE (per-sample rows)  --dump DIR (arrays of sample 0)\n"
-    "  --threads N [all cores; at most 1024, and no more than --samples]\n"
-    "Options also take the form --opt=value.\n";
 
 
 int cmd_run(int argc, char **argv)
@@ -48,19 +24,17 @@ int cmd_run(int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         const char *opt = argv[i];
         if (strcmp(opt, "--help") == 0) {
-            fputs(RUN_USAGE, stdout);
+            opts_write_help(stdout);
             return cli_finish_stdout(0);
-        }
-        if (strcmp(opt, "--causal") == 0) {
-            c.shape.causal = 1;
-            continue;
-        }
-        if (strcmp(opt, "--attribute") == 0) {
-            c.attribute = 1;
-            continue;
         }
         if (strncmp(opt, "--", 2) != 0)
             return cli_usage_error("run: unexpected argument '%s'%s", opt, "");
+        const opts_def_t *d = opts_find(opt + 2);
+        if (d && (d->where & OPTS_FLAG)) {
+            if (opts_set(&c, opt + 2, "yes", &e))
+                return cli_fail(&e);
+            continue;
+        }
         if (i + 1 >= argc)
             return cli_usage_error("%s: missing value%s", opt, "");
         samples_given |= strcmp(opt, "--samples") == 0;

@@ -1,11 +1,18 @@
-/* opts -- parsing option values into a run configuration (command line, experiment files) */
+/* opts -- the option table: every `run` option once (name, value, default, help, where it may
+ * be given), which drives the command line, experiment files' set and grid lines, variant
+ * specs, the defaults and `run --help` */
 #include "config/opts.h"
 
 #include <errno.h>
 #include <float.h>
+#include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define OPTS_STR2(x) #x
+#define OPTS_STR(x) OPTS_STR2(x)
 
 int opts_parse_long(const char *opt, const char *s, long *out, err_t *e)
 {
@@ -62,7 +69,14 @@ static int parse_acc(const char *opt, const char *s, acc_model_t *out, err_t *e)
     return ERR_OK;
 }
 
-/* "a,b:key=value,c": registry names, each optionally followed by overrides. */
+static int parse_yes_no(const char *opt, const char *s, int *out, err_t *e)
+{
+    if (strcmp(s, "yes") != 0 && strcmp(s, "no") != 0)
+        return err_set(e, ERR_USAGE, "%s: expected yes or no, got '%s'", opt, s);
+    *out = strcmp(s, "yes") == 0;
+    return ERR_OK;
+}
+
 static int parse_variants(run_cfg_t *c, const char *s, err_t *e)
 {
     c->nvariants = 0;
@@ -116,11 +130,319 @@ static int parse_variants(run_cfg_t *c, const char *s, err_t *e)
     return ERR_OK;
 }
 
+
+/* ---- setters: one per kind of value; d->off and d->min/max say where and what ---- */
+
+#define OPT_FIELD(c, d, type) ((type *)((char *)(c) + (d)->off))
+
+static int set_long(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e)
+{
+    long l;
+    int rc = opts_parse_long(opt, val, &l, e);
+    if (!rc && (l < d->min || l > d->max)) {
+        if (d->max == LONG_MAX)
+            return err_set(e, ERR_USAGE, d->min == 1 ? "%s must be positive, got %ld" : "%s must be non-negative, got %ld",
+                           opt, l);
+        return err_set(e, ERR_USAGE, "%s must be %ld to %ld, got %ld", opt, d->min, d->max, l);
+    }
+    if (!rc)
+        *OPT_FIELD(c, d, long) = l;
+    return rc;
+}
+
+static int set_int(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e)
+{
+    long l;
+    int rc = opts_parse_long(opt, val, &l, e);
+    if (!rc && (l < d->min || l > d->max))
+        return err_set(e, ERR_USAGE, "%s must be %ld to %ld, got %ld", opt, d->min, d->max, l);
+    if (!rc)
+        *OPT_FIELD(c, d, int) = (int)l;
+    return rc;
+}
+
+static int set_seed(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e)
+{
+    long l;
+    (void)d;
+    int rc = opts_parse_long(opt, val, &l, e);
+    if (!rc && l < 0)
+        return err_set(e, ERR_USAGE, "--seed must be non-negative, got %ld", l);
+    if (!rc)
+        c->seed = (uint64_t)l;
+    return rc;
+}
+
+/* A finite number; d->min = 1: it must be positive. */
+static int set_double(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e)
+{
+    double x;
+    int rc = opts_parse_double(opt, val, &x, e);
+    if (!rc && d->min == 1 && !(x > 0))
+        return err_set(e, ERR_USAGE, "%s must be positive, got %s", opt, val);
+    if (!rc)
+        *OPT_FIELD(c, d, double) = x;
+    return rc;
+}
+
+/* The MLA cache's shapes: non-negative (a rate at most 1); setting one leaves the profiles. */
+static int set_mla(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e)
+{
+    double x;
+    int rc = opts_parse_double(opt, val, &x, e);
+    if (!rc && (x < 0 || (d->max == 1 && x > 1)))
+        return err_set(e, ERR_USAGE, "%s out of range: %s", opt, val);
+    if (!rc) {
+        *OPT_FIELD(c, d, double) = x;
+        c->gen.mla.profile = 0;
+    }
+    return rc;
+}
+
+static int set_profile(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e)
+{
+    long l;
+    (void)d;
+    int rc = opts_parse_long(opt, val, &l, e);
+    if (!rc && (l < 1 || l > GEN_MLA_PROFILES))
+        return err_set(e, ERR_USAGE, "--layer-profile must be 1 to %d, got %ld", GEN_MLA_PROFILES, l);
+    if (!rc)
+        gen_mla_profile(&c->gen.mla, (int)l);
+    return rc;
+}
+
+static int set_scale(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e)
+{
+    int rc = set_double(c, d, opt, val, e);
+    /* the kernels hold the scale in binary32 */
+    if (!rc && c->attn.scale > FLT_MAX)
+        return err_set(e, ERR_USAGE, "--scale %s is not finite in fp32 (largest %g)", val, (double)FLT_MAX);
+    return rc;
+}
+
+static int set_dist(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e)
+{
+    (void)d;
+    (void)opt;
+    int g = gen_from_name(val);
+    if (g < 0)
+        return err_set(e, ERR_USAGE, "--dist: unknown distribution '%s' (see 'amla-lab list')", val);
+    c->gen.dist = (gen_dist_t)g;
+    return ERR_OK;
+}
+
+static int set_kv(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e)
+{
+    (void)d;
+    (void)opt;
+    if (strcmp(val, "shared") != 0 && strcmp(val, "separate") != 0)
+        return err_set(e, ERR_USAGE, "--kv: expected 'shared' or 'separate', got '%s'", val);
+    c->gen.kv_separate = strcmp(val, "separate") == 0;
+    return ERR_OK;
+}
+
+static int set_format(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e)
+{
+    int rc = parse_fmt(opt, val, OPT_FIELD(c, d, fmt_id_t), e);
+    if (!rc && d->off == offsetof(run_cfg_t, attn.in_format))
+        c->gen.in_format = c->attn.in_format; /* inputs are generated in the input format */
+    return rc;
+}
+
+static int set_acc(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e)
+{
+    if (d->off) /* --acc-qk or --acc-pv */
+        return parse_acc(opt, val, OPT_FIELD(c, d, acc_model_t), e);
+    int rc = parse_acc(opt, val, &c->attn.acc_qk, e);
+    c->attn.acc_pv = c->attn.acc_qk;
+    return rc;
+}
+
+static int set_variants(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e)
+{
+    (void)d;
+    (void)opt;
+    return parse_variants(c, val, e);
+}
+
+static int set_amla_form(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e)
+{
+    (void)d;
+    (void)opt;
+    if (strcmp(val, "paper") == 0)
+        c->attn.amla_form = ATTN_AMLA_PAPER;
+    else if (strcmp(val, "cann") == 0)
+        c->attn.amla_form = ATTN_AMLA_CANN;
+    else
+        return err_set(e, ERR_USAGE, "--amla-form: expected 'cann' or 'paper', got '%s'", val);
+    return ERR_OK;
+}
+
+/* Site lists "a,b": an empty list or entry is refused (--only '' would mean "no site rounds",
+ * which is --exact all said by accident). */
+static int set_sites(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e)
+{
+    size_t n = strlen(val);
+    if (n == 0 || val[0] == ',' || val[n - 1] == ',' || strstr(val, ",,"))
+        return err_set(e, ERR_USAGE, "%s: empty site name in '%s' (see 'amla-lab list --sites VARIANT')", opt, val);
+    *OPT_FIELD(c, d, const char *) = val;
+    return ERR_OK;
+}
+
+static int set_yes_no(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e)
+{
+    return parse_yes_no(opt, val, OPT_FIELD(c, d, int), e);
+}
+
+static int set_text(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e)
+{
+    (void)opt;
+    (void)e;
+    *OPT_FIELD(c, d, const char *) = val;
+    return ERR_OK;
+}
+
+static int set_out(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e)
+{
+    (void)d;
+    return opts_parse_format(opt, val, &c->out, e);
+}
+
+/* ---- the table ---- */
+
+#define OFF(field) offsetof(run_cfg_t, field)
+#define V OPTS_VARIANT
+#define NX OPTS_NOT_IN_EXPERIMENTS
+#define F OPTS_FLAG
+
+/* name, value, default (applied), default (shown only), where, setter, field, min, max, help */
+const opts_def_t opts_table[] = {
+    /* inputs */
+    {"dist", "normal|uniform|fa3-outlier|mla", "normal", NULL, 0, set_dist, 0, 0, 0, "input distribution"},
+    {"mean", "M", "0", NULL, 0, set_double, OFF(gen.mean), 0, 0, "normal and mla: mean"},
+    {"sigma", "S", "1", NULL, 0, set_double, OFF(gen.sigma), 1, 0, "normal and mla: standard deviation"},
+    {"low", "A", "-1", NULL, 0, set_double, OFF(gen.low), 0, 0, "uniform: lower bound"},
+    {"high", "B", "1", NULL, 0, set_double, OFF(gen.high), 0, 0, "uniform: upper bound"},
+    {"layer-profile", "1.." OPTS_STR(GEN_MLA_PROFILES), NULL, NULL, 0, set_profile, 0, 0, 0,
+     "mla: a layer profile (RoPE range, outlier rate, token spread)"},
+    {"rope-dims", "N", OPTS_STR(GEN_MLA_ROPE_DIMS), NULL, 0, set_long, OFF(gen.mla.rope_dims), 0, LONG_MAX,
+     "the last N dims of Dk are RoPE (mla inputs; FP8 variants keep them apart)"},
+    {"rope-scale", "X", OPTS_STR(GEN_MLA_ROPE_SCALE), NULL, 0, set_mla, OFF(gen.mla.rope_scale), 0, 0,
+     "mla: RoPE spread relative to sigma"},
+    {"outlier-rate", "P", OPTS_STR(GEN_MLA_OUTLIER_RATE), NULL, 0, set_mla, OFF(gen.mla.outlier_rate), 0, 1,
+     "mla: probability of a RoPE outlier"},
+    {"outlier-scale", "X", OPTS_STR(GEN_MLA_OUTLIER_SCALE), NULL, 0, set_mla, OFF(gen.mla.outlier_scale), 0, 0,
+     "mla: outliers' spread relative to RoPE's"},
+    {"token-spread", "X", OPTS_STR(GEN_MLA_TOKEN_SPREAD), NULL, 0, set_mla, OFF(gen.mla.token_spread), 0, 0,
+     "mla: spread of the per-token magnitude exp(N(0, X^2))"},
+    {"samples", "N", "10", NULL, 0, set_long, OFF(samples), 1, LONG_MAX, "samples (a --load case: 1)"},
+    {"seed", "N", "1", NULL, 0, set_seed, 0, 0, 0, "seed of every sample's stream"},
+    {"ctx", "S2", "8192", NULL, 0, set_long, OFF(shape.sk), 1, LONG_MAX, "keys per KV head"},
+    {"heads", "G", "128", NULL, 0, set_long, OFF(shape.hq), 1, LONG_MAX, "query heads"},
+    {"kv-heads", "H", "1", NULL, 0, set_long, OFF(shape.hkv), 1, LONG_MAX, "KV heads (1 for MLA)"},
+    {"sq", "N", "1", NULL, 0, set_long, OFF(shape.sq), 1, LONG_MAX, "query tokens per head"},
+    {"dk", "D", "576", NULL, 0, set_long, OFF(shape.dk), 1, LONG_MAX, "head dim of Q and K"},
+    {"dv", "D", "512", NULL, 0, set_long, OFF(shape.dv), 1, LONG_MAX, "head dim of V (V = K[..., :dv] unless separate)"},
+    {"kv", "shared|separate", "shared", NULL, 0, set_kv, 0, 0, 0, "shared: V = K[..., :dv], MLA's latent cache"},
+    {"causal", NULL, "no", NULL, F, set_yes_no, OFF(shape.causal), 0, 0,
+     "query token t sees keys j <= t + ctx - sq"},
+    {"load", "DIR", NULL, NULL, NX, set_text, OFF(load_dir), 0, 0,
+     "read DIR/q.npy, k.npy and optionally v.npy (else V = K[..., :dv]), once"},
+    /* arithmetic */
+    {"in-format", "FMT", "bf16", NULL, 0, set_format, OFF(attn.in_format), 0, 0, "format of Q, K, V (and P for P.V)"},
+    {"out-format", "FMT", "bf16", NULL, V, set_format, OFF(attn.out_format), 0, 0, "format of the output"},
+    {"block", "B", "512", NULL, V, set_long, OFF(attn.block), 1, LONG_MAX,
+     "KV tile in tokens (AMLA's block; the Hopper kernels' 64 is their own)"},
+    {"scale", "X", NULL, "1/sqrt(dk)", V, set_scale, OFF(attn.scale), 1, 0, "softmax scale"},
+    {"acc", "MODEL", "fp32-fma", NULL, V, set_acc, 0, 0, 0, "accumulation model of both products"},
+    {"acc-qk", "MODEL", NULL, "--acc", V, set_acc, OFF(attn.acc_qk), 0, 0, "accumulation model of Q.K^T"},
+    {"acc-pv", "MODEL", NULL, "--acc", V, set_acc, OFF(attn.acc_pv), 0, 0, "accumulation model of P.V"},
+    {"variants", "a,b:key=value,...", "golden,standard,base", NULL, 0, set_variants, 0, 0, 0,
+     "variants to run ('all' for every one); golden is always the reference"},
+    {"exact", "SITE,...", NULL, NULL, V, set_sites, OFF(attn.exact), 0, 0,
+     "compute these rounding sites in fp64 ('all' for every site)"},
+    {"only", "SITE,...", NULL, NULL, V, set_sites, OFF(attn.only), 0, 0, "round only at these sites"},
+    {"attribute", NULL, "no", NULL, F, set_yes_no, OFF(attribute), 0, 0,
+     "per site: the error with only it rounded, and the error removed when it is exact"},
+    {"amla-form", "cann|paper", "cann", NULL, V, set_amla_form, 0, 0, 0,
+     "AMLA's compensation as the CANN kernel runs it (what the paper measured) or as Algorithm 2 prints it"},
+    {"row-block", "N", NULL, "all rows", V, set_long, OFF(attn.row_block), 1, LONG_MAX, "fastattn: Cube row tile"},
+    {"sub-block", "N", NULL, "all rows", V, set_long, OFF(attn.sub_block), 1, LONG_MAX, "fastattn: Vector row tile"},
+    {"fa3-block", "yes|no", "yes", NULL, V, set_yes_no, OFF(attn.fa3_block), 0, 0, "fa3-fp8: block quantization"},
+    {"fa3-hadamard", "yes|no", "yes", NULL, V, set_yes_no, OFF(attn.fa3_hadamard), 0, 0,
+     "fa3-fp8: random-sign Hadamard (incoherent processing)"},
+    /* output */
+    {"format", "table|csv|json", "table", NULL, NX, set_out, 0, 0, 0, "how results are printed"},
+    {"csv", "FILE", NULL, NULL, NX, set_text, OFF(csv_path), 0, 0, "per-sample rows to FILE"},
+    {"dump", "DIR", NULL, NULL, NX, set_text, OFF(dump_dir), 0, 0, "sample 0's inputs and outputs as DIR/NAME.npy"},
+    {"threads", "N", NULL, "all cores", NX, set_int, OFF(threads), 1, OPTS_MAX_THREADS,
+     "threads (one sample each; never more than samples)"},
+    {NULL, NULL, NULL, NULL, 0, NULL, 0, 0, 0, NULL},
+};
+
+/* Where --help starts a new section. */
+static const struct {
+    const char *first, *title;
+} opts_sections[] = {{"dist", "inputs"}, {"in-format", "arithmetic"}, {"format", "output"}};
+
+const opts_def_t *opts_find(const char *name)
+{
+    for (const opts_def_t *d = opts_table; d->name; d++)
+        if (strcmp(d->name, name) == 0)
+            return d;
+    return NULL;
+}
+
+int opts_set(run_cfg_t *c, const char *name, const char *val, err_t *e)
+{
+    const opts_def_t *d = opts_find(name);
+    char opt[64];
+    snprintf(opt, sizeof opt, "--%s", name);
+    if (!d)
+        return err_set(e, ERR_USAGE, "run: unknown option '%s' (see 'amla-lab run --help')", opt);
+    return d->set(c, d, opt, val, e);
+}
+
+int opts_run_option(run_cfg_t *c, const char *opt, const char *val, err_t *e)
+{
+    if (strncmp(opt, "--", 2) != 0)
+        return err_set(e, ERR_USAGE, "run: unknown option '%s' (see 'amla-lab run --help')", opt);
+    return opts_set(c, opt + 2, val, e);
+}
+
+void opts_defaults(run_cfg_t *c)
+{
+    for (const opts_def_t *d = opts_table; d->name; d++)
+        if (d->def) {
+            err_t e = {0};
+            if (d->set(c, d, d->name, d->def, &e))
+                abort(); /* a default the table cannot parse: a broken invariant */
+        }
+}
+
+void opts_write_help(FILE *f)
+{
+    fputs("usage: amla-lab run [options]   (every option also as --opt=value)\n", f);
+    for (const opts_def_t *d = opts_table; d->name; d++) {
+        for (size_t s = 0; s < sizeof opts_sections / sizeof opts_sections[0]; s++)
+            if (strcmp(d->name, opts_sections[s].first) == 0)
+                fprintf(f, "%s:\n", opts_sections[s].title);
+        char lead[96];
+        int n = snprintf(lead, sizeof lead, "  --%s%s%s", d->name, d->arg ? " " : "", d->arg ? d->arg : "");
+        const char *def = d->def ? d->def : d->shown;
+        if (def && !(d->where & OPTS_FLAG))
+            snprintf(lead + n, sizeof lead - (size_t)n, " [%s]", def);
+        fprintf(f, "%-40s %s\n", lead, d->help);
+    }
+    fputs("A variant may carry its own settings: NAME:KEY=VALUE[:KEY=VALUE] with KEY one of", f);
+    for (const opts_def_t *d = opts_table; d->name; d++)
+        if (d->where & OPTS_VARIANT)
+            fprintf(f, " %s", d->name);
+    fputs(".\n", f);
+}
+
 int opts_variant_cfg(run_cfg_t *c, int v, err_t *e)
 {
-    static const char *const allowed[] = {"amla-form", "block", "acc", "acc-qk", "acc-pv", "exact", "only",
-                                          "out-format", "scale", "row-block", "sub-block", "fa3-block",
-                                          "fa3-hadamard", NULL};
     const char *spec = c->vspec[v];
     const char *p = strchr(spec, ':');
     if (!p) {
@@ -157,10 +479,8 @@ int opts_variant_cfg(run_cfg_t *c, int v, err_t *e)
             break;
         }
         *eq = 0;
-        int ok = 0;
-        for (int k = 0; allowed[k]; k++)
-            ok |= strcmp(keys[i], allowed[k]) == 0;
-        if (!ok) {
+        const opts_def_t *od = opts_find(keys[i]);
+        if (!od || !(od->where & OPTS_VARIANT)) {
             rc = err_set(e, ERR_USAGE, "variant '%s': '%s' cannot be set per variant", spec, keys[i]);
             break;
         }
@@ -198,178 +518,5 @@ int opts_variant_cfg(run_cfg_t *c, int v, err_t *e)
     }
     free(c2);
     return rc;
-}
-
-/* Options of `run` that take a value, and how to store it. */
-int opts_run_option(run_cfg_t *c, const char *opt, const char *val, err_t *e)
-{
-    long l;
-    int rc = ERR_OK;
-#define LONGOPT(name, field)                                  \
-    if (strcmp(opt, name) == 0) {                             \
-        rc = opts_parse_long(opt, val, &l, e);                     \
-        if (!rc && l <= 0)                                    \
-            rc = err_set(e, ERR_USAGE, "%s must be positive, got %ld", opt, l); \
-        if (!rc)                                              \
-            field = l;                                        \
-        return rc;                                            \
-    }
-    LONGOPT("--samples", c->samples)
-    LONGOPT("--ctx", c->shape.sk)
-    LONGOPT("--heads", c->shape.hq)
-    LONGOPT("--kv-heads", c->shape.hkv)
-    LONGOPT("--sq", c->shape.sq)
-    LONGOPT("--dk", c->shape.dk)
-    LONGOPT("--dv", c->shape.dv)
-    LONGOPT("--block", c->attn.block)
-    LONGOPT("--row-block", c->attn.row_block)
-    LONGOPT("--sub-block", c->attn.sub_block)
-#undef LONGOPT
-    if (strcmp(opt, "--threads") == 0) {
-        rc = opts_parse_long(opt, val, &l, e);
-        if (!rc && (l < 1 || l > OPTS_MAX_THREADS))
-            rc = err_set(e, ERR_USAGE, "--threads must be 1 to %d, got %ld", OPTS_MAX_THREADS, l);
-        if (!rc)
-            c->threads = (int)l;
-        return rc;
-    }
-    if (strcmp(opt, "--seed") == 0) {
-        rc = opts_parse_long(opt, val, &l, e);
-        if (!rc && l < 0)
-            rc = err_set(e, ERR_USAGE, "--seed must be non-negative, got %ld", l);
-        if (!rc)
-            c->seed = (uint64_t)l;
-        return rc;
-    }
-    if (strcmp(opt, "--mean") == 0)
-        return opts_parse_double(opt, val, &c->gen.mean, e);
-    if (strcmp(opt, "--sigma") == 0) {
-        rc = opts_parse_double(opt, val, &c->gen.sigma, e);
-        if (!rc && !(c->gen.sigma > 0))
-            rc = err_set(e, ERR_USAGE, "--sigma must be positive, got %s", val);
-        return rc;
-    }
-    if (strcmp(opt, "--layer-profile") == 0) {
-        rc = opts_parse_long(opt, val, &l, e);
-        if (!rc && (l < 1 || l > GEN_MLA_PROFILES))
-            rc = err_set(e, ERR_USAGE, "--layer-profile must be 1 to %d, got %ld", GEN_MLA_PROFILES, l);
-        if (!rc)
-            gen_mla_profile(&c->gen.mla, (int)l);
-        return rc;
-    }
-    if (strcmp(opt, "--rope-dims") == 0) {
-        rc = opts_parse_long(opt, val, &l, e);
-        if (!rc && l < 0)
-            rc = err_set(e, ERR_USAGE, "--rope-dims must be non-negative, got %ld", l);
-        if (!rc)
-            c->gen.mla.rope_dims = l;
-        return rc;
-    }
-    {
-        static const char *const mla_opts[] = {"--rope-scale", "--outlier-rate", "--outlier-scale", "--token-spread"};
-        double *fields[] = {&c->gen.mla.rope_scale, &c->gen.mla.outlier_rate, &c->gen.mla.outlier_scale,
-                            &c->gen.mla.token_spread};
-        for (int i = 0; i < 4; i++)
-            if (strcmp(opt, mla_opts[i]) == 0) {
-                double d;
-                rc = opts_parse_double(opt, val, &d, e);
-                if (!rc && (d < 0 || (i == 1 && d > 1)))
-                    rc = err_set(e, ERR_USAGE, "%s out of range: %s", opt, val);
-                if (!rc) {
-                    *fields[i] = d;
-                    c->gen.mla.profile = 0;
-                }
-                return rc;
-            }
-    }
-    if (strcmp(opt, "--low") == 0)
-        return opts_parse_double(opt, val, &c->gen.low, e);
-    if (strcmp(opt, "--high") == 0)
-        return opts_parse_double(opt, val, &c->gen.high, e);
-    if (strcmp(opt, "--scale") == 0) {
-        rc = opts_parse_double(opt, val, &c->attn.scale, e);
-        if (!rc && !(c->attn.scale > 0))
-            rc = err_set(e, ERR_USAGE, "--scale must be positive, got %s", val);
-        /* the kernels hold the scale in binary32 */
-        if (!rc && c->attn.scale > FLT_MAX)
-            rc = err_set(e, ERR_USAGE, "--scale %s is not finite in fp32 (largest %g)", val, (double)FLT_MAX);
-        return rc;
-    }
-    if (strcmp(opt, "--dist") == 0) {
-        int d = gen_from_name(val);
-        if (d < 0)
-            return err_set(e, ERR_USAGE, "--dist: unknown distribution '%s' (see 'amla-lab list')", val);
-        c->gen.dist = (gen_dist_t)d;
-        return ERR_OK;
-    }
-    if (strcmp(opt, "--kv") == 0) {
-        if (strcmp(val, "shared") != 0 && strcmp(val, "separate") != 0)
-            return err_set(e, ERR_USAGE, "--kv: expected 'shared' or 'separate', got '%s'", val);
-        c->gen.kv_separate = strcmp(val, "separate") == 0;
-        return ERR_OK;
-    }
-    if (strcmp(opt, "--in-format") == 0) {
-        rc = parse_fmt(opt, val, &c->attn.in_format, e);
-        c->gen.in_format = c->attn.in_format;
-        return rc;
-    }
-    if (strcmp(opt, "--out-format") == 0)
-        return parse_fmt(opt, val, &c->attn.out_format, e);
-    if (strcmp(opt, "--acc") == 0) {
-        rc = parse_acc(opt, val, &c->attn.acc_qk, e);
-        c->attn.acc_pv = c->attn.acc_qk;
-        return rc;
-    }
-    if (strcmp(opt, "--acc-qk") == 0)
-        return parse_acc(opt, val, &c->attn.acc_qk, e);
-    if (strcmp(opt, "--acc-pv") == 0)
-        return parse_acc(opt, val, &c->attn.acc_pv, e);
-    if (strcmp(opt, "--variants") == 0)
-        return parse_variants(c, val, e);
-    if (strcmp(opt, "--amla-form") == 0) {
-        if (strcmp(val, "paper") == 0)
-            c->attn.amla_form = ATTN_AMLA_PAPER;
-        else if (strcmp(val, "cann") == 0)
-            c->attn.amla_form = ATTN_AMLA_CANN;
-        else
-            return err_set(e, ERR_USAGE, "--amla-form: expected 'paper' or 'cann', got '%s'", val);
-        return ERR_OK;
-    }
-    if (strcmp(opt, "--exact") == 0 || strcmp(opt, "--only") == 0) {
-        /* site lists: "a,b"; an empty list or entry is refused (--only '' would mean "no site
-         * rounds", which is --exact all said by accident) */
-        size_t n = strlen(val);
-        if (n == 0 || val[0] == ',' || val[n - 1] == ',' || strstr(val, ",,"))
-            return err_set(e, ERR_USAGE, "%s: empty site name in '%s' (see 'amla-lab list --sites VARIANT')", opt, val);
-        *(strcmp(opt, "--exact") == 0 ? &c->attn.exact : &c->attn.only) = val;
-        return ERR_OK;
-    }
-    if (strcmp(opt, "--fa3-block") == 0 || strcmp(opt, "--fa3-hadamard") == 0) {
-        if (strcmp(val, "yes") != 0 && strcmp(val, "no") != 0)
-            return err_set(e, ERR_USAGE, "%s: expected yes or no, got '%s'", opt, val);
-        *(strcmp(opt, "--fa3-block") == 0 ? &c->attn.fa3_block : &c->attn.fa3_hadamard) = strcmp(val, "yes") == 0;
-        return ERR_OK;
-    }
-    if (strcmp(opt, "--attribute") == 0) {
-        if (strcmp(val, "yes") != 0 && strcmp(val, "no") != 0)
-            return err_set(e, ERR_USAGE, "--attribute: expected yes or no, got '%s'", val);
-        c->attribute = strcmp(val, "yes") == 0;
-        return ERR_OK;
-    }
-    if (strcmp(opt, "--load") == 0) {
-        c->load_dir = val;
-        return ERR_OK;
-    }
-    if (strcmp(opt, "--dump") == 0) {
-        c->dump_dir = val;
-        return ERR_OK;
-    }
-    if (strcmp(opt, "--csv") == 0) {
-        c->csv_path = val;
-        return ERR_OK;
-    }
-    if (strcmp(opt, "--format") == 0)
-        return opts_parse_format(opt, val, &c->out, e);
-    return err_set(e, ERR_USAGE, "run: unknown option '%s' (see 'amla-lab run --help')", opt);
 }
 

@@ -2,6 +2,9 @@
 #ifndef AMLA_OPTS_H
 #define AMLA_OPTS_H
 
+#include <stddef.h>
+#include <stdio.h>
+
 #include "base/err.h"
 #include "config/config.h"
 
@@ -16,12 +19,45 @@ int opts_parse_double(const char *opt, const char *s, double *out, err_t *e);
 /* The output form: table, csv or json (run's and compare's --format). */
 int opts_parse_format(const char *opt, const char *s, run_out_t *out, err_t *e);
 
-/* Apply one value option of `run` ("--ctx", "8192") to c; ERR_USAGE names the option. */
+/* One option of `run`: every place an option is given (the command line, an experiment
+ * file's set and grid lines, a variant spec) and `run --help` read this table. */
+typedef struct opts_def opts_def_t;
+struct opts_def {
+    const char *name;  /* without the dashes: "ctx" */
+    const char *arg;   /* the value as --help names it ("N", "FMT"); NULL for a flag */
+    const char *def;   /* the default, applied by run_cfg_default and shown by --help; or NULL */
+    const char *shown; /* a default that is not a value ("1/sqrt(dk)"), shown only; or NULL */
+    int where;         /* OPTS_* bits */
+    int (*set)(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e);
+    size_t off;        /* the field the setter writes (offset in run_cfg_t), where it takes one */
+    long min, max;     /* the setter's range, where it takes one */
+    const char *help;
+};
+
+enum {
+    OPTS_VARIANT = 1,            /* may be set per variant (NAME:KEY=VALUE): it changes arithmetic */
+    OPTS_NOT_IN_EXPERIMENTS = 2, /* not in experiment files (the sweep writes and threads itself) */
+    OPTS_FLAG = 4                /* on the command line without a value; elsewhere yes|no */
+};
+
+extern const opts_def_t opts_table[]; /* ends with a NULL name */
+
+const opts_def_t *opts_find(const char *name);
+
+/* Set option `name` (no dashes) from text; ERR_USAGE names the option. */
+int opts_set(run_cfg_t *c, const char *name, const char *val, err_t *e);
+
+/* The same for "--name" as given on the command line. */
 int opts_run_option(run_cfg_t *c, const char *opt, const char *val, err_t *e);
 
-/* Resolve variant v's configuration into c->vcfg[v]: c->attn plus the overrides in its spec
- * ("amla:amla-form=cann:block=128"); only options that change the arithmetic of a variant
- * are allowed there (amla-form, block, acc, acc-qk, acc-pv, exact, only, out-format, scale). */
+/* Every option's default into c. */
+void opts_defaults(run_cfg_t *c);
+
+/* `run --help`, from the table. */
+void opts_write_help(FILE *f);
+
+/* Resolve variant v's configuration into c->vcfg[v]: c->attn plus the settings in its spec
+ * ("amla:amla-form=paper:block=128"); only OPTS_VARIANT options are allowed there. */
 int opts_variant_cfg(run_cfg_t *c, int v, err_t *e);
 
 #endif

@@ -23,11 +23,11 @@ const gen_info_t gen_table[GEN_COUNT] = {
 
 /* Default shape of the MLA-like cache (SnapMLA Figure 3's description: content concentrated
  * near zero, RoPE an order of magnitude wider with outlier tails). */
-#define GEN_MLA_ROPE_DIMS 64
-#define GEN_MLA_ROPE_SCALE 10.0
-#define GEN_MLA_OUTLIER_RATE 0.002
-#define GEN_MLA_OUTLIER_SCALE 8.0
-#define GEN_MLA_TOKEN_SPREAD 0.5
+
+
+
+
+
 
 void gen_mla_default(gen_mla_t *m)
 {

@@ -36,6 +36,13 @@ typedef struct {
 
 #define GEN_MLA_PROFILES 8
 
+/* The MLA-like cache's defaults (also --help's, through the option table). */
+#define GEN_MLA_ROPE_DIMS 64
+#define GEN_MLA_ROPE_SCALE 10
+#define GEN_MLA_OUTLIER_RATE 0.002
+#define GEN_MLA_OUTLIER_SCALE 8
+#define GEN_MLA_TOKEN_SPREAD 0.5
+
 typedef struct {
     gen_dist_t dist;
     double mean, sigma, low, high;

@@ -61,17 +61,7 @@ int sweep_metric(const char *name)
 /* Apply option `opt` = val to c; "causal" is a yes/no flag. */
 static int sweep_apply(run_cfg_t *c, const char *opt, const char *val, err_t *e)
 {
-    if (strcmp(opt, "attribute") == 0)
-        return opts_run_option(c, "--attribute", val, e);
-    if (strcmp(opt, "causal") == 0) {
-        if (strcmp(val, "yes") && strcmp(val, "no"))
-            return err_set(e, ERR_USAGE, "causal: expected yes or no, got '%s'", val);
-        c->shape.causal = strcmp(val, "yes") == 0;
-        return ERR_OK;
-    }
-    char o[SWEEP_MAX_TOK + 3];
-    snprintf(o, sizeof o, "--%s", opt);
-    return opts_run_option(c, o, val, e);
+    return opts_set(c, opt, val, e);
 }
 
 /* The value index of each grid line at point g: the first grid line varies slowest. */
@@ -135,10 +125,6 @@ static void sweep_hash(uint64_t *h, const char *t, char sep)
     *h = (*h ^ (unsigned char)sep) * 0x100000001b3ull;
 }
 
-/* Options of `run` that an experiment file may not set: the sweep writes its own CSV and
- * reports, generates its inputs, and takes --threads on its command line. */
-static const char *const sweep_not_settable[] = {"csv", "dump", "format", "load", "threads", NULL};
-
 /* Did an earlier set line (kind 0) or grid line (kind 1) name option opt? Records it if not. */
 static int sweep_seen(sweep_t *x, int kind, const char *opt)
 {
@@ -156,12 +142,12 @@ static int sweep_seen(sweep_t *x, int kind, const char *opt)
 static int sweep_option_ok(sweep_t *x, int kind, const char *opt, err_t *e)
 {
     const char *path = x->path;
-    for (int i = 0; sweep_not_settable[i]; i++)
-        if (strcmp(opt, sweep_not_settable[i]) == 0)
-            return err_set(e, ERR_USAGE, "%s:%d: '%s' cannot be set in an experiment file (%s)", path, x->line, opt,
-                           strcmp(opt, "threads") == 0 ? "give sweep --threads N"
-                           : strcmp(opt, "load") == 0  ? "experiments generate their inputs; use run --load"
-                                                       : "the sweep writes NAME.csv and NAME.md itself");
+    const opts_def_t *d = opts_find(opt);
+    if (d && (d->where & OPTS_NOT_IN_EXPERIMENTS))
+        return err_set(e, ERR_USAGE, "%s:%d: '%s' cannot be set in an experiment file (%s)", path, x->line, opt,
+                       strcmp(opt, "threads") == 0 ? "give sweep --threads N"
+                       : strcmp(opt, "load") == 0  ? "experiments generate their inputs; use run --load"
+                                                   : "the sweep writes NAME.csv and NAME.md itself");
     int prev = sweep_seen(x, kind, opt);
     if (prev)
         return err_set(e, ERR_USAGE, "%s:%d: '%s' is already %s on line %d", path, x->line, opt,
