@@ -391,6 +391,12 @@ for how in torn count sum; do
     cmp -s "$T/full/small.csv" "$T/dmg/small.csv" && ok || bad "$how store: resumed csv differs"
 done
 
+# every option of the table (run --help) is documented in the README and the man page
+for o in $($A run --help | grep -o '^  --[a-z0-9-]*' | sed 's/^  --//'); do
+    grep -q -- "--$o" README.md && ok || bad "README does not mention --$o"
+    grep -qF -- "\\-\\-$(echo "$o" | sed 's/-/\\-/g')" man/amla-lab.1 && ok || bad "the man page does not mention --$o"
+done
+
 # stdout that cannot be written is an I/O error (exit 1), when /dev/full exists
 if [ -w /dev/full ]; then
     $A list >/dev/full 2>/dev/null; rc=$?

@@ -24,6 +24,14 @@ line=$(grep -E '^cli: [0-9]+ passed' "$out" | tail -n 1)
 [ -n "$line" ] || { echo "cli.sh: exited $rc without a summary"; broken=$((broken + 1)); }
 p=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed.*/\1/'); f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
 pass=$((pass + ${p:-0})); fail=$((fail + ${f:-0} + broken))
+# the layout's measures (docs/ARCHITECTURE.md): file sizes, module cycles, the reference's independence
+if command -v python3 >/dev/null 2>&1; then
+    if python3 "$(dirname "$0")/../scripts/layout-check.py" >"$out" 2>&1; then
+        pass=$((pass + 1)); echo "layout-check: ok"
+    else
+        fail=$((fail + 1)); echo "FAIL: layout-check"; grep FAIL "$out"
+    fi
+fi
 # a short run of every fuzz harness (make test sets AMLA_FUZZ_SMOKE_S): no crash, no leak
 if [ -n "$AMLA_FUZZ_SMOKE_S" ]; then
     root=$(dirname "$0")/..

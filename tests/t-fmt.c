@@ -181,7 +181,7 @@ static void stochastic(void)
         CHECK(fmt_round(1.5, FMT_E4M3, FMT_RSTOCH, 0, &rng) == 1.5, "stochastic moved an exact value");
 }
 
-/* Published conversions (ml_dtypes / PyTorch, shared/REFERENCES.md) and hand-computed ones. */
+/* Published conversions (ml_dtypes / PyTorch, docs/REFERENCES.md, Number formats) and hand-computed ones. */
 static void published(void)
 {
     CHECK(fmt_encode(464, FMT_E4M3, FMT_RNE, 0, NULL) == 0x7E, "464 -> e4m3");

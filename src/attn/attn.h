@@ -26,7 +26,7 @@ typedef struct {
     int fa3_block, fa3_hadamard; /* fa3-fp8: block quantization, incoherent processing (1 = on) */
 } attn_cfg_t;
 
-/* AMLA's two published forms (shared/REFERENCES.md): Algorithm 2 as printed, or the
+/* AMLA's two published forms (docs/REFERENCES.md, AMLA): Algorithm 2 as printed, or the
  * public CANN kernel (inverse compensation ratio, half-away rounding, |O| > 1e10 -> 0). */
 enum { ATTN_AMLA_PAPER, ATTN_AMLA_CANN };
 

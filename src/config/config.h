@@ -43,7 +43,7 @@ typedef struct {
     const char *experiment; /* the CSV's experiment column */
 } run_cfg_t;
 
-/* Default configuration (shared/DESIGN.md's defaults). */
+/* Default configuration: every option's default from the option table (config/opts.c). */
 void run_cfg_default(run_cfg_t *c);
 
 /* --load: read the case in c->load_dir once into *in (owned by the caller; gen_free), take

@@ -77,60 +77,6 @@ static int parse_yes_no(const char *opt, const char *s, int *out, err_t *e)
     return ERR_OK;
 }
 
-static int parse_variants(run_cfg_t *c, const char *s, err_t *e)
-{
-    c->nvariants = 0;
-    c->show_golden = 0;
-    int ngolden = 0;
-    const char *p = s;
-    while (*p) {
-        const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        char tok[RUN_VSPEC_LEN];
-        if (len == 0 || len >= sizeof tok)
-            return err_set(e, ERR_USAGE, "--variants: empty or too long entry in '%s'", s);
-        memcpy(tok, p, len);
-        tok[len] = 0;
-        p = end ? end + 1 : p + len;
-        if (strcmp(tok, "golden") == 0) {
-            c->show_golden = 1;
-            ngolden++;
-            continue;
-        }
-        if (strcmp(tok, "all") == 0) {
-            c->show_golden = 1;
-            ngolden++;
-            for (int i = 0; i < attn_variant_count && c->nvariants < RUN_MAX_VARIANTS; i++) {
-                c->variants[c->nvariants] = i;
-                snprintf(c->vspec[c->nvariants++], RUN_VSPEC_LEN, "%s", attn_variants[i].name);
-            }
-            continue;
-        }
-        char name[RUN_VSPEC_LEN];
-        size_t nl = strcspn(tok, ":");
-        memcpy(name, tok, nl);
-        name[nl] = 0;
-        int v = attn_find(name);
-        if (v < 0)
-            return err_set(e, ERR_USAGE, "--variants: unknown variant '%s' (see 'amla-lab list')", name);
-        if (c->nvariants == RUN_MAX_VARIANTS)
-            return err_set(e, ERR_USAGE, "--variants: more than %d variants", RUN_MAX_VARIANTS);
-        c->variants[c->nvariants] = v;
-        memcpy(c->vspec[c->nvariants++], tok, len + 1);
-    }
-    if (c->nvariants == 0 && !c->show_golden)
-        return err_set(e, ERR_USAGE, "--variants: empty list");
-    /* the same run twice would only duplicate rows (and, with 'all', hide a typo) */
-    if (ngolden > 1)
-        return err_set(e, ERR_USAGE, "--variants: golden is listed twice in '%s'", s);
-    for (int a = 0; a < c->nvariants; a++)
-        for (int b = a + 1; b < c->nvariants; b++)
-            if (strcmp(c->vspec[a], c->vspec[b]) == 0)
-                return err_set(e, ERR_USAGE, "--variants: '%s' is listed twice in '%s'", c->vspec[a], s);
-    return ERR_OK;
-}
-
-
 /* ---- setters: one per kind of value; d->off and d->min/max say where and what ---- */
 
 #define OPT_FIELD(c, d, type) ((type *)((char *)(c) + (d)->off))
@@ -262,7 +208,7 @@ static int set_variants(run_cfg_t *c, const opts_def_t *d, const char *opt, cons
 {
     (void)d;
     (void)opt;
-    return parse_variants(c, val, e);
+    return opts_parse_variants(c, val, e);
 }
 
 static int set_amla_form(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e)
@@ -440,83 +386,3 @@ void opts_write_help(FILE *f)
             fprintf(f, " %s", d->name);
     fputs(".\n", f);
 }
-
-int opts_variant_cfg(run_cfg_t *c, int v, err_t *e)
-{
-    const char *spec = c->vspec[v];
-    const char *p = strchr(spec, ':');
-    if (!p) {
-        c->vcfg[v] = c->attn;
-        return ERR_OK;
-    }
-    run_cfg_t *c2 = malloc(sizeof *c2);
-    if (!c2)
-        return err_set(e, ERR_IO, "out of memory");
-    *c2 = *c;
-    int rc = ERR_OK, sets_exact = 0, sets_only = 0;
-    char kv[RUN_VSPEC_LEN];
-    char *keys[OPTS_MAX_OVERRIDES];
-    snprintf(kv, sizeof kv, "%s", p + 1);
-    int nk = 0;
-    /* "name:" and "name::k=v" have an empty override: a typo, not a default */
-    for (char *t = kv, *end; !rc; t = end + 1) {
-        end = strchr(t, ':');
-        if (end)
-            *end = 0;
-        if (!*t)
-            rc = err_set(e, ERR_USAGE, "variant '%s': empty setting (write NAME:KEY=VALUE[:KEY=VALUE])", spec);
-        else if (nk == OPTS_MAX_OVERRIDES)
-            rc = err_set(e, ERR_USAGE, "variant '%s': more than %d settings", spec, OPTS_MAX_OVERRIDES);
-        else
-            keys[nk++] = t;
-        if (!end)
-            break;
-    }
-    for (int i = 0; i < nk && !rc; i++) {
-        char *eq = strchr(keys[i], '=');
-        if (!eq) {
-            rc = err_set(e, ERR_USAGE, "variant '%s': override '%s' is not key=value", spec, keys[i]);
-            break;
-        }
-        *eq = 0;
-        const opts_def_t *od = opts_find(keys[i]);
-        if (!od || !(od->where & OPTS_VARIANT)) {
-            rc = err_set(e, ERR_USAGE, "variant '%s': '%s' cannot be set per variant", spec, keys[i]);
-            break;
-        }
-        for (int j = 0; j < i && !rc; j++)
-            if (strcmp(keys[j], keys[i]) == 0)
-                rc = err_set(e, ERR_USAGE, "variant '%s': '%s' is set twice", spec, keys[i]);
-        sets_exact |= strcmp(keys[i], "exact") == 0;
-        sets_only |= strcmp(keys[i], "only") == 0;
-        char opt[64];
-        snprintf(opt, sizeof opt, "--%s", keys[i]);
-        err_t oe = {0};
-        if (!rc && opts_run_option(c2, opt, eq + 1, &oe))
-            rc = err_set(e, ERR_USAGE, "variant '%s': %s", spec, oe.msg);
-    }
-    /* a variant's own exact= or only= replaces the run's --exact/--only (they do not mix) */
-    if (!rc && sets_exact && sets_only)
-        rc = err_set(e, ERR_USAGE, "variant '%s': exact= and only= cannot be combined", spec);
-    if (!rc && sets_exact)
-        c2->attn.only = NULL;
-    if (!rc && sets_only)
-        c2->attn.exact = NULL;
-    if (!rc && c2->attn.scale == 0)
-        c2->attn.scale = c->attn.scale;
-    if (!rc) {
-        c->vcfg[v] = c2->attn;
-        /* --exact and --only point into the scratch copy: keep the lists in c */
-        if (c2->attn.exact && c2->attn.exact != c->attn.exact) {
-            snprintf(c->vexact[v], RUN_VSPEC_LEN, "%s", c2->attn.exact);
-            c->vcfg[v].exact = c->vexact[v];
-        }
-        if (c2->attn.only && c2->attn.only != c->attn.only) {
-            snprintf(c->vonly[v], RUN_VSPEC_LEN, "%s", c2->attn.only);
-            c->vcfg[v].only = c->vonly[v];
-        }
-    }
-    free(c2);
-    return rc;
-}
-

@@ -56,6 +56,9 @@ void opts_defaults(run_cfg_t *c);
 /* `run --help`, from the table. */
 void opts_write_help(FILE *f);
 
+/* --variants "a,b:key=value,c": registry names, each optionally with its own settings. */
+int opts_parse_variants(run_cfg_t *c, const char *s, err_t *e);
+
 /* Resolve variant v's configuration into c->vcfg[v]: c->attn plus the settings in its spec
  * ("amla:amla-form=paper:block=128"); only OPTS_VARIANT options are allowed there. */
 int opts_variant_cfg(run_cfg_t *c, int v, err_t *e);

@@ -10,7 +10,7 @@ typedef enum {
     ACC_FP32_MULADD, /* binary32, product rounded, then sum rounded, in k order */
     ACC_FP16,        /* binary16 accumulator (Volta m8n8k4 with FP16 C): per group of 4 products,
                         the exact sum of the products and C rounded to binary16 (RNE) */
-    ACC_TC_VOLTA,    /* tensor-core block models (shared/REFERENCES.md): per block of B products  */
+    ACC_TC_VOLTA,    /* tensor-core block models (docs/REFERENCES.md, "Tensor-core accumulation"): per block of B products  */
     ACC_TC_AMPERE,   /* plus the accumulator, every term aligned to the largest exponent and      */
     ACC_TC_HOPPER,   /* truncated to F fraction bits, summed exactly, rounded toward zero to FP32 */
     ACC_TC_HOPPER_FP8,      /* F 13, B 32, the sum moved into an FP32 accumulator every 128 products */

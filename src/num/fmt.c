@@ -187,10 +187,6 @@ double fmt_round_general(double x, fmt_id_t f, fmt_round_t mode, int sat, fmt_rn
     return fmt_decode(fmt_encode(x, f, mode, sat, rng), f);
 }
 
-void fmt_round_array(double *x, long n, fmt_id_t f)
-{
-    fmt_round_array_rne(x, n, f, 0);
-}
 
 
 /* Values of every 8-bit code of e4m3 and e5m2, made once per process. */

@@ -150,3 +150,9 @@ void fmt_round_array_rne(double *x, long n, fmt_id_t f, int sat)
 #endif
     fmt_round_body(x, n, f, sat);
 }
+
+/* Array rounding to a format (RNE, not saturating): the vectorized path above. */
+void fmt_round_array(double *x, long n, fmt_id_t f)
+{
+    fmt_round_array_rne(x, n, f, 0);
+}

@@ -1,4 +1,4 @@
-/* metric -- error metrics of an output against Golden (shared/DESIGN.md definitions) */
+/* metric -- error metrics of an output against Golden (definitions: README, Output) */
 #ifndef AMLA_METRIC_H
 #define AMLA_METRIC_H
 

@@ -1,4 +1,4 @@
-/* attn_amla -- AMLA Algorithm 2: rescaling by INT32 addition on FP32 bit patterns, with the
+/* amla -- AMLA Algorithm 2: rescaling by INT32 addition on FP32 bit patterns, with the
  * error compensation of Appendix A, and its ablations (no compensation, pre-multiplication) */
 #include <math.h>
 #include <stdlib.h>
@@ -6,7 +6,7 @@
 
 #include "attn/variants/variants.h"
 
-/* Named constants of Algorithm 2 (seed 000, lines 9-12). */
+/* Named constants of Algorithm 2 (the AMLA paper, Algorithm 2, lines 9-12). */
 #define AMLA_N_CLAMP (-30)      /* N <- max(n_i - n_{i-1}, -30) */
 #define AMLA_EPS_GAIN 1.5f      /* eps <- 1.5 (c ratio - 1): mantissa midpoint M = 2^22 */
 #define AMLA_N_BIAS 1e-6f       /* N <- ... + 1e-6 */
@@ -171,8 +171,8 @@ static void amla_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, amla_ki
     free(valid);
 }
 
-void attn_amla(double *o, const attn_group_t *g, attn_ctx_t *ctx) { amla_core(o, g, ctx, AMLA_FULL); }
+ATTN_VARIANT(attn_amla) { amla_core(o, g, ctx, AMLA_FULL); }
 
-void attn_amla_nocomp(double *o, const attn_group_t *g, attn_ctx_t *ctx) { amla_core(o, g, ctx, AMLA_NOCOMP); }
+ATTN_VARIANT(attn_amla_nocomp) { amla_core(o, g, ctx, AMLA_NOCOMP); }
 
-void attn_amla_premul(double *o, const attn_group_t *g, attn_ctx_t *ctx) { amla_core(o, g, ctx, AMLA_PREMUL); }
+ATTN_VARIANT(attn_amla_premul) { amla_core(o, g, ctx, AMLA_PREMUL); }

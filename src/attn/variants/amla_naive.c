@@ -1,4 +1,4 @@
-/* attn_amla_naive -- AMLA's Eq. (3): O^ += exp(m_i) P_i V_i without safe softmax (overflows) */
+/* amla_naive -- AMLA's Eq. (3): O^ += exp(m_i) P_i V_i without safe softmax (overflows) */
 #include <math.h>
 #include <stdlib.h>
 
@@ -22,7 +22,7 @@ const site_def_t attn_amla_naive_sites[] = {AMLA_NAIVE_SITES(SITE_ROW) SITE_END}
 /* Eq. (3) keeps O^_i = exp(m_i) O_i, so block i adds exp(m_i) P_i V_i with P_i = exp(S_i - m_i)
  * (m_i the running max, as the kernel still computes it); exp(m_i) overflows FP32 once
  * m_i > 88.72. Events count the rows and blocks where exp(m_i) overflowed. */
-void attn_amla_naive(double *o, const attn_group_t *g, attn_ctx_t *ctx)
+ATTN_VARIANT(attn_amla_naive)
 {
     long R = g->R, B = attn_tile(ctx, g->sk), dv = g->dv;
     double *s = err_malloc((size_t)(R * B), sizeof(double));

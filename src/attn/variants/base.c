@@ -1,4 +1,4 @@
-/* attn_base -- FlashAttention-2 / AMLA Algorithm 1: tiled online softmax, FP32 vector math */
+/* base -- FlashAttention-2 / AMLA Algorithm 1: tiled online softmax, FP32 vector math */
 #include <math.h>
 #include <stdlib.h>
 
@@ -13,7 +13,7 @@ const site_def_t attn_base_sites[] = {BASE_SITES(SITE_ROW) SITE_END};
  *   s = S * scale, m_new = max(m, max s), alpha = exp(m - m_new), p = exp(s - m_new),
  *   l = l alpha + sum p (sequential), P = cast(p), O = O alpha + P V.
  * Masked keys (causal) get p = 0; a row whose block is fully masked is left untouched. */
-void attn_base(double *o, const attn_group_t *g, attn_ctx_t *ctx)
+ATTN_VARIANT(attn_base)
 {
     attn_base_tiles(o, g, ctx, NULL, NULL);
 }

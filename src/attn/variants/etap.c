@@ -1,4 +1,4 @@
-/* attn_etap -- FlashMLA-ETAP's transposed pipeline (seed 004): S^T = K Q^T, softmax along the
+/* etap -- FlashMLA-ETAP's transposed pipeline (the FlashMLA-ETAP paper): S^T = K Q^T, softmax along the
  * KV axis, O^T = V^T P^T, transposed back at the end */
 #include <math.h>
 #include <stdlib.h>
@@ -31,7 +31,7 @@ static double etap_tree_sum(const double *x, long n, long s, attn_ctx_t *ctx)
     return attn_round(ctx, L_SUM, etap_tree_sum(x, h, s, ctx) + etap_tree_sum(x + h * s, n - h, s, ctx));
 }
 
-void attn_etap(double *o, const attn_group_t *g, attn_ctx_t *ctx)
+ATTN_VARIANT(attn_etap)
 {
     long R = g->R, dv = g->dv, dk = g->dk, B = ETAP_BLOCK;
     double *st = err_malloc((size_t)(B * R), sizeof(double)); /* S^T, then P^T: [tokens][heads] */

@@ -1,6 +1,6 @@
-/* attn_fa3fp8 -- FlashAttention-3's FP8 forward pass: e4m3 Q, K, V with per-tensor or per-block
+/* fa3fp8 -- FlashAttention-3's FP8 forward pass: e4m3 Q, K, V with per-tensor or per-block
  * scales, optional incoherent processing (Q and K times a random-sign Hadamard matrix), P in
- * e4m3 for the second product (shared/REFERENCES.md) */
+ * e4m3 for the second product (docs/REFERENCES.md, FlashAttention-3) */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,7 +99,7 @@ static void fa3_quant_rows(double *out, const double *scale_of_row, const double
                               st->exact, &ctx->rng);
 }
 
-void attn_fa3fp8(double *o, const attn_group_t *g, attn_ctx_t *ctx)
+ATTN_VARIANT(attn_fa3fp8)
 {
     long R = g->R, sk = g->sk, dk = g->dk, dv = g->dv, B = FA3_BLOCK;
     int block = ctx->cfg->fa3_block, had = ctx->cfg->fa3_hadamard;

@@ -1,4 +1,4 @@
-/* attn_fastattn -- FastAttention (seed 003): two-level tiling (large Cube blocks of query rows
+/* fastattn -- FastAttention (the FastAttention paper, section 3): two-level tiling (large Cube blocks of query rows
  * split into small Vector blocks) with the tiling-mask for causal attention, and the Volta
  * m8n8k4 path with FP16 accumulators in both products */
 #include <math.h>
@@ -113,7 +113,7 @@ static void fa_rows(double *o, const attn_group_t *g, attn_ctx_t *ctx, long r0, 
     free(vis);
 }
 
-void attn_fastattn(double *o, const attn_group_t *g, attn_ctx_t *ctx)
+ATTN_VARIANT(attn_fastattn)
 {
     long Br = ctx->cfg->row_block > 0 && ctx->cfg->row_block < g->R ? ctx->cfg->row_block : g->R;
     fa_mmask_t mm;

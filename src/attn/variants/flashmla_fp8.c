@@ -1,4 +1,4 @@
-/* attn_flashmla_fp8 -- FlashMLA's FP8 KV cache: e4m3 content with one power-of-two scale per
+/* flashmla_fp8 -- FlashMLA's FP8 KV cache: e4m3 content with one power-of-two scale per
  * 1 x 128 tile, RoPE in BF16; dequantized to BF16 and run through Base with 64-token tiles */
 #include <math.h>
 #include <stdlib.h>
@@ -67,7 +67,7 @@ static void flashmla_tile(void *arg, long j0, long nb, const double **kt, const 
     *vt = c->vbuf;
 }
 
-void attn_flashmla_fp8(double *o, const attn_group_t *g, attn_ctx_t *ctx)
+ATTN_VARIANT(attn_flashmla_fp8)
 {
     flashmla_cache_t c = {g, ctx, g->dk - ctx->cfg->rope_dims, {0}, {0}, NULL, NULL};
     flashmla_scales(&c.ks, g->k, g->sk, g->dk, c.dc);

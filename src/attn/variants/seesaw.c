@@ -1,4 +1,4 @@
-/* attn_seesaw -- FlashMLA's "seesaw" schedule (seed 001, steps 0-11): two KV blocks per step,
+/* seesaw -- FlashMLA's "seesaw" schedule (the FlashMLA deep dive, steps 0-11): two KV blocks per step,
  * O split into O_L / O_R held by two warpgroups, the rescales applied in the blog's order */
 #include <math.h>
 #include <stdlib.h>
@@ -65,7 +65,7 @@ static void seesaw_cast(double *dst, const double *src, long n, attn_ctx_t *ctx)
         dst[i] = attn_round(ctx, P_CAST, src[i]);
 }
 
-void attn_seesaw(double *o, const attn_group_t *g, attn_ctx_t *ctx)
+ATTN_VARIANT(attn_seesaw)
 {
     long R = g->R, dv = g->dv, B = SEESAW_BLOCK, half = dv / 2;
     double *p0 = err_malloc((size_t)(R * B), sizeof(double)), *p1 = err_malloc((size_t)(R * B), sizeof(double));

@@ -1,6 +1,6 @@
-/* attn_snapmla -- SnapMLA FP8 decoding (RoPE-aware per-token KV quantization, P block
+/* snapmla -- SnapMLA FP8 decoding (RoPE-aware per-token KV quantization, P block
  * quantization with V-scale fusion, implicit dequantization), Table 2's configs A-D and
- * Appendix C's inverted page order; rules from shared/REFERENCES.md */
+ * Appendix C's inverted page order; rules in docs/REFERENCES.md, SnapMLA */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,33 +225,33 @@ static void snap_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, const s
 
 static const snap_cfg_t SNAP_MAIN = {QUANT_TOKEN, 0, 1, 0};
 
-void attn_snapmla(double *o, const attn_group_t *g, attn_ctx_t *ctx) { snap_core(o, g, ctx, &SNAP_MAIN); }
+ATTN_VARIANT(attn_snapmla) { snap_core(o, g, ctx, &SNAP_MAIN); }
 
-void attn_snapmla_a(double *o, const attn_group_t *g, attn_ctx_t *ctx)
+ATTN_VARIANT(attn_snapmla_a)
 {
     static const snap_cfg_t a = {QUANT_TOKEN, 0, 0, 0};
     snap_core(o, g, ctx, &a);
 }
 
-void attn_snapmla_b(double *o, const attn_group_t *g, attn_ctx_t *ctx)
+ATTN_VARIANT(attn_snapmla_b)
 {
     static const snap_cfg_t b = {QUANT_TENSOR, 1.0, 1, 0};
     snap_core(o, g, ctx, &b);
 }
 
-void attn_snapmla_c(double *o, const attn_group_t *g, attn_ctx_t *ctx)
+ATTN_VARIANT(attn_snapmla_c)
 {
     static const snap_cfg_t cc = {QUANT_TENSOR, 0, 1, 0};
     snap_core(o, g, ctx, &cc);
 }
 
-void attn_snapmla_d(double *o, const attn_group_t *g, attn_ctx_t *ctx)
+ATTN_VARIANT(attn_snapmla_d)
 {
     static const snap_cfg_t d = {QUANT_BLOCK, 0, 1, 0};
     snap_core(o, g, ctx, &d);
 }
 
-void attn_snapmla_inverted(double *o, const attn_group_t *g, attn_ctx_t *ctx)
+ATTN_VARIANT(attn_snapmla_inverted)
 {
     static const snap_cfg_t inv = {QUANT_TOKEN, 0, 1, 1};
     snap_core(o, g, ctx, &inv);

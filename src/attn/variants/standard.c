@@ -1,4 +1,4 @@
-/* attn_standard -- non-flash attention with the roundings of a framework's eager ops */
+/* standard -- non-flash attention with the roundings of a framework's eager ops */
 #include <math.h>
 #include <stdlib.h>
 
@@ -24,7 +24,7 @@ enum { STANDARD_SITES(SITE_ENUM) };
 
 const site_def_t attn_standard_sites[] = {STANDARD_SITES(SITE_ROW) SITE_END};
 
-void attn_standard(double *o, const attn_group_t *g, attn_ctx_t *ctx)
+ATTN_VARIANT(attn_standard)
 {
     long R = g->R, sk = g->sk, dv = g->dv;
     double *s = err_malloc((size_t)(R * sk), sizeof(double));

@@ -1,4 +1,4 @@
-/* attn_variants -- declarations of every variant's entry point and site table */
+/* variants -- what variant files share: the entry-point macro, the Hopper tile, AMLA's add */
 #ifndef AMLA_ATTN_VARIANTS_H
 #define AMLA_ATTN_VARIANTS_H
 
@@ -9,40 +9,11 @@
  * FlashAttention-3): fixed by the kernel, --block does not change it. */
 #define ATTN_KERNEL_TILE 64
 
-void attn_standard(double *o, const attn_group_t *g, attn_ctx_t *ctx);
-extern const site_def_t attn_standard_sites[];
-
-void attn_base(double *o, const attn_group_t *g, attn_ctx_t *ctx);
-extern const site_def_t attn_base_sites[];
-
-void attn_amla(double *o, const attn_group_t *g, attn_ctx_t *ctx);
-void attn_amla_nocomp(double *o, const attn_group_t *g, attn_ctx_t *ctx);
-void attn_amla_premul(double *o, const attn_group_t *g, attn_ctx_t *ctx);
-extern const site_def_t attn_amla_sites[];
-
-void attn_amla_naive(double *o, const attn_group_t *g, attn_ctx_t *ctx);
-extern const site_def_t attn_amla_naive_sites[];
-
-void attn_snapmla(double *o, const attn_group_t *g, attn_ctx_t *ctx);
-void attn_snapmla_a(double *o, const attn_group_t *g, attn_ctx_t *ctx);
-void attn_snapmla_b(double *o, const attn_group_t *g, attn_ctx_t *ctx);
-void attn_snapmla_c(double *o, const attn_group_t *g, attn_ctx_t *ctx);
-void attn_snapmla_d(double *o, const attn_group_t *g, attn_ctx_t *ctx);
-void attn_snapmla_inverted(double *o, const attn_group_t *g, attn_ctx_t *ctx);
-extern const site_def_t attn_snapmla_sites[];
-
-void attn_flashmla_fp8(double *o, const attn_group_t *g, attn_ctx_t *ctx);
-extern const site_def_t attn_flashmla_fp8_sites[];
-
-void attn_seesaw(double *o, const attn_group_t *g, attn_ctx_t *ctx);
-extern const site_def_t attn_seesaw_sites[];
-void attn_etap(double *o, const attn_group_t *g, attn_ctx_t *ctx);
-extern const site_def_t attn_etap_sites[];
-void attn_fastattn(double *o, const attn_group_t *g, attn_ctx_t *ctx);
-extern const site_def_t attn_fastattn_sites[];
-extern const site_def_t attn_fastattn_fp16acc_sites[];
-void attn_fa3fp8(double *o, const attn_group_t *g, attn_ctx_t *ctx);
-extern const site_def_t attn_fa3fp8_sites[];
+/* A variant's entry point, declared where it is defined (the registry declares it too):
+ *     ATTN_VARIANT(attn_base) { ... }  */
+#define ATTN_VARIANT(fn)                                                                                         \
+    void fn(double *o, const attn_group_t *g, attn_ctx_t *ctx);                                                  \
+    void fn(double *o, const attn_group_t *g, attn_ctx_t *ctx)
 
 /* AMLA's rescale: add n to the INT32 reading of *x's binary32 bits (Lemma 3.1). Returns 1
  * when the operand or result leaves the lemma's range (zero/subnormal/inf/NaN operand,

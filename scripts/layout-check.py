@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""layout-check.py -- the measures of the source layout (docs/ARCHITECTURE.md): no source file
+over 500 lines, cli/main.c at most 150, no dependency cycle between modules (a file's #include
+of another module's header is an edge), the reference (ref/) depending on no variant or
+attention code, no comment citing a file outside the repository, and every variant registered
+by one line. Prints each measure; exits 1 if one fails."""
+import os
+import re
+import sys
+
+root = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
+src = os.path.join(root, 'src')
+MAX_LINES, MAX_MAIN = 500, 150
+bad = 0
+
+
+def report(ok, what):
+    global bad
+    print(('ok    ' if ok else 'FAIL  ') + what)
+    bad += not ok
+
+
+def module(path):
+    """src/attn/variants/base.c -> attn/variants; src/num/fmt.h -> num"""
+    rel = os.path.relpath(path, src).split(os.sep)
+    return '/'.join(rel[:2]) if rel[0] == 'attn' and len(rel) > 2 else rel[0]
+
+
+files = []
+for d, _, fs in os.walk(src):
+    files += [os.path.join(d, f) for f in fs if f.endswith(('.c', '.h'))]
+files.sort()
+
+long_files = [(os.path.relpath(f, root), n) for f in files
+              for n in [sum(1 for _ in open(f))] if n > MAX_LINES]
+report(not long_files, 'source files over %d lines: %s' % (MAX_LINES, long_files or 'none'))
+n_main = sum(1 for _ in open(os.path.join(src, 'cli', 'main.c')))
+report(n_main <= MAX_MAIN, 'src/cli/main.c: %d lines (at most %d)' % (n_main, MAX_MAIN))
+
+edges = {}
+for f in files:
+    m = module(f)
+    for inc in re.findall(r'^#include "([^"]+)"', open(f).read(), re.M):
+        target = module(os.path.join(src, inc))
+        if target != m:
+            edges.setdefault(m, set()).add(target)
+print('module dependencies:')
+for m in sorted(edges):
+    print('      %-14s -> %s' % (m, ', '.join(sorted(edges[m]))))
+
+
+def cycle():
+    state, stack = {}, []
+
+    def visit(m):
+        state[m] = 1
+        stack.append(m)
+        for t in sorted(edges.get(m, ())):
+            if state.get(t) == 1:
+                return stack[stack.index(t):] + [t]
+            if not state.get(t):
+                c = visit(t)
+                if c:
+                    return c
+        stack.pop()
+        state[m] = 2
+        return None
+
+    for m in sorted(edges):
+        if not state.get(m):
+            c = visit(m)
+            if c:
+                return c
+    return None
+
+
+c = cycle()
+report(c is None, 'dependency cycles between modules: %s' % (' -> '.join(c) if c else 'none'))
+
+
+def reaches(a, b, seen=None):
+    seen = seen or set()
+    for t in edges.get(a, ()):
+        if t == b or (t not in seen and reaches(t, b, seen | {t})):
+            return True
+    return False
+
+
+report(not reaches('ref', 'attn') and not reaches('ref', 'attn/variants'),
+       'the reference (ref/) depends on no attention variant code')
+
+outside = []
+for f in files:
+    for i, line in enumerate(open(f), 1):
+        if re.search(r'\bshared/|\.\./shared|seeds/', line):
+            outside.append('%s:%d' % (os.path.relpath(f, root), i))
+report(not outside, 'comments citing files outside the repository: %s' % (outside or 'none'))
+
+# adding a variant: its own file and one registry line (no other list names variants)
+reg = open(os.path.join(src, 'attn', 'variants', 'registry.c')).read()
+n_reg = len(re.findall(r'^    X\("', reg, re.M))
+decl = [f for f in files if f.endswith('.h') and re.search(r'^void attn_\w+\(double \*o, const attn_group_t \*g, attn_ctx_t \*ctx\);', open(f).read(), re.M)]
+report(not decl, 'variants registered by one line each (%d in attn/variants/registry.c); headers listing '
+       'entry points: %s' % (n_reg, decl or 'none'))
+sys.exit(1 if bad else 0)
