@@ -67,9 +67,10 @@ static int run_check_size(long v, const char *opt, err_t *e)
     return ERR_OK;
 }
 
-int run_validate(run_cfg_t *c, err_t *e)
+/* What the user gave, checked without changing it. */
+static int run_check(const run_cfg_t *c, err_t *e)
 {
-    attn_shape_t *s = &c->shape;
+    const attn_shape_t *s = &c->shape;
     int rc = run_check_size(s->hq, "--heads", e);
     if (!rc) rc = run_check_size(s->sq, "--sq", e);
     if (!rc) rc = run_check_size(s->sk, "--ctx", e);
@@ -101,6 +102,18 @@ int run_validate(run_cfg_t *c, err_t *e)
     for (size_t i = 0; i < sizeof elems / sizeof elems[0]; i++)
         if (elems[i] > 0x1p40)
             return err_set(e, ERR_USAGE, "shape too large: an array of %.3g elements", elems[i]);
+    return ERR_OK;
+}
+
+int run_resolve(run_cfg_t *out, const run_cfg_t *user, err_t *e)
+{
+    int rc = run_check(user, e);
+    if (rc)
+        return rc;
+    if (out != user)
+        *out = *user;
+    run_cfg_t *c = out;
+    const attn_shape_t *s = &c->shape;
     /* --attribute multiplies the variant runs, and every run's output is held at once */
     int rc3 = run_expand_attribution(c, e);
     if (rc3)
@@ -126,17 +139,21 @@ int run_validate(run_cfg_t *c, err_t *e)
     /* FP8 variants keep the last rope_dims of Dk apart; a head too small for it has none */
     c->attn.rope_dims = c->gen.mla.rope_dims < s->dk ? c->gen.mla.rope_dims : 0;
     /* each variant's own configuration, and its --exact sites checked before any work */
-    for (int v = 0; v < c->nvariants; v++) {
-        int rc2 = opts_variant_cfg(c, v, e);
-        if (rc2)
-            return rc2;
+    run_cfg_t *scratch = err_malloc(1, sizeof *scratch);
+    for (int v = 0; v < c->nvariants && !rc; v++) {
+        rc = opts_variant_cfg(c, v, scratch, e);
         attn_stats_t st;
         attn_ctx_t ctx;
-        rc2 = attn_ctx_init(&ctx, c->variants[v], &c->vcfg[v], &st, e);
-        if (rc2)
-            return rc2;
+        if (!rc)
+            rc = attn_ctx_init(&ctx, c->variants[v], &c->vcfg[v], &st, e);
     }
-    return ERR_OK;
+    free(scratch);
+    return rc;
+}
+
+int run_validate(run_cfg_t *c, err_t *e)
+{
+    return run_resolve(c, c, e);
 }
 
 

@@ -26,7 +26,7 @@ typedef struct {
     int threads;
     int variants[RUN_MAX_VARIANTS]; /* registry indices; golden is always computed */
     char vspec[RUN_MAX_VARIANTS][RUN_VSPEC_LEN]; /* as given: "amla:amla-form=cann" */
-    attn_cfg_t vcfg[RUN_MAX_VARIANTS];            /* resolved by run_validate */
+    attn_cfg_t vcfg[RUN_MAX_VARIANTS];            /* resolved by run_resolve */
     char vexact[RUN_MAX_VARIANTS][RUN_VSPEC_LEN];
     char vonly[RUN_MAX_VARIANTS][RUN_VSPEC_LEN];
     /* --attribute: every selected variant V gains, per site S, "V:only=S" (only S rounds)
@@ -50,7 +50,13 @@ void run_cfg_default(run_cfg_t *c);
  * its shape into c->shape and point c->input at it. */
 int run_load_input(run_cfg_t *c, attn_input_t *in, err_t *e);
 
-/* Check sizes, memory and consistency; ERR_USAGE with a message naming the option. */
+/* Check the user's configuration (sizes, consistency, memory; ERR_USAGE naming the option)
+ * and resolve it into out: the attribution runs expanded, the scale and RoPE dims derived,
+ * each variant's own configuration (vcfg) with its sites checked. user is not changed
+ * (out may be user). */
+int run_resolve(run_cfg_t *out, const run_cfg_t *user, err_t *e);
+
+/* run_resolve in place. */
 int run_validate(run_cfg_t *c, err_t *e);
 
 /* Bytes one sample needs (inputs, outputs, Golden's and the variants' work arrays). */

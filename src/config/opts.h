@@ -60,7 +60,8 @@ void opts_write_help(FILE *f);
 int opts_parse_variants(run_cfg_t *c, const char *s, err_t *e);
 
 /* Resolve variant v's configuration into c->vcfg[v]: c->attn plus the settings in its spec
- * ("amla:amla-form=paper:block=128"); only OPTS_VARIANT options are allowed there. */
-int opts_variant_cfg(run_cfg_t *c, int v, err_t *e);
+ * ("amla:amla-form=paper:block=128"); only OPTS_VARIANT options are allowed there, and they
+ * are applied in scratch (whose attn field is overwritten). */
+int opts_variant_cfg(run_cfg_t *c, int v, run_cfg_t *scratch, err_t *e);
 
 #endif

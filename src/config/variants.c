@@ -58,7 +58,7 @@ int opts_parse_variants(run_cfg_t *c, const char *s, err_t *e)
 }
 
 
-int opts_variant_cfg(run_cfg_t *c, int v, err_t *e)
+int opts_variant_cfg(run_cfg_t *c, int v, run_cfg_t *scratch, err_t *e)
 {
     const char *spec = c->vspec[v];
     const char *p = strchr(spec, ':');
@@ -66,10 +66,9 @@ int opts_variant_cfg(run_cfg_t *c, int v, err_t *e)
         c->vcfg[v] = c->attn;
         return ERR_OK;
     }
-    run_cfg_t *c2 = malloc(sizeof *c2);
-    if (!c2)
-        return err_set(e, ERR_IO, "out of memory");
-    *c2 = *c;
+    /* the settings a variant may carry write only attn fields: the scratch needs only those */
+    run_cfg_t *c2 = scratch;
+    c2->attn = c->attn;
     int rc = ERR_OK, sets_exact = 0, sets_only = 0;
     char kv[RUN_VSPEC_LEN];
     char *keys[OPTS_MAX_OVERRIDES];
@@ -133,7 +132,6 @@ int opts_variant_cfg(run_cfg_t *c, int v, err_t *e)
             c->vcfg[v].only = c->vonly[v];
         }
     }
-    free(c2);
     return rc;
 }
 
