@@ -1,6 +1,6 @@
 # amla-lab -- build, test, run, install
 PREFIX ?= /usr/local
-DEB_PKGS = libmpfr-dev libgmp-dev libgsl-dev libopenblas-openmp-dev libopenmpi-dev openmpi-bin pkg-config
+DEB_PKGS = libmpfr-dev libgmp-dev libgsl-dev libopenblas-openmp-dev libopenmpi-dev openmpi-bin pkg-config xz-utils
 PKGS = mpfr gmp gsl ompi-c
 # OpenBLAS's OpenMP build: called from the lab's OpenMP threads it runs single-threaded and,
 # unlike the pthread build, keeps no worker threads spinning beside them. Linked by path (and
@@ -146,3 +146,4 @@ results: all
 	sh scripts/amla-ablation.sh
 	sh scripts/snapmla-claims.sh
 	sh scripts/gpu-check.sh
+	sh scripts/sfu-check.sh

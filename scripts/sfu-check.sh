@@ -1,0 +1,41 @@
+#!/bin/sh
+# sfu-check.sh -- results/sfu-check.md: the SFU models (src/num/sfu.c) against the H100's
+# measurements (tests/data/sfu): the model itself checked on the GPU over every binary32 input
+# (scripts/sfu_probe4.cu compiles src/num/sfu.c as device code; its output is probe4.txt), and
+# here, by t-sfu, against every measured input of the cores.
+set -e
+cd "$(dirname "$0")/.."
+make -s build/tests/t-sfu >/dev/null
+log=$(mktemp)
+./build/tests/t-sfu >"$log" 2>&1 || { cat "$log"; rm -f "$log"; exit 1; }
+summary=$(tail -n 1 "$log")
+rm -f "$log"
+out=results/sfu-check.md
+tmp=$out.tmp.$$
+{
+    echo "# SFU models against the H100"
+    echo
+    echo "Produced by \`scripts/sfu-check.sh\` (\`make results\`) from the measurements in tests/data/sfu"
+    echo "(NVIDIA H100 80GB HBM3, driver 580.159.04, CUDA 13.0; how they were taken: tests/data/sfu/README.md)."
+    echo
+    echo "| instruction | model (src/num/sfu.c) | inputs checked | mismatches |"
+    echo "|---|---|---|---|"
+    echo "| ex2.approx.ftz.f32 | split: \\|x\\| truncated to 23 fraction bits, one's complement fraction for x < 0, FTZ; core: 64-segment quadratic | every binary32 (GPU) + the core's 2^23 inputs for x >= 0 and x <= 0 (here) | $(sed -n 's/.*ex2 mismatches \([0-9]*\).*/\1/p' tests/data/sfu/probe4.txt) (GPU); 0 (here, t-sfu) |"
+    echo "| rcp.approx.ftz.f32 | split: significand only, 0/subnormal -> inf, FTZ; core: 128-segment quadratic | every binary32 (GPU) + the core's 2^23 significands (here) | $(sed -n 's/.*rcp mismatches \([0-9]*\).*/\1/p' tests/data/sfu/probe4.txt) (GPU); 0 (here, t-sfu) |"
+    echo "| lg2.approx.ftz.f32 | not modelled yet: subnormal inputs give -inf (measured); the core on [1, 4) is measured | - | - |"
+    echo
+    echo "t-sfu: \`$summary\` (any core input that differed would be a failure)."
+    echo
+    echo "The cores' datapath (scripts/sfu_fit.c finds its integers from the measurements): per segment"
+    echo "of the fraction, (c0 2^13 + c1 x + c2 sq(x) + K) >> 15, x the fraction's low 17 bits (rcp: 16,"
+    echo "squared as x << 1), sq the truncated square of the partial products, K = 0x77e2 (ex2) and"
+    echo "0x47e7 (rcp). Every segment has integers that reproduce all of its inputs."
+    echo
+    echo "## The probes' output"
+    echo
+    echo '```'
+    cat tests/data/sfu/probe.txt tests/data/sfu/probe2.txt tests/data/sfu/probe3.txt tests/data/sfu/probe4.txt
+    echo '```'
+} >"$tmp"
+mv "$tmp" "$out"
+echo "sfu-check.sh: wrote $out"

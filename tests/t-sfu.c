@@ -1,0 +1,81 @@
+/* t-sfu -- the SFU models against the H100's own results: every one of the 2^23 inputs of each
+ * measured core (tests/data/sfu, read through xz), the negative side of ex2 through the split
+ * model, and the special inputs the probes recorded */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "num/sfu.h"
+
+#define N (1 << 23)
+
+static int32_t res[N];
+
+/* the measured residuals of one core: hardware minus correctly rounded binary32, in ulps */
+static int load(const char *name)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "xz -dc tests/data/sfu/%s.bin.xz", name);
+    FILE *p = popen(cmd, "r");
+    size_t got = p ? fread(res, 4, N, p) : 0;
+    if (p)
+        pclose(p);
+    return got == N;
+}
+
+/* the hardware's result: the correctly rounded value of `exact` moved by the residual */
+static uint32_t hw_bits(double exact, int32_t d)
+{
+    float cr = (float)exact;
+    uint32_t b;
+    memcpy(&b, &cr, 4);
+    return b + (uint32_t)d;
+}
+
+static uint32_t bits(float y)
+{
+    uint32_t b;
+    memcpy(&b, &y, 4);
+    return b;
+}
+
+int main(void)
+{
+    static const struct {
+        const char *name;
+        int fn;       /* 0: ex2, 1: rcp */
+        double base, step;
+    } cores[] = {{"ex2_pos", 0, 0, 0x1p-23}, {"ex2_neg", 0, 0, -0x1p-23}, {"rcp", 1, 1, 0x1p-23}};
+    for (size_t c = 0; c < sizeof cores / sizeof cores[0]; c++) {
+        if (!load(cores[c].name)) {
+            CHECK(0, "cannot read tests/data/sfu/%s.bin.xz (is xz installed?)", cores[c].name);
+            continue;
+        }
+        long bad = 0;
+        for (uint32_t f = 0; f < N; f++) {
+            float x = (float)(cores[c].base + f * cores[c].step);
+            uint32_t want = hw_bits(cores[c].fn ? 1.0 / x : exp2(x), res[f]);
+            uint32_t got = bits(cores[c].fn ? sfu_rcp(x) : sfu_ex2(x));
+            if (got != want && bad++ < 5)
+                CHECK(0, "%s(%a): model 0x%08x, H100 0x%08x", cores[c].fn ? "rcp" : "ex2", (double)x, got, want);
+        }
+        CHECK(bad == 0, "%s: %ld of %d inputs differ from the H100", cores[c].name, bad, N);
+    }
+    /* special inputs, as the probes over every binary32 input found them (probe3.txt) */
+    CHECK(isnan(sfu_ex2(NAN)) && isnan(sfu_rcp(NAN)), "NaN");
+    CHECK(sfu_ex2(INFINITY) == INFINITY && bits(sfu_ex2(-INFINITY)) == 0, "ex2(+-inf)");
+    CHECK(sfu_ex2(128.0f) == INFINITY && bits(sfu_ex2(-128.0f)) == 0 && sfu_ex2(0.0f) == 1 && sfu_ex2(-0.0f) == 1,
+          "ex2 range ends and zeros");
+    CHECK(sfu_ex2(0x1p-140f) == 1.0f && bits(sfu_ex2(-127.5f)) == 0, "ex2: subnormal input 1, subnormal result 0");
+    CHECK(sfu_ex2(-126.0f) == 0x1p-126f && sfu_ex2(3.0f) == 8.0f && sfu_ex2(-1.0f) == 0.5f, "ex2 of integers");
+    CHECK(sfu_rcp(0.0f) == INFINITY && sfu_rcp(-0.0f) == -INFINITY && sfu_rcp(0x1p-130f) == INFINITY,
+          "rcp of zeros and subnormals (flushed)");
+    CHECK(bits(sfu_rcp(INFINITY)) == 0 && bits(sfu_rcp(-INFINITY)) == 0x80000000u, "rcp(+-inf)");
+    CHECK(bits(sfu_rcp(0x1p127f)) == 0 && sfu_rcp(2.0f) == 0.5f && sfu_rcp(-4.0f) == -0.25f, "rcp: flushed, powers");
+    CHECK(bits(sfu_ftz(0x1p-140f)) == 0 && bits(sfu_ftz(-0x1p-140f)) == 0x80000000u && sfu_ftz(0x1p-126f) == 0x1p-126f,
+          "ftz");
+    return check_done("t-sfu");
+}
