@@ -147,3 +147,4 @@ results: all
 	sh scripts/snapmla-claims.sh
 	sh scripts/gpu-check.sh
 	sh scripts/sfu-check.sh
+	if [ -f ../shared/captures/flashmla/meta.json ]; then sh scripts/flashmla-check.sh; fi

@@ -33,7 +33,10 @@ int attn_ctx_init(attn_ctx_t *ctx, int vi, const attn_cfg_t *cfg, attn_stats_t *
         s->mode = d->mode;
         s->sat = d->sat;
         s->fmt = d->src == SITE_FMT_IN ? cfg->in_format : d->src == SITE_FMT_OUT ? cfg->out_format : d->fmt;
-        s->acc = d->src == SITE_ACC_QK ? cfg->acc_qk : d->src == SITE_ACC_FP16 ? ACC_FP16 : cfg->acc_pv;
+        s->acc = d->src == SITE_ACC_QK       ? cfg->acc_qk
+                 : d->src == SITE_ACC_FP16   ? ACC_FP16
+                 : d->src == SITE_ACC_HOPPER ? ACC_TC_HOPPER
+                                             : cfg->acc_pv;
         s->exact = cfg->only ? !site_listed(cfg->only, d->name) : site_listed(cfg->exact, d->name);
     }
     return ERR_OK;

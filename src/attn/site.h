@@ -15,7 +15,8 @@ typedef enum {
     SITE_FMT_OUT,   /* --out-format */
     SITE_ACC_QK,    /* an accumulation site using the Q.K^T model (--acc-qk) */
     SITE_ACC_PV,    /* an accumulation site using the P.V model (--acc-pv) */
-    SITE_ACC_FP16   /* an accumulation site fixed to the fp16-acc model (a variant's own hardware) */
+    SITE_ACC_FP16,  /* an accumulation site fixed to the fp16-acc model (a variant's own hardware) */
+    SITE_ACC_HOPPER /* an accumulation site fixed to the tc-hopper model (a Hopper kernel's WGMMA) */
 } site_src_t;
 
 typedef struct {

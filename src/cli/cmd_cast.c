@@ -31,6 +31,11 @@ static int cast_array(const char *in, const char *out, fmt_id_t to, fmt_round_t 
     io_npy_t a;
     if (io_npy_read(&a, in, &e))
         return cli_fail(&e);
+    if (a.codes) {
+        io_npy_free(&a);
+        err_set(&e, ERR_USAGE, "cast --in %s: holds integer codes; cast reads values (float16/32/64)", in);
+        return cli_fail(&e);
+    }
     int w = fmt_cast_width(to), rc;
     void *codes = err_malloc((size_t)(a.n > 0 ? a.n : 1) * (size_t)w, 1);
     if (mode == FMT_RNE && a.elsize <= 4) {

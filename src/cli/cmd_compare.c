@@ -49,6 +49,13 @@ int cmd_compare(int argc, char **argv)
         io_npy_free(&a);
         return cli_fail(&e);
     }
+    if (a.codes || b.codes) {
+        err_set(&e, ERR_USAGE, "compare: %s holds integer codes; compare reads values (float16/32/64)",
+                a.codes ? paths[0] : paths[1]);
+        io_npy_free(&a);
+        io_npy_free(&b);
+        return cli_fail(&e);
+    }
     int same = a.ndim == b.ndim;
     for (int i = 0; same && i < a.ndim; i++)
         same = a.shape[i] == b.shape[i];

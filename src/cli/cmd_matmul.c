@@ -68,8 +68,12 @@ int cmd_matmul(int argc, char **argv)
         io_npy_free(&a);
         return cli_fail(&e);
     }
-    int rc = ERR_OK;
-    if (a.ndim != 2 || b.ndim != 2)
+    /* codes (uint8/uint16 bit patterns) are decoded in the formats they are given in */
+    int rc = io_npy_decode(&a, f, paths[0], &e);
+    if (!rc)
+        rc = io_npy_decode(&b, fb < 0 ? f : (fmt_id_t)fb, paths[1], &e);
+    if (rc) {
+    } else if (a.ndim != 2 || b.ndim != 2)
         rc = err_set(&e, ERR_USAGE, "matmul: A and B must be 2-D, got %d-D and %d-D", a.ndim, b.ndim);
     else if (a.shape[1] != b.shape[1])
         rc = err_set(&e, ERR_USAGE, "matmul: A is [%ld, %ld] and B is [%ld, %ld]: K differs", a.shape[0], a.shape[1],

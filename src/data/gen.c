@@ -214,6 +214,9 @@ int gen_from_arrays(attn_input_t *in, io_npy_t a[3], const char *const path[3], 
     int rc = ERR_OK;
     for (int i = 0; i < 3 && !rc; i++)
         if (i < 2 || have_v)
+            rc = io_npy_decode(&a[i], in_format, path[i], e);
+    for (int i = 0; i < 3 && !rc; i++)
+        if (i < 2 || have_v)
             rc = gen_check_finite(&a[i], path[i], e);
 
     long hq = 0, sq = 0, dq = 0, hk = 0, sk = 0, dk = 0, hv = 0, sv = 0, dv = 0;

@@ -35,17 +35,18 @@ static const char *npy_string(const char *p, char *out, size_t n)
 
 static int npy_parse_descr(io_npy_t *out, const char *descr, err_t *e)
 {
-    if (strlen(descr) != 3 || descr[1] != 'f' || !strchr("248", descr[2])) {
-        if (strlen(descr) == 3 && descr[1] == 'f' && descr[2] == '1')
-            return err_set(e, ERR_USAGE, "unsupported dtype '%s'", descr);
-        return err_set(e, ERR_USAGE, "unsupported dtype '%s' (need little-endian float16, float32 or float64)",
+    /* float16/32/64 values, or uint8/uint16 codes (bit patterns of a number format) */
+    int ok = strlen(descr) == 3 && ((descr[1] == 'f' && strchr("248", descr[2])) || (descr[1] == 'u' && strchr("12", descr[2])));
+    if (!ok)
+        return err_set(e, ERR_USAGE,
+                       "unsupported dtype '%s' (need little-endian float16, float32, float64, or uint8/uint16 bit patterns)",
                        descr);
-    }
-    if (descr[0] == '>')
+    if (descr[0] == '>' && descr[2] != '1')
         return err_set(e, ERR_USAGE, "big-endian dtype '%s' is not supported", descr);
-    if (descr[0] != '<' && descr[0] != '=')
+    if (descr[0] != '<' && descr[0] != '=' && descr[0] != '|')
         return err_set(e, ERR_USAGE, "unsupported dtype '%s'", descr);
     out->elsize = descr[2] - '0';
+    out->codes = descr[1] == 'u';
     return ERR_OK;
 }
 
@@ -203,6 +204,8 @@ int io_npy_parse(io_npy_t *out, const unsigned char *buf, size_t len, err_t *e)
             float f;
             memcpy(&f, &u, 4);
             out->data[i] = f;
+        } else if (out->codes) { /* the code itself; its format decodes it (io_npy_decode) */
+            out->data[i] = out->elsize == 1 ? (double)p[0] : (double)((uint32_t)p[0] | (uint32_t)p[1] << 8);
         } else {
             out->data[i] = fmt_decode((uint32_t)p[0] | (uint32_t)p[1] << 8, FMT_FP16);
         }
@@ -223,6 +226,20 @@ int io_npy_read(io_npy_t *out, const char *path, err_t *e)
     free(buf);
     if (rc)
         return err_set(e, rc, "%s: %s", path, pe.msg);
+    return ERR_OK;
+}
+
+int io_npy_decode(io_npy_t *a, fmt_id_t f, const char *path, err_t *e)
+{
+    if (!a->codes)
+        return ERR_OK;
+    int width = fmt_cast_width(f);
+    if (width != a->elsize)
+        return err_set(e, ERR_USAGE, "%s holds %d-byte codes, but %s codes are %d bytes (see --in-format)", path,
+                       a->elsize, fmt_table[f].name, width);
+    for (long i = 0; i < a->n; i++)
+        a->data[i] = fmt_decode((uint32_t)a->data[i], f);
+    a->codes = 0;
     return ERR_OK;
 }
 

@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 #include "base/err.h"
+#include "num/fmt.h"
 
 #define IO_NPY_MAX_DIMS 8
 /* Largest array the lab accepts from a file: 2^32 elements (32 GiB as float64). */
@@ -14,7 +15,8 @@ typedef struct {
     int ndim;
     long shape[IO_NPY_MAX_DIMS];
     long n;       /* number of elements */
-    int elsize;   /* 2, 4 or 8 (float16, float32, float64) */
+    int elsize;   /* 2, 4 or 8 (float16, float32, float64), or 1 or 2 with codes */
+    int codes;    /* uint8/uint16: data holds the codes, to be decoded by io_npy_decode */
     double *data; /* values converted to double, C order */
 } io_npy_t;
 
@@ -25,6 +27,10 @@ int io_npy_parse(io_npy_t *out, const unsigned char *buf, size_t len, err_t *e);
 /* Read a .npy file; errors name the path. */
 int io_npy_read(io_npy_t *out, const char *path, err_t *e);
 void io_npy_free(io_npy_t *a);
+
+/* Codes (uint8/uint16 bit patterns) decoded as values of format f, in place; ERR_USAGE when
+ * the code width is not f's. Values are left as they are. */
+int io_npy_decode(io_npy_t *a, fmt_id_t f, const char *path, err_t *e);
 
 /* The array's shape as "[2, 3]" (for messages). */
 void io_npy_shape_text(char *buf, size_t n, const io_npy_t *a);

@@ -72,13 +72,13 @@ double acc_tc_block(const double *t, const int *e, int n, int f)
  * A product's exponent is the sum of its operands' exponents (before normalization: a
  * significand product in [2, 4) does not move it); C's is its binade, -126 when subnormal. */
 static void gemm_tc(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
-                    long N, long K, const acc_tc_t *tc, int emin_a, int emin_b)
+                    long N, long K, const acc_tc_t *tc, int emin_a, int emin_b, int acc)
 {
     double t[64];
     int e[64];
     for (long i = 0; i < M; i++)
         for (long j = 0; j < N; j++) {
-            double c = 0.0, outer = 0.0;
+            double c = acc ? C[i * ldc + j] : 0.0, outer = 0.0;
             for (long k0 = 0; k0 < K; k0 += tc->b) {
                 int n = 0;
                 e[n] = c != 0 ? acc_tc_exp(c, fmt_table[FMT_FP32].emin) : 0;
@@ -280,5 +280,11 @@ void acc_tc_gemm(double *C, long ldc, const double *A, long lda, const double *B
         return;
     }
 #endif
-    gemm_tc(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &ACC_TC[model], emin_a, emin_b);
+    gemm_tc(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &ACC_TC[model], emin_a, emin_b, 0);
+}
+
+void acc_tc_gemm_acc(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
+                     long N, long K, acc_model_t model, int emin_a, int emin_b)
+{
+    gemm_tc(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &ACC_TC[model], emin_a, emin_b, 1);
 }

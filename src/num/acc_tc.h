@@ -9,4 +9,9 @@
 void acc_tc_gemm(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
                  long N, long K, acc_model_t model, int emin_a, int emin_b);
 
+/* The same accumulating into C: each element's chain starts from C's value (a tensor-core
+ * instruction that adds its products to the accumulator registers, D = A B + D). */
+void acc_tc_gemm_acc(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
+                     long N, long K, acc_model_t model, int emin_a, int emin_b);
+
 #endif

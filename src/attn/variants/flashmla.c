@@ -1,0 +1,263 @@
+/* flashmla -- FlashMLA's dense decode kernel as it runs on an H100 (deepseek-ai/FlashMLA,
+ * csrc/kernels/splitkv_mla.cu; docs/REFERENCES.md, FlashMLA): its no-split path, instruction by
+ * instruction. Two warpgroups take the 64-key blocks in pairs; warpgroup 0 holds O's left
+ * half (columns 0-255) and the first block's P, warpgroup 1 the right half and the second
+ * block's P; scores and sums live in the log2 domain; every FP32 operation flushes subnormals
+ * (--use_fast_math), exp2 and 1/x are the SFU's ex2.approx and rcp.approx (num/sfu.c); both
+ * products are WGMMAs accumulating into their registers (the tc-hopper model, D = A B + D). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn/variants/variants.h"
+#include "num/acc_tc.h"
+#include "num/sfu.h"
+
+#define FMLA_BLOCK ATTN_KERNEL_TILE /* keys per block (PAGE_BLOCK_SIZE) */
+#define FMLA_HALF 256               /* O columns per warpgroup (HEAD_DIM_V / 2) */
+#define FMLA_QUAD 4                 /* threads sharing a row of the accumulator layout */
+#define FMLA_K_SPLIT 256            /* warpgroup 1 accumulates Q.K^T over dims 256.. first */
+#define FMLA_MASKED (-1e33f)        /* MAX_INIT_VAL: a masked score */
+#define FMLA_M_INIT (-1e30f)        /* MAX_INIT_VAL_SM: the running maximum's start */
+#define FMLA_LOG2E 0x1.71547652b82fep0 /* log2 e, M_LOG2E */
+
+#define FLASHMLA_SITES(X)                                                                                        \
+    X(QK_ACC, "qk_acc", "S = Q K^T, WGMMA (tc-hopper), warpgroup 1 from dim 256 on", SITE_ACC_HOPPER, FMT_FP32,  \
+      FMT_RNE, 0)                                                                                                \
+    X(P_EXP, "p_exp", "sM = max(sM, fl(max s * scale_log2)); p = ex2.approx(fma(s, scale_log2, -sM))",           \
+      SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0)                                                                      \
+    X(L_SUM, "l_sum", "per-thread rowsum of fp32 p (pairs), L = fma(L, scale, sum); quad and warpgroup sums",    \
+      SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0)                                                                      \
+    X(P_CAST, "p_cast", "p (and p scale_1 for the other warpgroup) cast for P.V", SITE_FMT_IN, FMT_FP32, FMT_RNE, 0) \
+    X(PV_ACC, "pv_acc", "O += P V_half, WGMMA accumulating into O (tc-hopper)", SITE_ACC_HOPPER, FMT_FP32,       \
+      FMT_RNE, 0)                                                                                                \
+    X(O_RESCALE, "o_rescale", "scale = ex2.approx(sM_old - sM); O and L rescales in fp32 (FTZ)", SITE_FMT_FIXED,  \
+      FMT_FP32, FMT_RNE, 0)                                                                                      \
+    X(O_DIV, "o_div", "O rcp.approx(L) in fp32 (FTZ)", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0)                      \
+    X(OUT_CAST, "out_cast", "output cast", SITE_FMT_OUT, FMT_FP32, FMT_RNE, 0)
+
+enum { FLASHMLA_SITES(SITE_ENUM) };
+
+const site_def_t attn_flashmla_sites[] = {FLASHMLA_SITES(SITE_ROW) SITE_END};
+
+/* The kernel's FP32 arithmetic at a site: binary32 with flush-to-zero, or binary64 when exact. */
+static double f32(attn_ctx_t *ctx, int site, double x)
+{
+    return ctx->site[site].exact ? x : (double)sfu_ftz((float)x);
+}
+
+static double fmla_ex2(attn_ctx_t *ctx, int site, double x)
+{
+    return ctx->site[site].exact ? exp2(x) : (double)sfu_ex2((float)x);
+}
+
+static double fmla_fma(attn_ctx_t *ctx, int site, double a, double b, double c)
+{
+    return ctx->site[site].exact ? a * b + c : (double)sfu_ftz(fmaf((float)a, (float)b, (float)c));
+}
+
+/* C (+)= A B^T or A B at an accumulation site: the site's model, D = A B + D when acc. */
+static void fmla_gemm(attn_ctx_t *ctx, int site, int acc, double *C, long ldc, const double *A, long lda,
+                      const double *B, long ldb, int b_trans, long M, long N, long K)
+{
+    const site_t *s = &ctx->site[site];
+    fmt_id_t f = ctx->cfg->in_format;
+    if (!acc) {
+        acc_gemm_f(C, ldc, A, lda, B, ldb, b_trans, M, N, K, s->exact ? ACC_FP64 : s->acc, f, f);
+    } else if (s->exact) {
+        double *t = err_malloc((size_t)(M * N), sizeof(double));
+        acc_gemm_f(t, N, A, lda, B, ldb, b_trans, M, N, K, ACC_FP64, f, f);
+        for (long i = 0; i < M; i++)
+            for (long j = 0; j < N; j++)
+                C[i * ldc + j] += t[i * N + j];
+        free(t);
+    } else {
+        acc_tc_gemm_acc(C, ldc, A, lda, B, ldb, b_trans, M, N, K, s->acc, fmt_table[f].emin, fmt_table[f].emin);
+    }
+}
+
+/* Per row: the running maximum (log2 domain), each warpgroup's per-thread partial sums. */
+typedef struct {
+    double m;
+    double l[2][FMLA_QUAD];
+} fmla_row_t;
+
+typedef struct {
+    const attn_group_t *g;
+    attn_ctx_t *ctx;
+    double sl2;     /* scale_softmax_log2 = fl32(fl32(scale) log2 e) */
+    double *s[2];   /* scores of the pair's blocks [R][64] */
+    double *pb[2];  /* P cast for P.V [R][64] */
+    double *pb0s;   /* warpgroup 0's P rescaled by scale_1 and cast, for warpgroup 1 */
+    double *o;      /* O [R][dv]: columns 0-255 warpgroup 0's, 256-511 warpgroup 1's */
+    double *sc0;    /* scale_0 per row (sScale0) */
+    fmla_row_t *st;
+} fmla_t;
+
+/* S [R][64] for the block at key j0 (nb keys): warpgroup w's Q.K^T order (w = 1: dims
+ * FMLA_K_SPLIT.. then 0..FMLA_K_SPLIT-1, as its pipeline issues the tiles); masked keys -1e33. */
+static void fmla_scores(fmla_t *f, double *s, long j0, long nb, int w)
+{
+    const attn_group_t *g = f->g;
+    long R = g->R, dk = g->dk;
+    for (long i = 0; i < R * FMLA_BLOCK; i++)
+        s[i] = 0;
+    if (w == 1 && dk > FMLA_K_SPLIT) {
+        fmla_gemm(f->ctx, QK_ACC, 0, s, FMLA_BLOCK, g->q + FMLA_K_SPLIT, dk, g->k + j0 * dk + FMLA_K_SPLIT, dk, 1, R,
+                  nb, dk - FMLA_K_SPLIT);
+        fmla_gemm(f->ctx, QK_ACC, 1, s, FMLA_BLOCK, g->q, dk, g->k + j0 * dk, dk, 1, R, nb, FMLA_K_SPLIT);
+    } else {
+        fmla_gemm(f->ctx, QK_ACC, 0, s, FMLA_BLOCK, g->q, dk, g->k + j0 * dk, dk, 1, R, nb, dk);
+    }
+    for (long r = 0; r < R; r++)
+        for (long c = 0; c < FMLA_BLOCK; c++)
+            if (c >= nb || j0 + c > g->limit[r])
+                s[r * FMLA_BLOCK + c] = FMLA_MASKED;
+}
+
+/* One warpgroup's softmax on its block for row r (wg*_bunch_0): the new maximum, the old
+ * one's scale, p in place (fp32), and each thread's sum of its column pairs in cs. */
+static double fmla_softmax(fmla_t *f, double *p, long r, double cs[FMLA_QUAD], int skip_exp)
+{
+    attn_ctx_t *ctx = f->ctx;
+    fmla_row_t *st = &f->st[r];
+    double cur = FMLA_MASKED;
+    for (long c = 0; c < FMLA_BLOCK; c++)
+        cur = p[c] > cur ? p[c] : cur;
+    cur = f32(ctx, P_EXP, cur * f->sl2);
+    double mnew = st->m > cur ? st->m : cur;
+    double scale = fmla_ex2(ctx, O_RESCALE, f32(ctx, O_RESCALE, st->m - mnew));
+    st->m = mnew;
+    for (int q = 0; q < FMLA_QUAD; q++)
+        cs[q] = 0;
+    if (skip_exp)
+        return scale;
+    for (long c = 0; c < FMLA_BLOCK; c++)
+        p[c] = fmla_ex2(ctx, P_EXP, fmla_fma(ctx, P_EXP, p[c], f->sl2, -mnew));
+    /* thread q holds columns 8j + 2q and 8j + 2q + 1: cur_sum += p_a + p_b, j in order */
+    for (int q = 0; q < FMLA_QUAD; q++)
+        for (int j = 0; j < FMLA_BLOCK / 8; j++)
+            cs[q] = f32(ctx, L_SUM, cs[q] + f32(ctx, L_SUM, p[8 * j + 2 * q] + p[8 * j + 2 * q + 1]));
+    return scale;
+}
+
+static void fmla_scale_half(fmla_t *f, long r, int half, double a)
+{
+    long dv = f->g->dv, c0 = half * FMLA_HALF, c1 = half ? dv : (dv < FMLA_HALF ? dv : FMLA_HALF);
+    for (long c = c0; c < c1; c++)
+        f->o[r * dv + c] = f32(f->ctx, O_RESCALE, f->o[r * dv + c] * a);
+}
+
+/* O's half (+)= P V_half over the block's keys (V rows of masked keys are zero, fill_oob_V) */
+static void fmla_pv(fmla_t *f, int half, const double *p, long j0, long nb)
+{
+    const attn_group_t *g = f->g;
+    long dv = g->dv, c0 = half * FMLA_HALF, n = half ? dv - FMLA_HALF : (dv < FMLA_HALF ? dv : FMLA_HALF);
+    if (n <= 0)
+        return;
+    fmla_gemm(f->ctx, PV_ACC, 1, f->o + c0, dv, p, FMLA_BLOCK, g->v + j0 * dv + c0, dv, 0, g->R, n, nb);
+}
+
+/* One pair of blocks (wg0_subroutine and wg1_subroutine): b0 at key j0, b1 after it unless
+ * the pair is the last block alone. */
+static void fmla_pair(fmla_t *f, long j0, long nb0, long nb1)
+{
+    const attn_group_t *g = f->g;
+    attn_ctx_t *ctx = f->ctx;
+    long R = g->R;
+    int has1 = nb1 > 0;
+    fmla_scores(f, f->s[0], j0, nb0, 0);
+    if (has1)
+        fmla_scores(f, f->s[1], j0 + FMLA_BLOCK, nb1, 1);
+    double *sc1 = err_malloc((size_t)R, sizeof(double));
+    for (long r = 0; r < R; r++) { /* warpgroup 0: bunch 0 on block 0 */
+        fmla_row_t *st = &f->st[r];
+        double cs[FMLA_QUAD];
+        double *p0 = f->s[0] + r * FMLA_BLOCK;
+        f->sc0[r] = fmla_softmax(f, p0, r, cs, 0);
+        fmla_scale_half(f, r, 0, f->sc0[r]);
+        for (int q = 0; q < FMLA_QUAD; q++)
+            st->l[0][q] = fmla_fma(ctx, L_SUM, st->l[0][q], f->sc0[r], cs[q]);
+        for (long c = 0; c < FMLA_BLOCK; c++)
+            f->pb[0][r * FMLA_BLOCK + c] = attn_round(ctx, P_CAST, p0[c]);
+    }
+    fmla_pv(f, 0, f->pb[0], j0, nb0); /* O_L += P0 V0L */
+    for (long r = 0; r < R; r++) { /* warpgroup 1: bunch 0 on block 1 (all masked when absent) */
+        fmla_row_t *st = &f->st[r];
+        double cs[FMLA_QUAD];
+        double *p1 = f->s[1] + r * FMLA_BLOCK;
+        if (!has1)
+            for (long c = 0; c < FMLA_BLOCK; c++)
+                p1[c] = FMLA_MASKED;
+        sc1[r] = fmla_softmax(f, p1, r, cs, !has1);
+        double scale_o1 = f32(ctx, O_RESCALE, sc1[r] * f->sc0[r]);
+        fmla_scale_half(f, r, 1, scale_o1);
+        for (int q = 0; q < FMLA_QUAD; q++)
+            st->l[1][q] = fmla_fma(ctx, L_SUM, st->l[1][q], scale_o1, cs[q]);
+        for (long c = 0; c < FMLA_BLOCK && has1; c++)
+            f->pb[1][r * FMLA_BLOCK + c] = attn_round(ctx, P_CAST, p1[c]);
+        /* warpgroup 0's P rescaled by scale_1 in fp32, cast, for warpgroup 1 (wg0_scale_rP0) */
+        for (long c = 0; c < FMLA_BLOCK; c++)
+            f->pb0s[r * FMLA_BLOCK + c] =
+                attn_round(ctx, P_CAST, attn_fp32(ctx, P_CAST, f32(ctx, O_RESCALE, f->s[0][r * FMLA_BLOCK + c] * sc1[r])));
+    }
+    if (has1)
+        fmla_pv(f, 1, f->pb[1], j0 + FMLA_BLOCK, nb1); /* O_R += P1 V1R */
+    if (has1) { /* warpgroup 0: O_L and its sums rescaled by scale_1, then O_L += P1 V1L */
+        for (long r = 0; r < R; r++) {
+            fmla_scale_half(f, r, 0, sc1[r]);
+            for (int q = 0; q < FMLA_QUAD; q++)
+                f->st[r].l[0][q] = f32(ctx, L_SUM, f->st[r].l[0][q] * sc1[r]);
+        }
+        fmla_pv(f, 0, f->pb[1], j0 + FMLA_BLOCK, nb1);
+    }
+    fmla_pv(f, 1, f->pb0s, j0, nb0); /* O_R += (P0 scale_1) V0R */
+    free(sc1);
+}
+
+ATTN_VARIANT(attn_flashmla)
+{
+    long R = g->R, dv = g->dv, sk = g->sk;
+    fmla_t f = {g, ctx, 0, {NULL, NULL}, {NULL, NULL}, NULL, o, NULL, NULL};
+    /* the kernel's scale_softmax_log2: the scale held in fp32, times log2 e in double, to fp32 */
+    f.sl2 = ctx->site[P_EXP].exact ? ctx->cfg->scale * FMLA_LOG2E : (double)(float)((double)(float)ctx->cfg->scale * FMLA_LOG2E);
+    for (int i = 0; i < 2; i++) {
+        f.s[i] = err_malloc((size_t)(R * FMLA_BLOCK), sizeof(double));
+        f.pb[i] = err_calloc((size_t)(R * FMLA_BLOCK), sizeof(double));
+    }
+    f.pb0s = err_malloc((size_t)(R * FMLA_BLOCK), sizeof(double));
+    f.sc0 = err_malloc((size_t)R, sizeof(double));
+    f.st = err_calloc((size_t)R, sizeof(fmla_row_t));
+    for (long r = 0; r < R; r++)
+        f.st[r].m = FMLA_M_INIT;
+    memset(o, 0, sizeof(double) * (size_t)(R * dv));
+    for (long j0 = 0; j0 < sk; j0 += 2 * FMLA_BLOCK) {
+        long nb0 = sk - j0 < FMLA_BLOCK ? sk - j0 : FMLA_BLOCK;
+        long rest = sk - j0 - nb0, nb1 = rest < FMLA_BLOCK ? rest : FMLA_BLOCK;
+        fmla_pair(&f, j0, nb0, nb1);
+    }
+    /* L: each warpgroup's quad butterfly ((l0 + l1) + (l2 + l3)), then the two warpgroups' sum;
+     * 0 or NaN becomes 1; O = fl32(O rcp(L)) cast */
+    for (long r = 0; r < R; r++) {
+        double lw[2];
+        for (int w = 0; w < 2; w++) {
+            const double *l = f.st[r].l[w];
+            lw[w] = f32(ctx, L_SUM, f32(ctx, L_SUM, l[0] + l[1]) + f32(ctx, L_SUM, l[2] + l[3]));
+        }
+        double L = f32(ctx, L_SUM, lw[0] + lw[1]);
+        if (L == 0 || L != L)
+            L = 1;
+        double inv = ctx->site[O_DIV].exact ? 1.0 / L : (double)sfu_rcp((float)L);
+        for (long c = 0; c < dv; c++) {
+            double x = ctx->site[O_DIV].exact ? o[r * dv + c] / L : f32(ctx, O_DIV, o[r * dv + c] * inv);
+            o[r * dv + c] = attn_round(ctx, OUT_CAST, x);
+        }
+    }
+    for (int i = 0; i < 2; i++) {
+        free(f.s[i]);
+        free(f.pb[i]);
+    }
+    free(f.pb0s);
+    free(f.sc0);
+    free(f.st);
+}
