@@ -22,14 +22,15 @@ tmp=$out.tmp.$$
     echo "|---|---|---|---|"
     echo "| ex2.approx.ftz.f32 | split: \\|x\\| truncated to 23 fraction bits, one's complement fraction for x < 0, FTZ; core: 64-segment quadratic | every binary32 (GPU) + the core's 2^23 inputs for x >= 0 and x <= 0 (here) | $(sed -n 's/.*ex2 mismatches \([0-9]*\).*/\1/p' tests/data/sfu/probe4.txt) (GPU); 0 (here, t-sfu) |"
     echo "| rcp.approx.ftz.f32 | split: significand only, 0/subnormal -> inf, FTZ; core: 128-segment quadratic | every binary32 (GPU) + the core's 2^23 significands (here) | $(sed -n 's/.*rcp mismatches \([0-9]*\).*/\1/p' tests/data/sfu/probe4.txt) (GPU); 0 (here, t-sfu) |"
-    echo "| lg2.approx.ftz.f32 | not modelled yet: subnormal inputs give -inf (measured); the core on [1, 4) is measured | - | - |"
+    echo "| lg2.approx.ftz.f32 | split: exponent as the integer part, one's complement below 1, leading 24 bits truncated (with the normalizer's off-by-one); core: 64-segment quadratic, 36 fraction bits | every binary32 (GPU) + the core's 2^23 inputs on [2, 4) (here) | $(sed -n 's/.*lg2 mismatches \([0-9]*\).*/\1/p' tests/data/sfu/probe4.txt) (GPU, all in [1, 2), listed below); 0 (here, t-sfu) |"
     echo
     echo "t-sfu: \`$summary\` (any core input that differed would be a failure)."
     echo
     echo "The cores' datapath (scripts/sfu_fit.c finds its integers from the measurements): per segment"
     echo "of the fraction, (c0 2^13 + c1 x + c2 sq(x) + K) >> 15, x the fraction's low 17 bits (rcp: 16,"
     echo "squared as x << 1), sq the truncated square of the partial products, K = 0x77e2 (ex2) and"
-    echo "0x47e7 (rcp). Every segment has integers that reproduce all of its inputs."
+    echo "0x47e7 (rcp); lg2: (c0 2^12 + c1 x + c2 sq(x) + 0x3345) >> 2, 36 fraction bits. Every segment"
+    echo "has integers that reproduce all of its measured inputs."
     echo
     echo "## The probes' output"
     echo

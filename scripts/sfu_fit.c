@@ -3,9 +3,11 @@
  * (c0, c1, c2) such that, for every input of the segment,
  *     result significand = (c0 2^13 + c1 x + c2 sq(x) + K) >> 15
  * with x the low bits of the fraction, sq the datapath's truncated square and K the rounding
- * constant; prints them as C tables for src/num/sfu.c, or says where no integers fit.
- *   cc -O2 -o sfu_fit scripts/sfu_fit.c -lm && xz -dc tests/data/sfu/ex2_pos.bin.xz >ex2.bin &&
- *   xz -dc tests/data/sfu/rcp.bin.xz >rcp.bin && ./sfu_fit ex2.bin rcp.bin */
+ * constant; lg2's core is (c0 2^12 + c1 x + c2 sq(x) + K) >> 2, log2 of the significand with 36
+ * fraction bits, fitted to lg2 on [2, 4) (1 + that value truncated to 23 fraction bits). Prints
+ * the C tables for src/num/sfu.c, or says where no integers fit.
+ *   cc -O2 -o sfu_fit scripts/sfu_fit.c -lm && for f in ex2_pos rcp lg2_2; do
+ *   xz -dc tests/data/sfu/$f.bin.xz >$f.bin; done && ./sfu_fit ex2_pos.bin rcp.bin lg2_2.bin */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,6 +29,7 @@ static uint64_t sfu_sq(uint64_t x)
 
 static int32_t res[N];
 static int64_t y[N];
+static int64_t lo_[N], hi_[N]; /* lg2: the bounds each input puts on the quadratic's value */
 
 /* y[F]: the hardware's core result as a significand with 23 fraction bits: ex2: 2^(F 2^-23)
  * in [1, 2]; rcp: 2 / (1 + F 2^-23) in (1, 2] */
@@ -52,7 +55,7 @@ static void load(const char *path, int rcp)
 static int fit(const char *name, int nseg, int xb, int sh, int64_t K)
 {
     int ok = 1;
-    printf("static const int32_t %s[%d][3] = {\n", name, nseg);
+    printf("SFU_TAB static const int32_t %s[%d][3] = {\n", name, nseg);
     for (int seg = 0; seg < nseg && ok; seg++) {
         /* estimates by least squares, then the integers near them that satisfy every input */
         double M[3][4] = {{0}};
@@ -104,15 +107,91 @@ static int fit(const char *name, int nseg, int xb, int sh, int64_t K)
     return ok;
 }
 
+/* lg2 on [2, 4): hw = 1 + floor(R36 2^-13) 2^-23 with R36 = res >> 2: res in [4 2^13 u, 4 (2^13 u + 8191) + 3] */
+static void load_lg2(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f || fread(res, 4, N, f) != N) {
+        fprintf(stderr, "sfu_fit: cannot read %s\n", path);
+        exit(2);
+    }
+    fclose(f);
+    for (uint32_t F = 0; F < N; F++) {
+        float cr = (float)log2(2.0 + F * 0x1p-22);
+        uint32_t b;
+        memcpy(&b, &cr, 4);
+        b += (uint32_t)res[F];
+        float h;
+        memcpy(&h, &b, 4);
+        int64_t u = (int64_t)(((double)h - 1.0) * 0x1p23);
+        lo_[F] = 4 * (u << 13);
+        hi_[F] = 4 * ((u << 13) + 8191) + 3;
+    }
+}
+
+static int fit_lg2(void)
+{
+    int ok = 1;
+    printf("SFU_TAB static const int32_t SFU_LG2_TAB[64][3] = {\n");
+    for (int seg = 0; seg < 64 && ok; seg++) {
+        double M[3][4] = {{0}};
+        for (uint64_t x = 0; x < (1u << 17); x += 5) {
+            double v[3] = {1, (double)x, (double)sfu_sq(x)}, t = 0.5 * ((double)lo_[seg << 17 | x] + (double)hi_[seg << 17 | x]);
+            for (int i = 0; i < 3; i++) {
+                for (int j = 0; j < 3; j++)
+                    M[i][j] += v[i] * v[j];
+                M[i][3] += v[i] * t;
+            }
+        }
+        double c[3];
+        for (int i = 0; i < 3; i++)
+            for (int k = i + 1; k < 3; k++) {
+                double q = M[k][i] / M[i][i];
+                for (int j = i; j < 4; j++)
+                    M[k][j] -= q * M[i][j];
+            }
+        for (int i = 2; i >= 0; i--) {
+            double s = M[i][3];
+            for (int j = i + 1; j < 3; j++)
+                s -= M[i][j] * c[j];
+            c[i] = s / M[i][i];
+        }
+        int found = 0;
+        for (long d1 = -40; d1 <= 40 && !found; d1++)
+            for (long d2 = -400; d2 <= 400 && !found; d2++) {
+                long c1 = lround(c[1]) + d1, c2 = lround(c[2]) + d2;
+                int64_t lo = INT64_MIN, hi = INT64_MAX;
+                for (uint64_t x = 0; x < (1u << 17) && lo <= hi; x++) {
+                    int64_t base = c1 * (int64_t)x + c2 * (int64_t)sfu_sq(x);
+                    lo = lo_[seg << 17 | x] - base > lo ? lo_[seg << 17 | x] - base : lo;
+                    hi = hi_[seg << 17 | x] - base < hi ? hi_[seg << 17 | x] - base : hi;
+                }
+                int64_t A = lo + (((0x3345 - lo) % 4096) + 4096) % 4096; /* A = c0 2^12 + K */
+                if (lo <= hi && A <= hi) {
+                    found = 1;
+                    printf("    {%lld, %ld, %ld},\n", (long long)((A - 0x3345) / 4096), c1, c2);
+                }
+            }
+        if (!found) {
+            fprintf(stderr, "sfu_fit: lg2 segment %d: no integers fit\n", seg);
+            ok = 0;
+        }
+    }
+    printf("};\n");
+    return ok;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: sfu_fit EX2_CORE.bin RCP_CORE.bin\n");
+    if (argc != 4) {
+        fprintf(stderr, "usage: sfu_fit EX2_CORE.bin RCP_CORE.bin LG2_CORE_2_4.bin\n");
         return 2;
     }
     load(argv[1], 0);
     int ok = fit("SFU_EX2_TAB", 64, 17, 0, 0x77e2);
     load(argv[2], 1);
     ok &= fit("SFU_RCP_TAB", 128, 16, 1, 0x47e7);
+    load_lg2(argv[3]);
+    ok &= fit_lg2();
     return ok ? 0 : 1;
 }

@@ -1,7 +1,7 @@
-/* sfu -- the special function unit's approximate instructions as an H100 computes them, bit
- * for bit: ex2.approx.ftz.f32 and rcp.approx.ftz.f32 (tests/data/sfu/README.md says how they
- * were measured and recovered: every one of the 2^32 inputs checked against the split models
- * below, the 2^23-input cores against the table-plus-quadratic datapath) */
+/* sfu -- the special function unit's approximate instructions as an H100 computes them:
+ * ex2.approx.ftz.f32 and rcp.approx.ftz.f32 bit for bit on every binary32 input, lg2.approx.ftz.f32
+ * on all but 9 (tests/data/sfu/README.md says how they were measured and recovered: split
+ * models around table-plus-quadratic cores whose integers scripts/sfu_fit.c finds) */
 #include "num/sfu.h"
 
 #include <math.h>
@@ -18,9 +18,11 @@
 /* The cores' datapath constants: the rounding added before the final shift. */
 #define SFU_EX2_K 0x77e2
 #define SFU_RCP_K 0x47e7
+#define SFU_LG2_K 0x3345
 
 /* The datapath's tables, recovered from the measured cores by scripts/sfu_fit.c: per segment
- * of the fraction (64 for ex2, 128 for rcp), c0, c1, c2 of (c0 2^13 + c1 x + c2 sq(x) + K) >> 15. */
+ * of the fraction (64 for ex2, 128 for rcp), c0, c1, c2 of (c0 2^13 + c1 x + c2 sq(x) + K) >> 15;
+ * for lg2 (64 segments), of (c0 2^12 + c1 x + c2 sq(x) + K) >> 2. */
 SFU_TAB static const int32_t SFU_EX2_TAB[64][3] = {
     {33554432, 22713, 494},
     {33919815, 22960, 501},
@@ -218,6 +220,73 @@ SFU_TAB static const int32_t SFU_RCP_TAB[128][3] = {
     {33686017, -16513, 130},
 };
 
+SFU_TAB static const int32_t SFU_LG2_TAB[64][3] = {
+    {4, 47272, -1454},
+    {1501079, 46545, -1410},
+    {2979245, 45840, -1370},
+    {4435175, 45156, -1330},
+    {5869538, 44492, -1292},
+    {7282959, 43847, -1254},
+    {8676041, 43221, -1220},
+    {10049360, 42612, -1184},
+    {11403480, 42020, -1152},
+    {12738914, 41444, -1118},
+    {14056181, 40884, -1088},
+    {15355766, 40339, -1060},
+    {16638137, 39809, -1036},
+    {17903740, 39292, -1008},
+    {19153020, 38788, -982},
+    {20386385, 38297, -958},
+    {21604230, 37818, -932},
+    {22806952, 37351, -910},
+    {23994914, 36896, -890},
+    {25168473, 36451, -866},
+    {26327980, 36018, -850},
+    {27473760, 35594, -828},
+    {28606142, 35180, -808},
+    {29725435, 34776, -792},
+    {30831935, 34380, -770},
+    {31925930, 33994, -754},
+    {33007703, 33616, -736},
+    {34077522, 33247, -722},
+    {35135647, 32886, -708},
+    {36182338, 32532, -692},
+    {37217831, 32186, -678},
+    {38242363, 31847, -662},
+    {39256170, 31516, -652},
+    {40259469, 31191, -638},
+    {41252482, 30872, -622},
+    {42235412, 30561, -614},
+    {43208461, 30255, -600},
+    {44171827, 29955, -586},
+    {45125706, 29662, -578},
+    {46070272, 29374, -566},
+    {47005713, 29091, -552},
+    {47932206, 28814, -542},
+    {48849917, 28542, -532},
+    {49759005, 28276, -524},
+    {50659642, 28014, -514},
+    {51551982, 27757, -506},
+    {52436166, 27505, -498},
+    {53312349, 27257, -488},
+    {54180673, 27013, -476},
+    {55041280, 26774, -468},
+    {55894305, 26540, -464},
+    {56739875, 26309, -454},
+    {57578131, 26082, -446},
+    {58409188, 25859, -438},
+    {59233176, 25640, -432},
+    {60050206, 25424, -422},
+    {60860396, 25213, -418},
+    {61663866, 25004, -408},
+    {62460727, 24799, -402},
+    {63251077, 24598, -398},
+    {64035034, 24399, -390},
+    {64812688, 24204, -384},
+    {65584146, 24012, -378},
+    {66349505, 23823, -372},
+};
+
 /* The square the datapath forms of a 17-bit x: a partial product x >> (18 - i) for each set
  * bit i, summed and halved (about x^2 2^-19, truncated at every partial product). */
 SFU_FN static int64_t sfu_sq(uint32_t x)
@@ -283,4 +352,54 @@ SFU_FN float sfu_rcp(float x)
     double r = ldexp((double)sfu_core(SFU_RCP_TAB, b & 0x7fffff, 16, 1, SFU_RCP_K), -23);
     float y = ldexpf((float)r, 126 - (int)e);
     return sfu_ftz(sign ? -y : y);
+}
+
+/* Leading bit of v > 0. */
+SFU_FN static int sfu_msb(int64_t v)
+{
+    int p = 0;
+    while (v >> (p + 1))
+        p++;
+    return p;
+}
+
+SFU_FN float sfu_lg2(float x)
+{
+    uint32_t b;
+    memcpy(&b, &x, 4);
+    uint32_t e = b >> 23 & 0xff, f = b & 0x7fffff;
+    if (x != x)
+        return x;
+    if (e == 0) /* zero and subnormals (flushed) */
+        return -INFINITY;
+    if (b >> 31)
+        return NAN;
+    if (e == 0xff)
+        return INFINITY;
+    if (f == 0 && e == 127)
+        return 0.0f;
+    /* the core: log2 of the significand with 36 fraction bits (res has 38: the quadratic plus K) */
+    uint32_t seg = f >> 17, xl = f & 0x1ffff;
+    int64_t s0 = ((int64_t)SFU_LG2_TAB[seg][0] << 12) + (int64_t)SFU_LG2_TAB[seg][1] * xl +
+                 (int64_t)SFU_LG2_TAB[seg][2] * sfu_sq(xl);
+    int64_t ie = (int64_t)e - 127;
+    /* the exponent joins as the integer part; a negative sum is negated by one's complement */
+    int64_t v = ((s0 + SFU_LG2_K) >> 2) + ie * ((int64_t)1 << 36);
+    int64_t vl = (s0 >> 2) + ie * ((int64_t)1 << 36); /* the normalizer's shift comes from the sum before K */
+    int neg = v < 0;
+    if (neg) {
+        v = ~v;
+        vl = ~vl;
+    }
+    if (v == 0)
+        return neg ? -0.0f : 0.0f;
+    /* 24 leading bits, truncated; where the shift was found one bit lower (the sum before K is
+     * below the power of two that v reaches), the fraction field comes out shifted by one */
+    int p = sfu_msb(v), pl = vl > 0 ? sfu_msb(vl) : p;
+    int64_t t = p > 23 ? v >> (p - 23) : v << (23 - p); /* significand, 24 bits */
+    int64_t frac = t & 0x7fffff;
+    if (pl < p)
+        frac = (frac << 1) & 0x7fffff;
+    float y = ldexpf((float)(0x800000 | frac), p - 36 - 23);
+    return sfu_ftz(neg ? -y : y);
 }
