@@ -191,17 +191,20 @@ if [ -f $G/gemm-bf16-normal-256.a.npy ]; then
 fi
 
 # ---- flashmla against the real kernel: captures of FlashMLA's dense decode on an H100 (a subset
-# of shared/captures/flashmla, inputs and the no-split output as bf16 codes); the lab's output,
-# cast to bf16 codes, must be the kernel's byte for byte (AMLA_QUICK: the smallest case only)
+# of shared/captures/flashmla, inputs and the outputs as bf16 codes): the lab's outputs, cast to
+# bf16 codes, must be the kernel's byte for byte, on its no-split path (sm-parts=1) and on its
+# default split-KV path with the combine kernel (AMLA_QUICK: the smallest case only)
 for d in tests/data/flashmla/*/; do
     [ -f "$d/q.npy" ] || continue
     case $d in *a4-b2*) ;; *) [ -n "$AMLA_QUICK" ] && continue ;; esac
     causal=""; [ -f "$d/causal" ] && causal="--causal"
     rm -rf "$T/fm"
     # shellcheck disable=SC2086
-    $A run --load "$d" --dv 512 $causal --variants flashmla --dump "$T/fm" >/dev/null 2>"$T/err" || bad "flashmla on $d: $(cat "$T/err")"
+    $A run --load "$d" --dv 512 $causal --variants flashmla,flashmla:sm-parts=1 --dump "$T/fm" >/dev/null 2>"$T/err" || bad "flashmla on $d: $(cat "$T/err")"
+    $A cast --to bf16 --in "$T/fm/flashmla:sm-parts=1.npy" --out "$T/fm.u2.npy" >/dev/null 2>&1
+    cmp -s "$T/fm.u2.npy" "$d/out_nosplit.npy" && ok || bad "flashmla:sm-parts=1 on $d: not the H100's no-split bits"
     $A cast --to bf16 --in "$T/fm/flashmla.npy" --out "$T/fm.u2.npy" >/dev/null 2>&1
-    cmp -s "$T/fm.u2.npy" "$d/out_nosplit.npy" && ok || bad "flashmla on $d: not the H100's bits"
+    cmp -s "$T/fm.u2.npy" "$d/out.npy" && ok || bad "flashmla on $d: not the H100's split-KV bits"
 done
 expect_err "uint16 codes of the wrong width" run --load tests/data/flashmla/a4-b2 --dv 512 --in-format e4m3
 

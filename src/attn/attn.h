@@ -24,6 +24,8 @@ typedef struct {
     long rope_dims;        /* the last rope_dims of Dk are RoPE (FP8 variants keep them apart) */
     long row_block, sub_block; /* fastattn: query rows per Cube block, rows per Vector pass */
     int fa3_block, fa3_hadamard; /* fa3-fp8: block quantization, incoherent processing (1 = on) */
+    long sm_count;               /* flashmla: the GPU's SMs, for the split-KV scheduler (--sm-count) */
+    long sm_parts;               /* flashmla: SM parts the keys are split over; 0: the kernel's own choice */
 } attn_cfg_t;
 
 /* AMLA's two published forms (docs/REFERENCES.md, AMLA): Algorithm 2 as printed, or the

@@ -317,6 +317,10 @@ const opts_def_t opts_table[] = {
     {"fa3-block", "yes|no", "yes", NULL, V, set_yes_no, OFF(attn.fa3_block), 0, 0, "fa3-fp8: block quantization"},
     {"fa3-hadamard", "yes|no", "yes", NULL, V, set_yes_no, OFF(attn.fa3_hadamard), 0, 0,
      "fa3-fp8: random-sign Hadamard (incoherent processing)"},
+    {"sm-count", "N", "132", NULL, V, set_long, OFF(attn.sm_count), 1, 100000,
+     "flashmla: the GPU's SMs for the split-KV scheduler (132: an H100 SXM)"},
+    {"sm-parts", "N", NULL, "sm-count / ceil(rows / 64)", V, set_long, OFF(attn.sm_parts), 1, 100000,
+     "flashmla: SM parts the keys are split over (1: the no-split path)"},
     /* output */
     {"format", "table|csv|json", "table", NULL, NX, set_out, 0, 0, 0, "how results are printed"},
     {"csv", "FILE", NULL, NULL, NX, set_text, OFF(csv_path), 0, 0, "per-sample rows to FILE"},

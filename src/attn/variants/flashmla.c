@@ -215,10 +215,108 @@ static void fmla_pair(fmla_t *f, long j0, long nb0, long nb1)
     free(sc1);
 }
 
+/* The keys of blocks [b0, b1) (one split, or all of them): O [R][dv] as the kernel leaves it in
+ * fp32 (O rcp(L)), L per row (the reduced sum; 0 or NaN made 1 for O) and sM per row. */
+static void fmla_range(fmla_t *f, long b0, long b1, double *lsum, double *msum)
+{
+    const attn_group_t *g = f->g;
+    attn_ctx_t *ctx = f->ctx;
+    long R = g->R, dv = g->dv, sk = g->sk;
+    for (long r = 0; r < R; r++) {
+        memset(&f->st[r], 0, sizeof f->st[r]);
+        f->st[r].m = FMLA_M_INIT;
+    }
+    memset(f->o, 0, sizeof(double) * (size_t)(R * dv));
+    for (long b = b0; b < b1; b += 2) {
+        long j0 = b * FMLA_BLOCK, nb0 = sk - j0 < FMLA_BLOCK ? sk - j0 : FMLA_BLOCK;
+        long nb1 = b + 1 < b1 ? (sk - j0 - nb0 < FMLA_BLOCK ? sk - j0 - nb0 : FMLA_BLOCK) : 0;
+        fmla_pair(f, j0, nb0, nb1);
+    }
+    /* L: each warpgroup's quad butterfly ((l0 + l1) + (l2 + l3)), then the two warpgroups' sum;
+     * 0 or NaN becomes 1 for O = fl32(O rcp(L)) */
+    for (long r = 0; r < R; r++) {
+        double lw[2];
+        for (int w = 0; w < 2; w++) {
+            const double *l = f->st[r].l[w];
+            lw[w] = f32(ctx, L_SUM, f32(ctx, L_SUM, l[0] + l[1]) + f32(ctx, L_SUM, l[2] + l[3]));
+        }
+        double L = f32(ctx, L_SUM, lw[0] + lw[1]);
+        lsum[r] = L;
+        msum[r] = f->st[r].m;
+        if (L == 0 || L != L)
+            L = 1;
+        double inv = ctx->site[O_DIV].exact ? 1.0 / L : (double)sfu_rcp((float)L);
+        for (long c = 0; c < dv; c++)
+            f->o[r * dv + c] = ctx->site[O_DIV].exact ? f->o[r * dv + c] / L : f32(ctx, O_DIV, f->o[r * dv + c] * inv);
+    }
+}
+
+/* The split-KV scheduler (get_mla_metadata) for one batch entry of n blocks: the payload per SM
+ * part is max(ceil((n + overhead) / parts) + overhead, 2 overhead) blocks; a part takes blocks
+ * until its payload is spent. Returns the number of splits and their first blocks in begin[]
+ * (begin[nsplit] = n). A batch of several entries shares the parts: not modelled yet. */
+#define FMLA_OVERHEAD 5 /* fixed_overhead_num_blocks */
+static long fmla_schedule(long *begin, long n, long parts)
+{
+    long payload = (n + FMLA_OVERHEAD + parts - 1) / parts + FMLA_OVERHEAD;
+    if (payload < 2 * FMLA_OVERHEAD)
+        payload = 2 * FMLA_OVERHEAD;
+    long now = 0, nsplit = 0;
+    for (long i = 0; i < parts && now < n; i++) {
+        begin[nsplit++] = now;
+        long remain = n - now;
+        if (payload >= remain + FMLA_OVERHEAD)
+            now = n;
+        else if (payload - FMLA_OVERHEAD > 0)
+            now += payload - FMLA_OVERHEAD;
+    }
+    begin[nsplit] = n;
+    return nsplit;
+}
+
+/* The combine kernel for one row: split i's lse_i = lg2(L_i) + sM_i (log2 domain); gmax; the sum
+ * of ex2(lse_i - gmax) per lane (lane t takes splits t, t + 32, ...) then the warp's butterfly;
+ * g = lg2(sum) + gmax; O = sum_i ex2(lse_i - g) O_i by FFMA in split order (zero weights skipped). */
+#define FMLA_LANES 32
+static void fmla_combine(attn_ctx_t *ctx, double *o, const double *oacc, long ldo_split, const double *lse, long nsplit,
+                         long dv, long max_splits)
+{
+    double gmax = -INFINITY;
+    for (long i = 0; i < nsplit; i++)
+        gmax = lse[i] > gmax ? lse[i] : gmax;
+    if (gmax == -INFINITY)
+        gmax = 0;
+    double lane[FMLA_LANES];
+    for (int t = 0; t < FMLA_LANES; t++) {
+        lane[t] = 0;
+        for (long i = t; i < max_splits; i += FMLA_LANES)
+            if (i < nsplit)
+                lane[t] = f32(ctx, L_SUM, lane[t] + fmla_ex2(ctx, O_RESCALE, f32(ctx, O_RESCALE, lse[i] - gmax)));
+    }
+    for (int off = FMLA_LANES / 2; off >= 1; off /= 2) {
+        double next[FMLA_LANES];
+        for (int t = 0; t < FMLA_LANES; t++)
+            next[t] = f32(ctx, L_SUM, lane[t] + lane[t ^ off]);
+        memcpy(lane, next, sizeof lane);
+    }
+    double sum = lane[0];
+    double glse = sum == 0 || sum != sum ? INFINITY
+                                         : f32(ctx, O_RESCALE, (ctx->site[O_RESCALE].exact ? log2(sum) : (double)sfu_lg2((float)sum)) + gmax);
+    for (long c = 0; c < dv; c++)
+        o[c] = 0;
+    for (long i = 0; i < nsplit; i++) {
+        double w = fmla_ex2(ctx, O_RESCALE, f32(ctx, O_RESCALE, lse[i] - glse));
+        if (w == 0)
+            continue;
+        for (long c = 0; c < dv; c++)
+            o[c] = fmla_fma(ctx, O_RESCALE, w, oacc[i * ldo_split + c], o[c]);
+    }
+}
+
 ATTN_VARIANT(attn_flashmla)
 {
     long R = g->R, dv = g->dv, sk = g->sk;
-    fmla_t f = {g, ctx, 0, {NULL, NULL}, {NULL, NULL}, NULL, o, NULL, NULL};
+    fmla_t f = {g, ctx, 0, {NULL, NULL}, {NULL, NULL}, NULL, NULL, NULL, NULL};
     /* the kernel's scale_softmax_log2: the scale held in fp32, times log2 e in double, to fp32 */
     f.sl2 = ctx->site[P_EXP].exact ? ctx->cfg->scale * FMLA_LOG2E : (double)(float)((double)(float)ctx->cfg->scale * FMLA_LOG2E);
     for (int i = 0; i < 2; i++) {
@@ -228,31 +326,48 @@ ATTN_VARIANT(attn_flashmla)
     f.pb0s = err_malloc((size_t)(R * FMLA_BLOCK), sizeof(double));
     f.sc0 = err_malloc((size_t)R, sizeof(double));
     f.st = err_calloc((size_t)R, sizeof(fmla_row_t));
-    for (long r = 0; r < R; r++)
-        f.st[r].m = FMLA_M_INIT;
-    memset(o, 0, sizeof(double) * (size_t)(R * dv));
-    for (long j0 = 0; j0 < sk; j0 += 2 * FMLA_BLOCK) {
-        long nb0 = sk - j0 < FMLA_BLOCK ? sk - j0 : FMLA_BLOCK;
-        long rest = sk - j0 - nb0, nb1 = rest < FMLA_BLOCK ? rest : FMLA_BLOCK;
-        fmla_pair(&f, j0, nb0, nb1);
+    double *lsum = err_malloc((size_t)R, sizeof(double)), *msum = err_malloc((size_t)R, sizeof(double));
+    /* SM parts: sm_count / h_kv / ceil(q rows per KV head / 64), as flash_api.cpp chooses them
+     * (this group is one KV head: R = s_q h_q / h_kv rows) */
+    long parts = ctx->cfg->sm_parts;
+    if (parts <= 0) {
+        parts = (ctx->cfg->sm_count > 0 ? ctx->cfg->sm_count : 132) / ((R + 63) / 64);
+        parts = parts > 0 ? parts : 1;
     }
-    /* L: each warpgroup's quad butterfly ((l0 + l1) + (l2 + l3)), then the two warpgroups' sum;
-     * 0 or NaN becomes 1; O = fl32(O rcp(L)) cast */
-    for (long r = 0; r < R; r++) {
-        double lw[2];
-        for (int w = 0; w < 2; w++) {
-            const double *l = f.st[r].l[w];
-            lw[w] = f32(ctx, L_SUM, f32(ctx, L_SUM, l[0] + l[1]) + f32(ctx, L_SUM, l[2] + l[3]));
+    long nblocks = (sk + FMLA_BLOCK - 1) / FMLA_BLOCK;
+    long *begin = err_malloc((size_t)(parts + 1), sizeof(long));
+    long nsplit = fmla_schedule(begin, nblocks, parts);
+    if (nsplit <= 1) { /* the no-split path: O written by the split kernel itself */
+        f.o = o;
+        fmla_range(&f, 0, nblocks, lsum, msum);
+        for (long i = 0; i < R * dv; i++)
+            o[i] = attn_round(ctx, OUT_CAST, o[i]);
+    } else { /* each split's O rcp(L) and lg2(L) + sM, then the combine kernel */
+        double *oacc = err_malloc((size_t)(nsplit * R * dv), sizeof(double));
+        double *lse = err_malloc((size_t)(nsplit * R), sizeof(double));
+        for (long i = 0; i < nsplit; i++) {
+            f.o = oacc + i * R * dv;
+            fmla_range(&f, begin[i], begin[i + 1], lsum, msum);
+            for (long r = 0; r < R; r++)
+                lse[r * nsplit + i] = lsum[r] == 0 || lsum[r] != lsum[r]
+                                          ? -INFINITY
+                                          : f32(ctx, O_RESCALE, (ctx->site[O_RESCALE].exact ? log2(lsum[r]) : (double)sfu_lg2((float)lsum[r])) + msum[r]);
         }
-        double L = f32(ctx, L_SUM, lw[0] + lw[1]);
-        if (L == 0 || L != L)
-            L = 1;
-        double inv = ctx->site[O_DIV].exact ? 1.0 / L : (double)sfu_rcp((float)L);
-        for (long c = 0; c < dv; c++) {
-            double x = ctx->site[O_DIV].exact ? o[r * dv + c] / L : f32(ctx, O_DIV, o[r * dv + c] * inv);
-            o[r * dv + c] = attn_round(ctx, OUT_CAST, x);
+        /* the combine kernel's template bound on the splits: 32, 64, ... 160, from num_sm_parts */
+        long max_splits = (parts + 31) / 32 * 32;
+        double *ocomb = err_malloc((size_t)dv, sizeof(double));
+        for (long r = 0; r < R; r++) {
+            fmla_combine(ctx, ocomb, oacc + r * dv, R * dv, lse + r * nsplit, nsplit, dv, max_splits);
+            for (long c = 0; c < dv; c++)
+                o[r * dv + c] = attn_round(ctx, OUT_CAST, ocomb[c]);
         }
+        free(ocomb);
+        free(oacc);
+        free(lse);
     }
+    free(begin);
+    free(lsum);
+    free(msum);
     for (int i = 0; i < 2; i++) {
         free(f.s[i]);
         free(f.pb[i]);
