@@ -48,3 +48,14 @@ void *err_calloc(size_t count, size_t size)
         err_out_of_memory(count, size);
     return p;
 }
+
+void *err_realloc(void *p, size_t count, size_t size)
+{
+    if (size && count > SIZE_MAX / size)
+        err_out_of_memory(count, size);
+    size_t n = count * size;
+    void *q = realloc(p, n ? n : 1);
+    if (!q)
+        err_out_of_memory(count, size);
+    return q;
+}

@@ -25,6 +25,7 @@ int err_set(err_t *e, int code, const char *fmt, ...)
  * checked against memory before any work starts (run_validate), so this is the last guard. */
 void *err_malloc(size_t count, size_t size);
 void *err_calloc(size_t count, size_t size);
+void *err_realloc(void *p, size_t count, size_t size);
 extern void (*err_fatal_hook)(void);
 
 #endif

@@ -15,9 +15,9 @@ static char *sweep_strdup(sweep_t *x, const char *s, size_t n)
 {
     if (x->nowned == x->capowned) {
         x->capowned = x->capowned ? 2 * x->capowned : 64;
-        x->owned = realloc(x->owned, sizeof(char *) * (size_t)x->capowned);
+        x->owned = err_realloc(x->owned, (size_t)x->capowned, sizeof(char *));
     }
-    char *d = malloc(n + 1);
+    char *d = err_malloc(n + 1, 1);
     memcpy(d, s, n);
     d[n] = 0;
     x->owned[x->nowned++] = d;
@@ -277,7 +277,7 @@ int sweep_parse_text(sweep_t *x, const char *path, const char *text, size_t tlen
                         break;
                     }
                     /* each value must be a valid option value on its own */
-                    run_cfg_t *tmp = malloc(sizeof *tmp);
+                    run_cfg_t *tmp = err_malloc(1, sizeof *tmp);
                     *tmp = x->base;
                     for (k = 0; k < gr->nopts && !rc; k++)
                         if (sweep_apply(tmp, gr->opt[k], gr->val[gr->nvals][k], &le))
@@ -360,7 +360,7 @@ int sweep_parse_text(sweep_t *x, const char *path, const char *text, size_t tlen
             return err_set(e, ERR_USAGE, "%s: plot axis '%s' is not a grid option", path, x->plot_x);
     }
     /* every grid point must be a valid configuration, and every paper variant selected */
-    run_cfg_t *c = malloc(sizeof *c);
+    run_cfg_t *c = err_malloc(1, sizeof *c);
     for (long g = 0; g < x->npoints && !rc; g++) {
         err_t le = {0};
         if (sweep_point(c, x, g, &le))
@@ -389,7 +389,7 @@ int sweep_check_text(const char *path, const char *text, size_t len, err_t *e)
 
 int sweep_check(const char *path, err_t *e)
 {
-    sweep_t *x = malloc(sizeof *x);
+    sweep_t *x = err_malloc(1, sizeof *x);
     int rc = sweep_parse(x, path, e);
     sweep_free(x);
     free(x);

@@ -1,6 +1,8 @@
 /* par -- MPI ranks for sweeps (OpenMPI; funneled: only the main thread calls MPI) */
 #include "sweep/par.h"
 
+#include "base/err.h"
+
 #include <mpi.h>
 #include <stdlib.h>
 
@@ -60,7 +62,7 @@ char *par_recv(int from, size_t *len)
 {
     unsigned long long n = 0;
     MPI_Recv(&n, 1, MPI_UNSIGNED_LONG_LONG, from, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    char *buf = malloc((size_t)n + 1);
+    char *buf = err_malloc((size_t)n + 1, 1);
     if (n > 0)
         MPI_Recv(buf, (int)n, MPI_CHAR, from, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     buf[n] = '\0';

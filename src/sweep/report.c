@@ -53,7 +53,7 @@ static void sweep_collect(const double *m, void *arg)
 int sweep_cell_f(const sweep_state_t *s, long g, long samples, const char *v, int k, int clean, double *mean,
                         double *ci)
 {
-    sweep_collect_t c = {malloc(sizeof(double) * (size_t)samples), 0, k, clean};
+    sweep_collect_t c = {err_malloc((size_t)samples, sizeof(double)), 0, k, clean};
     sweep_for_rows(s, g, samples, v, sweep_collect, &c);
     if (c.n)
         run_mean_ci(c.x, c.n, mean, ci);
@@ -68,7 +68,7 @@ static void sweep_for_selected(const sweep_state_t *s,
 {
     const sweep_t *x = s->x;
     char label[256];
-    run_cfg_t *cg = malloc(sizeof *cg);
+    run_cfg_t *cg = err_malloc(1, sizeof *cg);
     for (long g = 0; g < x->npoints; g++) {
         err_t le = {0};
         sweep_point(cg, x, g, &le);
@@ -111,10 +111,10 @@ void sweep_for_attr(const sweep_state_t *s, void (*fn)(const sweep_attr_t *, voi
 {
     const sweep_t *x = s->x;
     char label[256];
-    run_cfg_t *cg = malloc(sizeof *cg);
-    double *mean = malloc(sizeof(double) * (RUN_MAX_VARIANTS + 1));
-    double *alone = malloc(sizeof(double) * RUN_MAX_VARIANTS), *removed = malloc(sizeof(double) * RUN_MAX_VARIANTS),
-           *share = malloc(sizeof(double) * RUN_MAX_VARIANTS);
+    run_cfg_t *cg = err_malloc(1, sizeof *cg);
+    double *mean = err_malloc(RUN_MAX_VARIANTS + 1, sizeof(double));
+    double *alone = err_malloc(RUN_MAX_VARIANTS, sizeof(double)), *removed = err_malloc(RUN_MAX_VARIANTS, sizeof(double)),
+           *share = err_malloc(RUN_MAX_VARIANTS, sizeof(double));
     for (long g = 0; g < x->npoints; g++) {
         err_t le = {0};
         sweep_point(cg, x, g, &le);

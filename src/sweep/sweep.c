@@ -38,7 +38,7 @@ void sweep_progress(sweep_state_t *s)
 }
 int sweep_run(const char *path, const sweep_opts_t *o, err_t *e)
 {
-    sweep_t *x = calloc(1, sizeof *x);
+    sweep_t *x = err_calloc(1, sizeof *x);
     int rc = sweep_parse(x, path, e);
     if (rc) {
         sweep_free(x);
@@ -89,7 +89,7 @@ int sweep_run(const char *path, const sweep_opts_t *o, err_t *e)
     if (any && !rc)
         rc = err_set(e, any, "%s", ""); /* the failing rank says why */
     long nslots = x->npoints * s.maxs;
-    char *done = calloc((size_t)(nslots > 0 ? nslots : 1), 1);
+    char *done = err_calloc((size_t)(nslots > 0 ? nslots : 1), 1);
     for (long i = 0; i < nslots && s.text; i++)
         done[i] = s.text[i] != NULL;
     if (!rc)
@@ -120,7 +120,7 @@ int sweep_run(const char *path, const sweep_opts_t *o, err_t *e)
 #endif
             c->threads = c->threads > 0 ? c->threads : 1;
         }
-        char *skip = calloc((size_t)c->samples, 1);
+        char *skip = err_calloc((size_t)c->samples, 1);
         long todo = 0;
         for (long i = 0; i < c->samples; i++) {
             skip[i] = done[g * s.maxs + i] || turn++ % ranks != rank;

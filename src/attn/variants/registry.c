@@ -18,7 +18,7 @@
     X("snapmla-d", "SnapMLA Table 2 config D: per-block (64 tokens x content) scale, RoPE-aware", attn_snapmla_d, attn_snapmla_sites, ATTN_KERNEL_TILE) \
     X("snapmla-inverted", "SnapMLA Appendix C: pages of each pair in inverted order, bidirectional rescaling", attn_snapmla_inverted, attn_snapmla_sites, ATTN_KERNEL_TILE) \
     X("flashmla-fp8", "FlashMLA FP8 cache: e4m3 content, pow2 scale per 1x128 tile, RoPE bf16; Base on 64-token tiles", attn_flashmla_fp8, attn_flashmla_fp8_sites, ATTN_KERNEL_TILE) \
-    X("flashmla", "FlashMLA's dense decode kernel as an H100 runs it (no-split path): WGMMA, SFU ex2/rcp, FTZ, per-thread sums", attn_flashmla, attn_flashmla_sites, ATTN_KERNEL_TILE) \
+    X("flashmla", "FlashMLA dense decode as an H100 runs it: WGMMA, SFU ex2/rcp/lg2, FTZ, split-KV and combine (sm-parts)", attn_flashmla, attn_flashmla_sites, ATTN_KERNEL_TILE) \
     X("seesaw", "FlashMLA's seesaw schedule: 64-token blocks in pairs, O split into O_L/O_R, scales in the blog's order", attn_seesaw, attn_seesaw_sites, ATTN_KERNEL_TILE) \
     X("etap", "FlashMLA-ETAP: S^T = K Q^T, softmax along the KV axis (tree sums per 64-token tile), O^T = V^T P^T", attn_etap, attn_etap_sites, ATTN_KERNEL_TILE) \
     X("fastattn", "FastAttention: two-level tiling (--row-block, --sub-block rows; --block KV), tiling-mask causal", attn_fastattn, attn_fastattn_sites, 0) \
