@@ -28,12 +28,12 @@ static uint64_t sfu_sq(uint64_t x)
 }
 
 static int32_t res[N];
-static int64_t y[N];
 static int64_t lo_[N], hi_[N]; /* lg2: the bounds each input puts on the quadratic's value */
 
-/* y[F]: the hardware's core result as a significand with 23 fraction bits: ex2: 2^(F 2^-23)
- * in [1, 2]; rcp: 2 / (1 + F 2^-23) in (1, 2] */
-static void load(const char *path, int rcp)
+/* The bounds each measured input puts on the quadratic's value A + c1 x + c2 sq(x). ex2: the
+ * result's significand y (23 fraction bits, 2^(F 2^-23) in [1, 2]) is that value >> 15; rcp the
+ * same for 2 / (1 + F 2^-23) in (1, 2]; lg2 on [2, 4): 1 + floor((value >> 2) 2^-13) 2^-23. */
+static void load(const char *path, int fn)
 {
     FILE *f = fopen(path, "rb");
     if (!f || fread(res, 4, N, f) != N) {
@@ -42,25 +42,37 @@ static void load(const char *path, int rcp)
     }
     fclose(f);
     for (uint32_t F = 0; F < N; F++) {
-        float cr = (float)(rcp ? 1.0 / (1.0 + F * 0x1p-23) : exp2(F * 0x1p-23));
+        float cr = (float)(fn == 2 ? log2(2.0 + F * 0x1p-22) : fn ? 1.0 / (1.0 + F * 0x1p-23) : exp2(F * 0x1p-23));
         uint32_t b;
         memcpy(&b, &cr, 4);
         b += (uint32_t)res[F];
-        int e = (int)(b >> 23) - 127;
-        y[F] = (int64_t)((b & 0x7fffff) | 0x800000) << (e + rcp);
+        if (fn == 2) {
+            float h;
+            memcpy(&h, &b, 4);
+            int64_t u = (int64_t)(((double)h - 1.0) * 0x1p23);
+            lo_[F] = 4 * (u << 13);
+            hi_[F] = 4 * ((u << 13) + 8191) + 3;
+        } else {
+            int e = (int)(b >> 23) - 127;
+            int64_t y = (int64_t)((b & 0x7fffff) | 0x800000) << (e + fn);
+            lo_[F] = y << 15;
+            hi_[F] = ((y + 1) << 15) - 1;
+        }
     }
 }
 
-/* fit one function: nseg segments of xb-bit x (squared as x << sh); prints the table */
-static int fit(const char *name, int nseg, int xb, int sh, int64_t K)
+/* Fit one table: nseg segments of xb-bit x (squared as x << sh); A = c0 2^ash + K. Least squares
+ * gives estimates; the integers near them that satisfy every input are searched; prints the
+ * table. */
+static int fit(const char *name, int nseg, int xb, int sh, int ash, int64_t K, long r1, long r2)
 {
     int ok = 1;
     printf("SFU_TAB static const int32_t %s[%d][3] = {\n", name, nseg);
     for (int seg = 0; seg < nseg && ok; seg++) {
-        /* estimates by least squares, then the integers near them that satisfy every input */
         double M[3][4] = {{0}};
         for (uint64_t x = 0; x < (1ull << xb); x += 5) {
-            double v[3] = {1, (double)x, (double)sfu_sq(x << sh)}, t = ldexp((double)y[seg << xb | x], 15) + 16384;
+            double v[3] = {1, (double)x, (double)sfu_sq(x << sh)};
+            double t = 0.5 * ((double)lo_[seg << xb | x] + (double)hi_[seg << xb | x]);
             for (int i = 0; i < 3; i++) {
                 for (int j = 0; j < 3; j++)
                     M[i][j] += v[i] * v[j];
@@ -81,99 +93,26 @@ static int fit(const char *name, int nseg, int xb, int sh, int64_t K)
             c[i] = s / M[i][i];
         }
         int found = 0;
-        for (long d1 = -6; d1 <= 6 && !found; d1++)
-            for (long d2 = -60; d2 <= 60 && !found; d2++) {
+        int64_t step = (int64_t)1 << ash;
+        for (long d1 = -r1; d1 <= r1 && !found; d1++)
+            for (long d2 = -r2; d2 <= r2 && !found; d2++) {
                 long c1 = lround(c[1]) + d1, c2 = lround(c[2]) + d2;
                 int64_t lo = INT64_MIN, hi = INT64_MAX;
                 for (uint64_t x = 0; x < (1ull << xb) && lo <= hi; x++) {
                     int64_t base = c1 * (int64_t)x + c2 * (int64_t)sfu_sq(x << sh);
-                    int64_t L = (y[seg << xb | x] << 15) - base, H = ((y[seg << xb | x] + 1) << 15) - 1 - base;
+                    int64_t L = lo_[seg << xb | x] - base, H = hi_[seg << xb | x] - base;
                     lo = L > lo ? L : lo;
                     hi = H < hi ? H : hi;
                 }
-                /* A = c0 2^13 + K: the smallest A >= lo with A = K (mod 2^13) */
-                int64_t A = lo + (((K - lo) % 8192) + 8192) % 8192;
+                /* the smallest A >= lo with A = K (mod 2^ash) */
+                int64_t A = lo + (((K - lo) % step) + step) % step;
                 if (lo <= hi && A <= hi) {
                     found = 1;
-                    printf("    {%lld, %ld, %ld},\n", (long long)((A - K) / 8192), c1, c2);
+                    printf("    {%lld, %ld, %ld},\n", (long long)((A - K) / step), c1, c2);
                 }
             }
         if (!found) {
             fprintf(stderr, "sfu_fit: %s segment %d: no integers fit\n", name, seg);
-            ok = 0;
-        }
-    }
-    printf("};\n");
-    return ok;
-}
-
-/* lg2 on [2, 4): hw = 1 + floor(R36 2^-13) 2^-23 with R36 = res >> 2: res in [4 2^13 u, 4 (2^13 u + 8191) + 3] */
-static void load_lg2(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f || fread(res, 4, N, f) != N) {
-        fprintf(stderr, "sfu_fit: cannot read %s\n", path);
-        exit(2);
-    }
-    fclose(f);
-    for (uint32_t F = 0; F < N; F++) {
-        float cr = (float)log2(2.0 + F * 0x1p-22);
-        uint32_t b;
-        memcpy(&b, &cr, 4);
-        b += (uint32_t)res[F];
-        float h;
-        memcpy(&h, &b, 4);
-        int64_t u = (int64_t)(((double)h - 1.0) * 0x1p23);
-        lo_[F] = 4 * (u << 13);
-        hi_[F] = 4 * ((u << 13) + 8191) + 3;
-    }
-}
-
-static int fit_lg2(void)
-{
-    int ok = 1;
-    printf("SFU_TAB static const int32_t SFU_LG2_TAB[64][3] = {\n");
-    for (int seg = 0; seg < 64 && ok; seg++) {
-        double M[3][4] = {{0}};
-        for (uint64_t x = 0; x < (1u << 17); x += 5) {
-            double v[3] = {1, (double)x, (double)sfu_sq(x)}, t = 0.5 * ((double)lo_[seg << 17 | x] + (double)hi_[seg << 17 | x]);
-            for (int i = 0; i < 3; i++) {
-                for (int j = 0; j < 3; j++)
-                    M[i][j] += v[i] * v[j];
-                M[i][3] += v[i] * t;
-            }
-        }
-        double c[3];
-        for (int i = 0; i < 3; i++)
-            for (int k = i + 1; k < 3; k++) {
-                double q = M[k][i] / M[i][i];
-                for (int j = i; j < 4; j++)
-                    M[k][j] -= q * M[i][j];
-            }
-        for (int i = 2; i >= 0; i--) {
-            double s = M[i][3];
-            for (int j = i + 1; j < 3; j++)
-                s -= M[i][j] * c[j];
-            c[i] = s / M[i][i];
-        }
-        int found = 0;
-        for (long d1 = -40; d1 <= 40 && !found; d1++)
-            for (long d2 = -400; d2 <= 400 && !found; d2++) {
-                long c1 = lround(c[1]) + d1, c2 = lround(c[2]) + d2;
-                int64_t lo = INT64_MIN, hi = INT64_MAX;
-                for (uint64_t x = 0; x < (1u << 17) && lo <= hi; x++) {
-                    int64_t base = c1 * (int64_t)x + c2 * (int64_t)sfu_sq(x);
-                    lo = lo_[seg << 17 | x] - base > lo ? lo_[seg << 17 | x] - base : lo;
-                    hi = hi_[seg << 17 | x] - base < hi ? hi_[seg << 17 | x] - base : hi;
-                }
-                int64_t A = lo + (((0x3345 - lo) % 4096) + 4096) % 4096; /* A = c0 2^12 + K */
-                if (lo <= hi && A <= hi) {
-                    found = 1;
-                    printf("    {%lld, %ld, %ld},\n", (long long)((A - 0x3345) / 4096), c1, c2);
-                }
-            }
-        if (!found) {
-            fprintf(stderr, "sfu_fit: lg2 segment %d: no integers fit\n", seg);
             ok = 0;
         }
     }
@@ -188,10 +127,10 @@ int main(int argc, char **argv)
         return 2;
     }
     load(argv[1], 0);
-    int ok = fit("SFU_EX2_TAB", 64, 17, 0, 0x77e2);
+    int ok = fit("SFU_EX2_TAB", 64, 17, 0, 13, 0x77e2, 6, 60);
     load(argv[2], 1);
-    ok &= fit("SFU_RCP_TAB", 128, 16, 1, 0x47e7);
-    load_lg2(argv[3]);
-    ok &= fit_lg2();
+    ok &= fit("SFU_RCP_TAB", 128, 16, 1, 13, 0x47e7, 6, 60);
+    load(argv[3], 2);
+    ok &= fit("SFU_LG2_TAB", 64, 17, 0, 12, 0x3345, 40, 400);
     return ok ? 0 : 1;
 }

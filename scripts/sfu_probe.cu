@@ -22,32 +22,12 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+
+#include "sfu_hw.cuh"
 #include <cstdlib>
 #include <cstring>
 
-__device__ __forceinline__ float hw_ex2(float x)
-{
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
-__device__ __forceinline__ float hw_rcp(float x)
-{
-    float y;
-    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
-__device__ __forceinline__ float hw_lg2(float x)
-{
-    float y;
-    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
 
-__device__ __forceinline__ bool same(float a, float b)
-{
-    return __float_as_uint(a) == __float_as_uint(b) || (a != a && b != b);
-}
 
 // counters: [0] ex2 |x|<1 fix23, [1] ex2 two's complement split, [2] ex2 one's complement split,
 // [3] rcp significand, [4] inputs where ex2's split applied, [5] rcp inputs checked,

@@ -7,12 +7,8 @@
 #include <cstdint>
 #include <cstdio>
 
-__device__ __forceinline__ float hw_ex2(float x)
-{
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
+#include "sfu_hw.cuh"
+
 
 // the split model for a magnitude already in fixed point (23 fraction bits), sign s
 __device__ float model(long long mag, int s)

@@ -10,18 +10,8 @@
 #include <cstdint>
 #include <cstdio>
 
-__device__ __forceinline__ float hw_ex2(float x)
-{
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
-__device__ __forceinline__ float hw_rcp(float x)
-{
-    float y;
-    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
+#include "sfu_hw.cuh"
+
 __device__ float flush(float y)
 {
     uint32_t b = __float_as_uint(y);
@@ -56,7 +46,6 @@ __device__ float model_rcp(float x)
     float m = __uint_as_float((b & 0x807fffffu) | 0x3f800000u);
     return flush(ldexpf(hw_rcp(m), 127 - (int)e));
 }
-__device__ bool same(float a, float b) { return __float_as_uint(a) == __float_as_uint(b) || (a != a && b != b); }
 
 __global__ void check(unsigned long long *cnt, uint32_t hi)
 {

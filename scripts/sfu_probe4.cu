@@ -5,29 +5,12 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "sfu_hw.cuh"
+
 #define SFU_FN __host__ __device__
 #define SFU_TAB __device__
 #include "../src/num/sfu.c"
 
-__device__ __forceinline__ float hw_ex2(float x)
-{
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
-__device__ __forceinline__ float hw_rcp(float x)
-{
-    float y;
-    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
-__device__ __forceinline__ float hw_lg2(float x)
-{
-    float y;
-    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
-__device__ bool same(float a, float b) { return __float_as_uint(a) == __float_as_uint(b) || (a != a && b != b); }
 
 __global__ void check(unsigned long long *cnt, uint32_t hi)
 {
