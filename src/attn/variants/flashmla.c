@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn/variants/flashmla.h"
 #include "attn/variants/variants.h"
 #include "num/acc_tc.h"
 #include "num/sfu.h"
@@ -251,26 +252,58 @@ static void fmla_range(fmla_t *f, long b0, long b1, double *lsum, double *msum)
     }
 }
 
-/* The split-KV scheduler (get_mla_metadata) for one batch entry of n blocks: the payload per SM
- * part is max(ceil((n + overhead) / parts) + overhead, 2 overhead) blocks; a part takes blocks
- * until its payload is spent. Returns the number of splits and their first blocks in begin[]
- * (begin[nsplit] = n). A batch of several entries shares the parts: not modelled yet. */
+/* The split-KV scheduler (get_mla_metadata): the batch's blocks plus a fixed overhead per entry,
+ * shared out over the SM parts with a payload of max(ceil(total / parts) + overhead, 2 overhead)
+ * blocks each; a part takes entries (each costing its remaining blocks plus the overhead) until
+ * its payload is spent, splitting an entry where it runs out. */
 #define FMLA_OVERHEAD 5 /* fixed_overhead_num_blocks */
-static long fmla_schedule(long *begin, long n, long parts)
+void flashmla_schedule(long (*meta)[5], long *num_splits, const long *seqlens, long b, long parts)
 {
-    long payload = (n + FMLA_OVERHEAD + parts - 1) / parts + FMLA_OVERHEAD;
+    long total = 0;
+    for (long i = 0; i < b; i++)
+        total += (seqlens[i] + FMLA_BLOCK - 1) / FMLA_BLOCK + FMLA_OVERHEAD;
+    long payload = (total + parts - 1) / parts + FMLA_OVERHEAD;
     if (payload < 2 * FMLA_OVERHEAD)
         payload = 2 * FMLA_OVERHEAD;
-    long now = 0, nsplit = 0;
-    for (long i = 0; i < parts && now < n; i++) {
-        begin[nsplit++] = now;
-        long remain = n - now;
-        if (payload >= remain + FMLA_OVERHEAD)
-            now = n;
-        else if (payload - FMLA_OVERHEAD > 0)
-            now += payload - FMLA_OVERHEAD;
+    long now = 0, now_block = 0, now_split = 0, cum = 0;
+    num_splits[0] = 0;
+    for (long p = 0; p < parts; p++) {
+        meta[p][0] = now;
+        meta[p][1] = now_block * FMLA_BLOCK;
+        meta[p][4] = now_split;
+        long remain = payload;
+        while (now < b) {
+            long blocks = (seqlens[now] + FMLA_BLOCK - 1) / FMLA_BLOCK, left = blocks - now_block;
+            if (remain >= left + FMLA_OVERHEAD) {
+                cum += now_split + 1;
+                num_splits[now + 1] = cum;
+                remain -= left + FMLA_OVERHEAD;
+                now++;
+                now_block = 0;
+                now_split = 0;
+            } else {
+                if (remain - FMLA_OVERHEAD > 0) {
+                    now_block += remain - FMLA_OVERHEAD;
+                    now_split++;
+                }
+                break;
+            }
+        }
+        meta[p][2] = now_block > 0 ? now : now - 1;
+        meta[p][3] = now_block > 0 ? now_block * FMLA_BLOCK : seqlens[now - 1];
     }
+}
+
+/* One entry alone: its splits' first blocks in begin[] (begin[nsplit] = n); returns nsplit. */
+static long fmla_schedule(long *begin, long n, long parts)
+{
+    long seqlen = n * FMLA_BLOCK, (*meta)[5] = err_malloc((size_t)parts, sizeof *meta), ns[2];
+    flashmla_schedule(meta, ns, &seqlen, 1, parts);
+    long nsplit = 0;
+    for (long p = 0; p < parts && meta[p][0] < 1; p++)
+        begin[nsplit++] = meta[p][1] / FMLA_BLOCK;
     begin[nsplit] = n;
+    free(meta);
     return nsplit;
 }
 
