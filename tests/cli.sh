@@ -172,6 +172,8 @@ bad_exp "paper count" "paper base rel_fro 1e-3 2e-3" "gives 2 values"
 bad_exp "paper variant" "paper amla rel_fro 1e-3" "not in the variants"
 bad_exp "paper number" "paper base rel_fro abc" "bad.exp:3:"
 bad_exp "plot axis" "plot rel_fro ctx" "not a grid option"
+# 66 grid values: more than a line may hold (found by fuzz-exp, which once wrote past the grid)
+bad_exp "too many values" "grid ctx $(seq -s ' ' 64 64 4224)" "more than 64 values"
 bad_exp "bad attribute value" "set attribute maybe" "bad.exp:3: --attribute"
 expect_err "sweep missing file" sweep "$T/none.exp"
 expect_err "sweep no file" sweep

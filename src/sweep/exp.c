@@ -31,16 +31,19 @@ void sweep_free(sweep_t *x)
     free(x->owned);
 }
 
-/* Split a line into whitespace-separated tokens (in place). */
+/* Split a line into whitespace-separated tokens (in place); max + 1 when the line has more
+ * than max tokens. */
 static int sweep_tokens(char *line, char **tok, int max)
 {
     int n = 0;
     char *p = line;
-    while (*p && n < max) {
+    while (*p) {
         while (isspace((unsigned char)*p))
             p++;
         if (!*p)
             break;
+        if (n == max)
+            return max + 1;
         tok[n++] = p;
         while (*p && !isspace((unsigned char)*p))
             p++;
@@ -202,6 +205,10 @@ int sweep_parse_text(sweep_t *x, const char *path, const char *text, size_t tlen
         int nt = sweep_tokens(line, tok, SWEEP_MAX_VALS + 4);
         if (nt == 0)
             continue;
+        if (nt > SWEEP_MAX_VALS + 3) {
+            rc = err_set(e, ERR_USAGE, "%s:%d: more than %d values on one line", path, ln, SWEEP_MAX_VALS);
+            break;
+        }
         err_t le = {0};
         const char *key = tok[0];
         /* the sample store belongs to the lines that decide what is computed (name, set,
@@ -264,6 +271,8 @@ int sweep_parse_text(sweep_t *x, const char *path, const char *text, size_t tlen
                     }
                     gr->opt[gr->nopts++] = sweep_strdup(x, t, strlen(t));
                 }
+                if (nt - 2 > SWEEP_MAX_VALS)
+                    rc = err_set(e, ERR_USAGE, "%s:%d: more than %d grid values", path, ln, SWEEP_MAX_VALS);
                 for (int i = 2; i < nt && !rc; i++) {
                     int k = 0;
                     char *v = tok[i], *save = NULL;
@@ -305,7 +314,7 @@ int sweep_parse_text(sweep_t *x, const char *path, const char *text, size_t tlen
                     if (*end || !isfinite(pp->v[i - 3]))
                         rc = err_set(e, ERR_USAGE, "%s:%d: '%s' is not a number", path, ln, tok[i]);
                 }
-                pp->v[SWEEP_MAX_VALS - 1] = nt - 3; /* count, checked below */
+                pp->nv = nt - 3; /* checked against the grid below */
             }
         } else if (strcmp(key, "plot") == 0) {
             if (x->plot_x)
@@ -324,8 +333,11 @@ int sweep_parse_text(sweep_t *x, const char *path, const char *text, size_t tlen
                 }
             }
         } else if (strcmp(key, "label") == 0) {
-            for (int i = 1; i < nt && x->nlabels < SWEEP_MAX_VALS; i++)
-                x->label[x->nlabels++] = sweep_strdup(x, tok[i], strlen(tok[i]));
+            for (int i = 1; i < nt && !rc; i++)
+                if (x->nlabels == SWEEP_MAX_VALS)
+                    rc = err_set(e, ERR_USAGE, "%s:%d: more than %d labels", path, ln, SWEEP_MAX_VALS);
+                else
+                    x->label[x->nlabels++] = sweep_strdup(x, tok[i], strlen(tok[i]));
         } else {
             rc = err_set(e, ERR_USAGE, "%s:%d: unknown keyword '%s' (name, title, set, grid, paper, label, plot, note)", path, ln, key);
         }
@@ -345,8 +357,7 @@ int sweep_parse_text(sweep_t *x, const char *path, const char *text, size_t tlen
     if (x->nlabels && x->nlabels != x->npoints)
         return err_set(e, ERR_USAGE, "%s: %d labels for %ld grid points", path, x->nlabels, x->npoints);
     for (int i = 0; i < x->npaper; i++) {
-        int n = (int)x->paper[i].v[SWEEP_MAX_VALS - 1];
-        x->paper[i].v[SWEEP_MAX_VALS - 1] = NAN;
+        int n = x->paper[i].nv;
         if (n != x->npoints)
             return err_set(e, ERR_USAGE, "%s: paper %s %s gives %d values for %ld grid points", path,
                            x->paper[i].variant, metric_names[x->paper[i].metric], n, x->npoints);

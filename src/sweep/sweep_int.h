@@ -28,6 +28,7 @@ typedef struct {
 typedef struct {
     char *variant;
     int metric;
+    int nv;                   /* values given on the line */
     double v[SWEEP_MAX_VALS]; /* per grid point; NaN where the paper has none */
 } sweep_paper_t;
 
