@@ -197,8 +197,38 @@ static void test_single_key(void)
     gen_free(&in);
 }
 
+/* log-sum-exp by hand: with every key equal to k0, row t's visible scores are all
+ * scale q_t.k0, so lse = scale q_t.k0 + ln(number of visible keys). */
+static void test_lse(void)
+{
+    attn_shape_t s = {2, 1, 3, 5, 8, 4, 1}; /* causal: row t sees t + 3 keys */
+    attn_input_t in = {s, NULL, NULL, NULL};
+    gen_cfg_t g = {GEN_NORMAL, 0, 1, -1, 1, 1, FMT_BF16, {0, 0, 0, 0, 0, 0}};
+    err_t e = {0};
+    gen_sample(&in, &g, 7, 0, &e);
+    for (int j = 1; j < 5; j++)
+        memcpy(in.k + j * 8, in.k, 8 * sizeof(double));
+    double o[2 * 3 * 4], lse[2 * 3];
+    golden_attention_lse(o, lse, &in, 0.25);
+    for (long h = 0; h < 2; h++)
+        for (long t = 0; t < 3; t++) {
+            /* bf16 inputs: each product is exact in double and the sum of 8 has at most 8
+             * roundings of 2^-53 relative to sum |q||k| */
+            double dot = 0, mag = 0;
+            for (long c = 0; c < 8; c++) {
+                dot += in.q[(h * 3 + t) * 8 + c] * in.k[c];
+                mag += fabs(in.q[(h * 3 + t) * 8 + c] * in.k[c]);
+            }
+            double want = 0.25 * dot + log((double)(t + 3));
+            CHECK(fabs(lse[h * 3 + t] - want) <= 0.25 * mag * 8 * 0x1p-53 + 4 * 0x1p-53 * fabs(want),
+                  "lse head %ld row %ld: %a, by hand %a", h, t, lse[h * 3 + t], want);
+        }
+    gen_free(&in);
+}
+
 int main(void)
 {
+    test_lse();
     test_dd_exp();
     test_dd_exp_array();
     test_against_mpfr();

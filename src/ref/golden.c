@@ -48,7 +48,7 @@ static dd_t golden_scale(double scale, long dk)
     return r;
 }
 
-static void golden_group(double *o, const attn_group_t *g, dd_t scale)
+static void golden_group(double *o, double *lse, const attn_group_t *g, dd_t scale)
 {
     long R = g->R, sk = g->sk;
     double *ph = err_malloc((size_t)(R * sk), sizeof(double));
@@ -78,6 +78,11 @@ static void golden_group(double *o, const attn_group_t *g, dd_t scale)
                 sum = dd_add(sum, (dd_t){h[j], lo[j]});
         }
         l[r] = sum;
+        /* log-sum-exp of the scaled scores: m scale + ln(l), in double-double to the last step */
+        if (lse) {
+            dd_t ms = dd_mul(scale, (dd_t){m, 0.0});
+            lse[r] = sum.hi > 0 ? (ms.hi + (ms.lo + (log(sum.hi) + sum.lo / sum.hi))) : -INFINITY;
+        }
     }
     /* O = (P V) / l */
     int sliced = ozaki_pv(nh, nl, ph, pl, g);
@@ -98,15 +103,27 @@ static void golden_group(double *o, const attn_group_t *g, dd_t scale)
     free(l);
 }
 
-static void golden_group_cb(double *o, const attn_group_t *g, void *arg)
+typedef struct {
+    dd_t scale;
+    double *o0, *lse;
+    long R, dv;
+} golden_arg_t;
+
+static void golden_group_cb(double *o, const attn_group_t *g, void *varg)
 {
-    golden_group(o, g, *(const dd_t *)arg);
+    const golden_arg_t *a = varg;
+    golden_group(o, a->lse ? a->lse + (o - a->o0) / a->dv : NULL, g, a->scale);
 }
 
 void golden_attention(double *o, const attn_input_t *in, double scale)
 {
-    dd_t sc = golden_scale(scale, in->s.dk);
-    attn_for_groups(o, in, golden_group_cb, &sc);
+    golden_attention_lse(o, NULL, in, scale);
+}
+
+void golden_attention_lse(double *o, double *lse, const attn_input_t *in, double scale)
+{
+    golden_arg_t a = {golden_scale(scale, in->s.dk), o, lse, 0, in->s.dv};
+    attn_for_groups(o, in, golden_group_cb, &a);
 }
 
 static double golden_g(long n)

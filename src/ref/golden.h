@@ -30,6 +30,10 @@
 
 void golden_attention(double *o, const attn_input_t *in, double scale);
 
+/* The same, and the log-sum-exp of each row's scaled scores, ln sum_j exp(scale q.k_j), in
+ * natural log, [hq][sq] like O's rows (-inf for a row that sees no key). */
+void golden_attention_lse(double *o, double *lse, const attn_input_t *in, double scale);
+
 /* The bound above for one element, given |O|, W, Z, A and the sizes. */
 double golden_bound(double o_abs, double w, double z, double a, long sk, long dk);
 
