@@ -2,7 +2,8 @@
 # flashmla-check.sh [CAPTURES] -- results/flashmla-check.md: the flashmla variant against every
 # capture of the real FlashMLA kernel (default ../shared/captures/flashmla; keys in its
 # meta.json): per capture and batch entry, the elements bit-identical to the kernel's no-split
-# output and to its default (split-KV) output, and the variant's error beside the kernel's.
+# output and to its default (split-KV) output, the same for the log-sum-exp the kernel returns,
+# and the variant's error beside the kernel's.
 set -e
 cd "$(dirname "$0")/.."
 caps=${1:-../shared/captures/flashmla}
@@ -19,10 +20,12 @@ out=results/flashmla-check.md
     echo "batch entry: elements of the lab's \`flashmla:sm-parts=1\` output bit-identical to the kernel's"
     echo "no-split output (num_sm_parts = 1), of the lab's \`flashmla\` (the kernel's own num_sm_parts,"
     echo "split-KV and the combine kernel) to its default output, and rel_fro against Golden of the"
-    echo "no-split outputs (the lab's and the kernel's)."
+    echo "no-split outputs (the lab's and the kernel's). The lse columns compare the log-sum-exp"
+    echo "(natural log, fp32) the kernel returns beside O with the one the variant computes the"
+    echo "kernel's way (\`--dump\` writes it as NAME.lse.npy)."
     echo
-    echo "| capture | entry | keys | no-split: identical | default path: identical | rel_fro flashmla | rel_fro kernel (no-split) |"
-    echo "|---|---|---|---|---|---|---|"
+    echo "| capture | entry | keys | no-split: identical | default path: identical | lse no-split | lse default | rel_fro flashmla | rel_fro kernel (no-split) |"
+    echo "|---|---|---|---|---|---|---|---|---|"
     for npz in "$caps"/*.npz; do
         c=$(basename "$npz" .npz)
         dtype=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['cases'][sys.argv[2]]['dtype'])" "$caps/meta.json" "$c")
@@ -37,15 +40,17 @@ out=results/flashmla-check.md
             keys=$(tail -n 1 "$d/run.csv" | cut -d, -f7)
             ns=$(./amla-lab compare "$d/o/flashmla:sm-parts=1.npy" "$d/out_nosplit.npy" | awk '/^identical/{printf "%s of %s (%.2f%%)", $2, $4, 100 * $2 / $4}')
             df=$(./amla-lab compare "$d/o/flashmla.npy" "$d/out.npy" | awk '/^identical/{printf "%s of %s (%.2f%%)", $2, $4, 100 * $2 / $4}')
+            lns=$(./amla-lab compare "$d/o/flashmla:sm-parts=1.lse.npy" "$d/lse_nosplit.npy" | awk '/^identical/{printf "%s of %s", $2, $4}')
+            ldf=$(./amla-lab compare "$d/o/flashmla.lse.npy" "$d/lse.npy" | awk '/^identical/{printf "%s of %s", $2, $4}')
             lab=$(grep ',flashmla:sm-parts=1,' "$d/run.csv" | cut -d, -f19)
             hw=$(./amla-lab compare "$d/out_nosplit.npy" "$d/o/golden.npy" | awk '$1 == "rel_fro" {print $2}')
-            echo "| $c | $(basename "$d") | $keys | $ns | $df | $lab | $hw |"
+            echo "| $c | $(basename "$d") | $keys | $ns | $df | $lns | $ldf | $lab | $hw |"
         done
     done
     echo
     echo "Each batch entry is run on its own: the scheduler's parts are those the entry gets alone,"
     echo "which for these captures are the ones the batch gave it (every part boundary falls on an"
-    echo "entry's boundary). The log-sum-exp is not written by the lab yet, so it is not compared."
+    echo "entry's boundary)."
 } >"$out.tmp.$$"
 mv "$out.tmp.$$" "$out"
 echo "flashmla-check.sh: wrote $out"

@@ -4,7 +4,8 @@ in its meta.json) as `amla-lab run --load` directories, one per batch entry: OUT
 [h_q, s_q, 576] and k.npy [1, seqlens[i], 576] as uint16 bit patterns of DTYPE (bf16 or fp16; the
 kernel's row order s*h_q + h becomes the lab's [h_q, s_q]), and the kernel's outputs out.npy and
 out_nosplit.npy [h_q, s_q, 512] as float32 values (with `codes`: as uint16 bit patterns, what
-`amla-lab cast --to DTYPE` makes of the lab's dump). Python's standard library only."""
+`amla-lab cast --to DTYPE` makes of the lab's dump), and the kernel's log-sum-exps lse.npy and
+lse_nosplit.npy [h_q, s_q] (float32, natural log). Python's standard library only."""
 import array
 import ast
 import os
@@ -74,6 +75,10 @@ def main():
                 write_npy(os.path.join(d, name + '.npy'), (hq, sq, 512), '<u2', t)
             else:
                 write_npy(os.path.join(d, name + '.npy'), (hq, sq, 512), '<f4', to_f32(t, dtype))
+        for name in ('lse', 'lse_nosplit'):
+            a = array.array('f')
+            a.frombytes(arrs[name][1])
+            write_npy(os.path.join(d, name + '.npy'), (hq, sq), '<f4', a[i * hq * sq:(i + 1) * hq * sq])
     print('%s: %d batch entries, seqlens %s' % (os.path.basename(case), b, list(seqlens)))
 
 

@@ -195,7 +195,8 @@ fi
 # ---- flashmla against the real kernel: captures of FlashMLA's dense decode on an H100 (a subset
 # of shared/captures/flashmla, inputs and the outputs as bf16 codes): the lab's outputs, cast to
 # bf16 codes, must be the kernel's byte for byte, on its no-split path (sm-parts=1) and on its
-# default split-KV path with the combine kernel (AMLA_QUICK: the smallest case only)
+# default split-KV path with the combine kernel, and so must the log-sum-exp it returns (fp32,
+# compared as values) (AMLA_QUICK: the smallest case only)
 for d in tests/data/flashmla/*/; do
     [ -f "$d/q.npy" ] || continue
     case $d in *a4-b2*) ;; *) [ -n "$AMLA_QUICK" ] && continue ;; esac
@@ -207,7 +208,16 @@ for d in tests/data/flashmla/*/; do
     cmp -s "$T/fm.u2.npy" "$d/out_nosplit.npy" && ok || bad "flashmla:sm-parts=1 on $d: not the H100's no-split bits"
     $A cast --to bf16 --in "$T/fm/flashmla.npy" --out "$T/fm.u2.npy" >/dev/null 2>&1
     cmp -s "$T/fm.u2.npy" "$d/out.npy" && ok || bad "flashmla on $d: not the H100's split-KV bits"
+    for v in flashmla:sm-parts=1 flashmla; do
+        want=lse; [ "$v" = flashmla ] || want=lse_nosplit
+        $A compare "$T/fm/$v.lse.npy" "$d/$want.npy" >"$T/cmp" 2>&1
+        awk '/^identical/ {exit !($2 == $4 && $2 > 0)}' "$T/cmp" && ok || bad "$v on $d: lse not the H100's ($(grep identical "$T/cmp"))"
+    done
 done
+rm -rf "$T/fm"
+$A run $SMALL --variants base,flashmla --dump "$T/fm" >/dev/null 2>&1
+[ -f "$T/fm/golden.lse.npy" ] && [ -f "$T/fm/flashmla.lse.npy" ] && [ ! -e "$T/fm/base.lse.npy" ] && ok ||
+    bad "--dump: NAME.lse.npy for Golden and flashmla, none for base (no model of it)"
 expect_err "uint16 codes of the wrong width" run --load tests/data/flashmla/a4-b2 --dv 512 --in-format e4m3
 
 # ---- bad input: each one line, exit 2, no result file

@@ -45,17 +45,25 @@ int attn_ctx_init(attn_ctx_t *ctx, int vi, const attn_cfg_t *cfg, attn_stats_t *
 typedef struct {
     int vi;
     attn_ctx_t *ctx;
+    const double *o0;
+    long dv;
 } attn_run_arg_t;
 
 static void attn_run_cb(double *o, const attn_group_t *g, void *varg)
 {
     attn_run_arg_t *a = varg;
+    if (a->ctx->lse_out) /* the group's rows: O's rows [R][dv] are the LSE's [R] */
+        a->ctx->lse = a->ctx->lse_out + (o - a->o0) / a->dv;
     attn_variants[a->vi].fn(o, g, a->ctx);
 }
 
 void attn_run(double *o, int vi, const attn_input_t *in, attn_ctx_t *ctx)
 {
-    attn_run_arg_t a = {vi, ctx};
+    attn_run_arg_t a = {vi, ctx, o, in->s.dv};
+    if (ctx->lse_out)
+        for (long i = 0; i < in->s.hq * in->s.sq; i++)
+            ctx->lse_out[i] = NAN;
     attn_for_groups(o, in, attn_run_cb, &a);
+    ctx->lse = NULL;
 }
 

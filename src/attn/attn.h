@@ -57,6 +57,11 @@ struct attn_ctx {
     int nsites;
     fmt_rng_t rng;
     attn_stats_t *stats;
+    /* The log-sum-exp, for a variant that models the kernel's (natural log, the kernel's
+     * arithmetic): lse_out [hq][sq] is set by the caller (NULL: not asked; attn_run fills it
+     * with NaN first, so a variant without the model leaves NaN); lse is the current group's
+     * rows within it, set by attn_run (NULL when not asked). */
+    double *lse_out, *lse;
 };
 
 extern const attn_variant_t attn_variants[];

@@ -324,7 +324,7 @@ const opts_def_t opts_table[] = {
     /* output */
     {"format", "table|csv|json", "table", NULL, NX, set_out, 0, 0, 0, "how results are printed"},
     {"csv", "FILE", NULL, NULL, NX, set_text, OFF(csv_path), 0, 0, "per-sample rows to FILE"},
-    {"dump", "DIR", NULL, NULL, NX, set_text, OFF(dump_dir), 0, 0, "sample 0's inputs and outputs as DIR/NAME.npy"},
+    {"dump", "DIR", NULL, NULL, NX, set_text, OFF(dump_dir), 0, 0, "sample 0's inputs and outputs as DIR/NAME.npy (and NAME.lse.npy: Golden's, flashmla's log-sum-exp)"},
     {"threads", "N", NULL, "all cores", NX, set_int, OFF(threads), 1, OPTS_MAX_THREADS,
      "threads (one sample each; never more than samples)"},
     {NULL, NULL, NULL, NULL, 0, NULL, 0, 0, 0, NULL},

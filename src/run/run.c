@@ -35,11 +35,13 @@ static double run_now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static int run_dump(const run_cfg_t *c, const attn_input_t *in, double **outs, err_t *e)
+/* --dump: q, k, v, each output NAME.npy [hq][sq][dv], and NAME.lse.npy [hq][sq] for Golden and
+ * each variant that models the kernel's log-sum-exp (lses[v] NULL or all NaN: none). */
+static int run_dump(const run_cfg_t *c, const attn_input_t *in, double **outs, double **lses, err_t *e)
 {
     const attn_shape_t *s = &in->s;
     long qshape[3] = {s->hq, s->sq, s->dk}, kshape[3] = {s->hkv, s->sk, s->dk},
-         vshape[3] = {s->hkv, s->sk, s->dv}, oshape[3] = {s->hq, s->sq, s->dv};
+         vshape[3] = {s->hkv, s->sk, s->dv}, oshape[3] = {s->hq, s->sq, s->dv}, lshape[2] = {s->hq, s->sq};
     char path[4096];
     int rc = io_ensure_dir(c->dump_dir, e);
     const double *arrs[3] = {in->q, in->k, in->v};
@@ -52,6 +54,13 @@ static int run_dump(const run_cfg_t *c, const attn_input_t *in, double **outs, e
     for (int v = 0; v <= c->nvariants && !rc; v++) {
         snprintf(path, sizeof path, "%s/%s.npy", c->dump_dir, run_slot_name(c, v));
         rc = io_npy_write(path, outs[v], oshape, 3, 0, e);
+        long i = 0;
+        while (i < s->hq * s->sq && lses[v][i] != lses[v][i])
+            i++;
+        if (!rc && i < s->hq * s->sq) {
+            snprintf(path, sizeof path, "%s/%s.lse.npy", c->dump_dir, run_slot_name(c, v));
+            rc = io_npy_write(path, lses[v], lshape, 2, 0, e);
+        }
     }
     return rc;
 }
@@ -72,11 +81,14 @@ static int run_sample(run_row_t *rows, const run_cfg_t *c, long sample, int dump
     const attn_input_t in = gen;
     long n = in.s.hq * in.s.sq * in.s.dv;
     int nv = c->nvariants + 1;
-    double **outs = err_calloc((size_t)nv, sizeof(double *));
-    for (int v = 0; v < nv; v++)
+    double **outs = err_calloc((size_t)nv, sizeof(double *)), **lses = err_calloc((size_t)nv, sizeof(double *));
+    for (int v = 0; v < nv; v++) {
         outs[v] = err_malloc((size_t)n, sizeof(double));
+        if (dump)
+            lses[v] = err_malloc((size_t)(in.s.hq * in.s.sq), sizeof(double));
+    }
     double t0 = run_now();
-    golden_attention(outs[0], &in, c->attn.scale);
+    golden_attention_lse(outs[0], lses[0], &in, c->attn.scale);
     rows[0].seconds = run_now() - t0;
     metric_all(rows[0].m, outs[0], outs[0], n);
     for (int v = 1; v < nv && !rc; v++) {
@@ -87,6 +99,7 @@ static int run_sample(run_row_t *rows, const run_cfg_t *c, long sample, int dump
         rc = attn_ctx_init(&ctx, c->variants[v - 1], &acfg, &st, e);
         if (rc)
             break;
+        ctx.lse_out = lses[v];
         t0 = run_now();
         attn_run(outs[v], c->variants[v - 1], &in, &ctx);
         rows[v].seconds = run_now() - t0;
@@ -94,10 +107,13 @@ static int run_sample(run_row_t *rows, const run_cfg_t *c, long sample, int dump
         metric_all(rows[v].m, outs[v], outs[0], n);
     }
     if (!rc && dump)
-        rc = run_dump(c, &in, outs, e);
-    for (int v = 0; v < nv; v++)
+        rc = run_dump(c, &in, outs, lses, e);
+    for (int v = 0; v < nv; v++) {
         free(outs[v]);
+        free(lses[v]);
+    }
     free(outs);
+    free(lses);
     if (!c->input)
         gen_free(&gen);
     return rc;

@@ -21,6 +21,7 @@
 #define FMLA_MASKED (-1e33f)        /* MAX_INIT_VAL: a masked score */
 #define FMLA_M_INIT (-1e30f)        /* MAX_INIT_VAL_SM: the running maximum's start */
 #define FMLA_LOG2E 0x1.71547652b82fep0 /* log2 e, M_LOG2E */
+#define FMLA_LN2 0x1.62e43p-1            /* fl32(ln 2), the kernel's 1 / M_LOG2E in fp32 */
 
 #define FLASHMLA_SITES(X)                                                                                        \
     X(QK_ACC, "qk_acc", "S = Q K^T, WGMMA (tc-hopper), warpgroup 1 from dim 256 on", SITE_ACC_HOPPER, FMT_FP32,  \
@@ -50,6 +51,12 @@ static double f32(attn_ctx_t *ctx, int site, double x)
 static double fmla_ex2(attn_ctx_t *ctx, int site, double x)
 {
     return ctx->site[site].exact ? exp2(x) : (double)sfu_ex2((float)x);
+}
+
+/* The kernel's lg2.approx, or log2 when the site is exact. */
+static double fmla_lg2(attn_ctx_t *ctx, int site, double x)
+{
+    return ctx->site[site].exact ? log2(x) : (double)sfu_lg2((float)x);
 }
 
 static double fmla_fma(attn_ctx_t *ctx, int site, double a, double b, double c)
@@ -309,9 +316,10 @@ static long fmla_schedule(long *begin, long n, long parts)
 
 /* The combine kernel for one row: split i's lse_i = lg2(L_i) + sM_i (log2 domain); gmax; the sum
  * of ex2(lse_i - gmax) per lane (lane t takes splits t, t + 32, ...) then the warp's butterfly;
- * g = lg2(sum) + gmax; O = sum_i ex2(lse_i - g) O_i by FFMA in split order (zero weights skipped). */
+ * g = lg2(sum) + gmax; O = sum_i ex2(lse_i - g) O_i by FFMA in split order (zero weights skipped).
+ * Returns g (log2 domain; +inf for a row whose sum is 0). */
 #define FMLA_LANES 32
-static void fmla_combine(attn_ctx_t *ctx, double *o, const double *oacc, long ldo_split, const double *lse, long nsplit,
+static double fmla_combine(attn_ctx_t *ctx, double *o, const double *oacc, long ldo_split, const double *lse, long nsplit,
                          long dv, long max_splits)
 {
     double gmax = -INFINITY;
@@ -334,7 +342,7 @@ static void fmla_combine(attn_ctx_t *ctx, double *o, const double *oacc, long ld
     }
     double sum = lane[0];
     double glse = sum == 0 || sum != sum ? INFINITY
-                                         : f32(ctx, O_RESCALE, (ctx->site[O_RESCALE].exact ? log2(sum) : (double)sfu_lg2((float)sum)) + gmax);
+                                         : f32(ctx, O_RESCALE, fmla_lg2(ctx, O_RESCALE, sum) + gmax);
     for (long c = 0; c < dv; c++)
         o[c] = 0;
     for (long i = 0; i < nsplit; i++) {
@@ -344,7 +352,9 @@ static void fmla_combine(attn_ctx_t *ctx, double *o, const double *oacc, long ld
         for (long c = 0; c < dv; c++)
             o[c] = fmla_fma(ctx, O_RESCALE, w, oacc[i * ldo_split + c], o[c]);
     }
+    return glse;
 }
+
 
 ATTN_VARIANT(attn_flashmla)
 {
@@ -375,6 +385,12 @@ ATTN_VARIANT(attn_flashmla)
         fmla_range(&f, 0, nblocks, lsum, msum);
         for (long i = 0; i < R * dv; i++)
             o[i] = attn_round(ctx, OUT_CAST, o[i]);
+        /* lse = FFMA(lg2(L), fl32(ln 2), fl32(sM fl32(ln 2))): logf(L) + sM / M_LOG2E under
+         * fast math; L == 0 gives +inf */
+        for (long r = 0; r < R && ctx->lse; r++)
+            ctx->lse[r] = lsum[r] == 0 || lsum[r] != lsum[r] ? INFINITY
+                          : ctx->site[O_RESCALE].exact ? log(lsum[r]) + msum[r] / FMLA_LOG2E
+                          : fmla_fma(ctx, O_RESCALE, fmla_lg2(ctx, O_RESCALE, lsum[r]), FMLA_LN2, f32(ctx, O_RESCALE, msum[r] * FMLA_LN2));
     } else { /* each split's O rcp(L) and lg2(L) + sM, then the combine kernel */
         double *oacc = err_malloc((size_t)(nsplit * R * dv), sizeof(double));
         double *lse = err_malloc((size_t)(nsplit * R), sizeof(double));
@@ -384,13 +400,15 @@ ATTN_VARIANT(attn_flashmla)
             for (long r = 0; r < R; r++)
                 lse[r * nsplit + i] = lsum[r] == 0 || lsum[r] != lsum[r]
                                           ? -INFINITY
-                                          : f32(ctx, O_RESCALE, (ctx->site[O_RESCALE].exact ? log2(lsum[r]) : (double)sfu_lg2((float)lsum[r])) + msum[r]);
+                                          : f32(ctx, O_RESCALE, fmla_lg2(ctx, O_RESCALE, lsum[r]) + msum[r]);
         }
         /* the combine kernel's template bound on the splits: 32, 64, ... 160, from num_sm_parts */
         long max_splits = (parts + 31) / 32 * 32;
         double *ocomb = err_malloc((size_t)dv, sizeof(double));
         for (long r = 0; r < R; r++) {
-            fmla_combine(ctx, ocomb, oacc + r * dv, R * dv, lse + r * nsplit, nsplit, dv, max_splits);
+            double g2 = fmla_combine(ctx, ocomb, oacc + r * dv, R * dv, lse + r * nsplit, nsplit, dv, max_splits);
+            if (ctx->lse) /* lse = g / M_LOG2E: g fl32(ln 2) */
+                ctx->lse[r] = ctx->site[O_RESCALE].exact ? g2 / FMLA_LOG2E : f32(ctx, O_RESCALE, g2 * FMLA_LN2);
             for (long c = 0; c < dv; c++)
                 o[r * dv + c] = attn_round(ctx, OUT_CAST, ocomb[c]);
         }
