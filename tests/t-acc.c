@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "num/acc.h"
+#include "num/acc_tc.h"
 #include "check.h"
 #include "num/fmt.h"
 
@@ -57,6 +58,28 @@ static void tc_simd_vs_scalar(fmt_rng_t *rng)
                         if (memcmp(&C1[i], &C2[i], sizeof(double)) != 0 && bad++ < 5)
                             CHECK(0, "%s %s kind %d trans %d element %ld: simd %a, scalar %a", acc_table[model].name,
                                   fmt_table[f].name, kind, trans, i, C2[i], C1[i]);
+                    }
+                    if (!trans)
+                        continue;
+                    /* accumulating (D = A B + C): C binary32 values of every size class (zero,
+                     * binary32 subnormals, near its maximum, the products' scale), either sign */
+                    for (long i = 0; i < M * N; i++) {
+                        double u = ldexp((double)(fmt_rng_next(rng) >> 11), -53) - 0.5;
+                        int cls = (int)(fmt_rng_next(rng) % 5);
+                        int sh = cls == 0 ? -135 : cls == 1 ? 127 : cls == 2 ? (int)(fmt_rng_next(rng) % 60) - 30 : 0;
+                        C1[i] = C2[i] = cls == 4 ? 0.0 : fmt_round(ldexp(u, sh), FMT_FP32, FMT_RNE, 1, NULL);
+                    }
+                    for (int simd = 0; simd < 2; simd++) {
+                        acc_simd = simd;
+                        acc_tc_gemm_acc(simd ? C2 : C1, N, A, K, B, K, 1, M, N, K, (acc_model_t)model, fmt_table[f].emin,
+                                        fmt_table[f].emin);
+                    }
+                    acc_simd = 1;
+                    for (long i = 0; i < M * N; i++) {
+                        compared++;
+                        if (memcmp(&C1[i], &C2[i], sizeof(double)) != 0 && bad++ < 5)
+                            CHECK(0, "%s %s kind %d accumulating, element %ld: simd %a, scalar %a", acc_table[model].name,
+                                  fmt_table[f].name, kind, i, C2[i], C1[i]);
                     }
                 }
     CHECK(bad == 0, "tensor-core kernels: %ld of %ld elements differ from the scalar models", bad, compared);

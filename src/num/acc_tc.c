@@ -126,11 +126,12 @@ static void acc_tc_exps(double *e, const double *x, long n, int emin)
  * sum is exact, so its order is free; it starts from +0 as the scalar one does. A lane whose
  * block result leaves binary32's normal range (or whose scale would) is redone by
  * acc_tc_block, so every element equals the scalar model's. Rows go mr at a time so that
- * independent chains hide the latencies. */
+ * independent chains hide the latencies. With acc, C's own values are the first block's C
+ * (the caller checked them: finite binary32 magnitudes). */
 #define TC_MR 4
 __attribute__((target("avx2,fma"), always_inline)) static inline void
 tc_rows(int mr, double *C, long ldc, long j0, long nr, const double *const a[TC_MR], const double *const ea[TC_MR],
-        long K, const double *bp, const double *be, const acc_tc_t *tc, int safe)
+        long K, const double *bp, const double *be, const acc_tc_t *tc, int safe, int acc)
 {
     const __m256d ninf = _mm256_set1_pd(-INFINITY), zero = _mm256_setzero_pd();
     const __m256d lomask = _mm256_castsi256_pd(_mm256_set1_epi64x(~((1LL << 29) - 1)));
@@ -138,8 +139,15 @@ tc_rows(int mr, double *C, long ldc, long j0, long nr, const double *const a[TC_
     const int f = tc->f, norm = f + 1 < 24;
     __m256d c[TC_MR], outer[TC_MR], emax[TC_MR], up[TC_MR], down[TC_MR], live[TC_MR], sum[TC_MR];
     _Pragma("GCC unroll 4")
-    for (int r = 0; r < mr; r++)
+    for (int r = 0; r < mr; r++) {
         c[r] = outer[r] = zero;
+        if (acc) {
+            double in[4] = {0, 0, 0, 0};
+            for (long j = 0; j < nr; j++)
+                in[j] = C[r * ldc + j0 + j];
+            c[r] = _mm256_loadu_pd(in);
+        }
+    }
     for (long k0 = 0; k0 < K; k0 += tc->b) {
         long k1 = k0 + tc->b < K ? k0 + tc->b : K;
         _Pragma("GCC unroll 4")
@@ -227,7 +235,7 @@ tc_rows(int mr, double *C, long ldc, long j0, long nr, const double *const a[TC_
 
 __attribute__((target("avx2,fma"))) static void gemm_tc_avx2(double *C, long ldc, const double *A, long lda,
                                                              const double *B, long ldb, int b_trans, long M, long N,
-                                                             long K, const acc_tc_t *tc, int emin_a, int emin_b)
+                                                             long K, const acc_tc_t *tc, int emin_a, int emin_b, int acc)
 {
     double *bp = err_malloc((size_t)(K * 4 + 1), sizeof(double)), *be = err_malloc((size_t)(K * 4 + 1), sizeof(double));
     double *ae = err_malloc((size_t)(M * K + 1), sizeof(double));
@@ -259,7 +267,7 @@ __attribute__((target("avx2,fma"))) static void gemm_tc_avx2(double *C, long ldc
         /* 2: nor can a result leave binary32's normal range: the accumulator stays below
          * K 2^(amax + bmax + 2) < 2^128, and every nonzero result lies on a grid no finer
          * than 2^(amin + bmin - f) >= 2^-126 (or is C itself, a normal binary32) */
-        if (safe && (amx == -INFINITY || bmx == -INFINITY ||
+        if (safe && !acc && (amx == -INFINITY || bmx == -INFINITY ||
                      (amx + bmx + 2 + log2((double)K + 1) + 1 < 128 && amn + bmn - tc->f >= -126)))
             safe = 2;
         long i = 0;
@@ -269,11 +277,11 @@ __attribute__((target("avx2,fma"))) static void gemm_tc_avx2(double *C, long ldc
                 a[r] = A + (i + r) * lda;
                 ea[r] = ae + (i + r) * K;
             }
-            tc_rows(TC_MR, C + i * ldc, ldc, j0, nr, a, ea, K, bp, be, tc, safe);
+            tc_rows(TC_MR, C + i * ldc, ldc, j0, nr, a, ea, K, bp, be, tc, safe, acc);
         }
         for (; i < M; i++) {
             const double *a[TC_MR] = {A + i * lda}, *ea[TC_MR] = {ae + i * K};
-            tc_rows(1, C + i * ldc, ldc, j0, nr, a, ea, K, bp, be, tc, safe);
+            tc_rows(1, C + i * ldc, ldc, j0, nr, a, ea, K, bp, be, tc, safe, acc);
         }
     }
     free(bp);
@@ -287,7 +295,7 @@ void acc_tc_gemm(double *C, long ldc, const double *A, long lda, const double *B
 {
 #ifdef ACC_HAVE_X86
     if (acc_simd && cpu_has_avx2_fma()) {
-        gemm_tc_avx2(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &ACC_TC[model], emin_a, emin_b);
+        gemm_tc_avx2(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &ACC_TC[model], emin_a, emin_b, 0);
         return;
     }
 #endif
@@ -297,5 +305,17 @@ void acc_tc_gemm(double *C, long ldc, const double *A, long lda, const double *B
 void acc_tc_gemm_acc(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
                      long N, long K, acc_model_t model, int emin_a, int emin_b)
 {
+#ifdef ACC_HAVE_X86
+    /* the vector model takes a C of finite binary32 magnitudes (a C that is not goes through
+     * the scalar one, which takes any double) */
+    int cok = acc_simd && cpu_has_avx2_fma();
+    for (long i = 0; i < M && cok; i++)
+        for (long j = 0; j < N && cok; j++)
+            cok = fabs(C[i * ldc + j]) < 0x1p128;
+    if (cok) {
+        gemm_tc_avx2(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &ACC_TC[model], emin_a, emin_b, 1);
+        return;
+    }
+#endif
     gemm_tc(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &ACC_TC[model], emin_a, emin_b, 1);
 }
