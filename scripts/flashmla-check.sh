@@ -22,10 +22,13 @@ out=results/flashmla-check.md
     echo "split-KV and the combine kernel) to its default output, and rel_fro against Golden of the"
     echo "no-split outputs (the lab's and the kernel's). The lse columns compare the log-sum-exp"
     echo "(natural log, fp32) the kernel returns beside O with the one the variant computes the"
-    echo "kernel's way (\`--dump\` writes it as NAME.lse.npy)."
+    echo "kernel's way (\`--dump\` writes it as NAME.lse.npy). Largest ulp distance: the most units in the"
+    echo "last place (of the output format for O, of fp32 for the lse) between the lab's value and the"
+    echo "kernel's over the entry, for O no-split / O default / lse no-split / lse default"
+    echo "(\`scripts/ulp_dist.py\`; 0 where every element is bit-identical)."
     echo
-    echo "| capture | entry | keys | no-split: identical | default path: identical | lse no-split | lse default | rel_fro flashmla | rel_fro kernel (no-split) |"
-    echo "|---|---|---|---|---|---|---|---|---|"
+    echo "| capture | entry | keys | no-split: identical | default path: identical | lse no-split | lse default | largest ulp distance | rel_fro flashmla | rel_fro kernel (no-split) |"
+    echo "|---|---|---|---|---|---|---|---|---|---|"
     for npz in "$caps"/*.npz; do
         c=$(basename "$npz" .npz)
         dtype=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['cases'][sys.argv[2]]['dtype'])" "$caps/meta.json" "$c")
@@ -42,9 +45,21 @@ out=results/flashmla-check.md
             df=$(./amla-lab compare "$d/o/flashmla.npy" "$d/out.npy" | awk '/^identical/{printf "%s of %s (%.2f%%)", $2, $4, 100 * $2 / $4}')
             lns=$(./amla-lab compare "$d/o/flashmla:sm-parts=1.lse.npy" "$d/lse_nosplit.npy" | awk '/^identical/{printf "%s of %s", $2, $4}')
             ldf=$(./amla-lab compare "$d/o/flashmla.lse.npy" "$d/lse.npy" | awk '/^identical/{printf "%s of %s", $2, $4}')
+            ulp=""
+            for pair in "flashmla:sm-parts=1.npy out_nosplit.npy $dtype" "flashmla.npy out.npy $dtype" \
+                "flashmla:sm-parts=1.lse.npy lse_nosplit.npy fp32" "flashmla.lse.npy lse.npy fp32"; do
+                # shellcheck disable=SC2086
+                set -- $pair
+                src="$d/o/$1"
+                if [ "$3" != fp32 ]; then
+                    ./amla-lab cast --to "$3" --in "$src" --out "$d/codes.npy" >/dev/null
+                    src="$d/codes.npy"
+                fi
+                ulp="$ulp${ulp:+ / }$(python3 scripts/ulp_dist.py "$src" "$d/$2" "$3")"
+            done
             lab=$(grep ',flashmla:sm-parts=1,' "$d/run.csv" | cut -d, -f19)
             hw=$(./amla-lab compare "$d/out_nosplit.npy" "$d/o/golden.npy" | awk '$1 == "rel_fro" {print $2}')
-            echo "| $c | $(basename "$d") | $keys | $ns | $df | $lns | $ldf | $lab | $hw |"
+            echo "| $c | $(basename "$d") | $keys | $ns | $df | $lns | $ldf | $ulp | $lab | $hw |"
         done
     done
     echo

@@ -82,4 +82,5 @@ def main():
     print('%s: %d batch entries, seqlens %s' % (os.path.basename(case), b, list(seqlens)))
 
 
-main()
+if __name__ == '__main__':
+    main()

@@ -214,6 +214,19 @@ for d in tests/data/flashmla/*/; do
         awk '/^identical/ {exit !($2 == $4 && $2 > 0)}' "$T/cmp" && ok || bad "$v on $d: lse not the H100's ($(grep identical "$T/cmp"))"
     done
 done
+# scripts/ulp_dist.py (results/flashmla-check.md's ulp column) by hand: 1 against 1 + 3 ulp of
+# fp32 and -0 against +0 (0 ulp): 3; the smallest bf16 subnormals 2^-133 of either sign: 2
+python3 - "$T" <<'PY'
+import array, sys
+sys.path.insert(0, 'scripts')
+from flashmla_case import write_npy
+write_npy(sys.argv[1] + '/ua.npy', (2,), '<f4', array.array('f', [1.0, -0.0]))
+write_npy(sys.argv[1] + '/ub.npy', (2,), '<f8', array.array('d', [1.0 + 3 * 2.0 ** -23, 0.0]))
+write_npy(sys.argv[1] + '/uc.npy', (1,), '<f4', array.array('f', [2.0 ** -133]))
+write_npy(sys.argv[1] + '/ud.npy', (1,), '<f8', array.array('d', [-(2.0 ** -133)]))
+PY
+expect_eq "ulp_dist fp32" "3" "$(python3 scripts/ulp_dist.py "$T/ua.npy" "$T/ub.npy" fp32)"
+expect_eq "ulp_dist bf16 across zero" "2" "$(python3 scripts/ulp_dist.py "$T/uc.npy" "$T/ud.npy" bf16)"
 rm -rf "$T/fm"
 $A run $SMALL --variants base,flashmla --dump "$T/fm" >/dev/null 2>&1
 [ -f "$T/fm/golden.lse.npy" ] && [ -f "$T/fm/flashmla.lse.npy" ] && [ ! -e "$T/fm/base.lse.npy" ] && ok ||

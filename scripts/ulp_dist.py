@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""ulp_dist.py A.npy B.npy FMT -- the largest distance in units in the last place of FMT (bf16,
+fp16 or fp32) between the elements of A and B: each value (float32/float64 holding FMT values,
+or uint16 bit patterns of a 16-bit FMT) mapped to its position in FMT's ordered codes, and the
+largest |position(A) - position(B)| printed (0: bit-identical; 'nan' where one side is NaN and
+the other is not). Python's standard library only."""
+import array
+import math
+import struct
+import sys
+
+from flashmla_case import read_npy
+
+BITS = {'bf16': 16, 'fp16': 16, 'fp32': 32}
+
+
+def codes(path, fmt):
+    head, data = read_npy(open(path, 'rb').read())
+    d = head['descr']
+    tc = {'<u2': 'H', '<f4': 'f', '<f8': 'd'}[d]
+    a = array.array(tc)
+    a.frombytes(data[:len(data) // a.itemsize * a.itemsize])
+    if tc == 'H':
+        return list(a)
+    out = []
+    for x in a:
+        if fmt == 'fp32':
+            out.append(struct.unpack('<I', struct.pack('<f', x))[0])
+        elif fmt == 'bf16':
+            out.append(struct.unpack('<I', struct.pack('<f', x))[0] >> 16)  # exact: x is a bf16 value
+        else:
+            out.append(struct.unpack('<H', struct.pack('<e', x))[0])
+    return out
+
+
+def position(c, bits):
+    """sign-magnitude code -> an integer line where neighbours differ by 1 (+0 and -0 both 0)"""
+    sign = c >> (bits - 1)
+    mag = c & ((1 << (bits - 1)) - 1)
+    return -mag if sign else mag
+
+
+def main():
+    a_path, b_path, fmt = sys.argv[1:4]
+    bits = BITS[fmt]
+    ea, mb = {'bf16': (8, 7), 'fp16': (5, 10), 'fp32': (8, 23)}[fmt]
+    expmask = ((1 << ea) - 1) << mb
+    a, b = codes(a_path, fmt), codes(b_path, fmt)
+    if len(a) != len(b):
+        sys.exit('ulp_dist.py: %d and %d elements' % (len(a), len(b)))
+    worst = 0
+    for x, y in zip(a, b):
+        nx = (x & expmask) == expmask and x & ((1 << mb) - 1)
+        ny = (y & expmask) == expmask and y & ((1 << mb) - 1)
+        if nx or ny:
+            if not (nx and ny):
+                worst = math.inf
+            continue
+        worst = max(worst, abs(position(x, bits) - position(y, bits)))
+    print('nan' if worst == math.inf else worst)
+
+
+if __name__ == '__main__':
+    main()
