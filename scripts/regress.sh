@@ -11,7 +11,13 @@ git -C "$root" worktree add -f "$tmp/src" "$rev" >/dev/null 2>&1
 make -s -C "$tmp/src" BUILD="$tmp/build" BIN="$tmp/amla-old" >/dev/null
 # AMLA_NEW=BINARY compares that build instead of building this tree's ./amla-lab
 if [ -n "$AMLA_NEW" ]; then new=$AMLA_NEW; else make -s -C "$root" >/dev/null; new="$root/amla-lab"; fi
-vars=$("$new" list | awk '/^variants:/{f=1;next} f&&/^  [a-z]/{print $1} f&&/^[a-z]/{exit}' | grep -v '^golden$' | tr '\n' ',' | sed 's/,$//')
+# the variants both builds have (a revision older than a variant does not know it)
+names() { "$1" list | awk '/^variants:/{f=1;next} f&&/^  [a-z]/{print $1} f&&/^[a-z]/{exit}' | grep -v '^golden$' | sort; }
+names "$tmp/amla-old" >"$tmp/old.names"
+names "$new" >"$tmp/new.names"
+vars=$(comm -12 "$tmp/old.names" "$tmp/new.names" | tr '\n' ',' | sed 's/,$//')
+only=$(comm -13 "$tmp/old.names" "$tmp/new.names" | tr '\n' ' ')
+[ -z "$only" ] || echo "not in $rev (not compared): $only"
 bad=0
 for cfg in "--dist normal --sigma 4 --acc fp32-fma" "--dist normal --sigma 4 --acc tc-hopper" \
     "--dist mla --acc tc-hopper-fp8" "--dist uniform --low -60 --high 60 --in-format fp16 --out-format fp16" \

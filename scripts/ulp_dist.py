@@ -15,12 +15,17 @@ BITS = {'bf16': 16, 'fp16': 16, 'fp32': 32}
 
 
 def codes(path, fmt):
-    head, data = read_npy(open(path, 'rb').read())
-    d = head['descr']
-    tc = {'<u2': 'H', '<f4': 'f', '<f8': 'd'}[d]
+    try:
+        with open(path, 'rb') as f:
+            head, data = read_npy(f.read())
+        tc = {'<u2': 'H', '<f4': 'f', '<f8': 'd'}[head['descr']]
+    except (OSError, ValueError, SyntaxError, KeyError, TypeError, struct.error) as e:
+        fail('%s: not a readable uint16/float32/float64 .npy (%s)' % (path, e))
     a = array.array(tc)
     a.frombytes(data[:len(data) // a.itemsize * a.itemsize])
     if tc == 'H':
+        if BITS[fmt] != 16:
+            fail('%s: uint16 codes, but %s is not a 16-bit format' % (path, fmt))
         return list(a)
     out = []
     for x in a:
@@ -40,14 +45,21 @@ def position(c, bits):
     return -mag if sign else mag
 
 
+def fail(msg):
+    sys.stderr.write('ulp_dist.py: error: %s\n' % msg)
+    sys.exit(2)
+
+
 def main():
+    if len(sys.argv) != 4 or sys.argv[3] not in BITS:
+        fail('usage: ulp_dist.py A.npy B.npy bf16|fp16|fp32')
     a_path, b_path, fmt = sys.argv[1:4]
     bits = BITS[fmt]
     ea, mb = {'bf16': (8, 7), 'fp16': (5, 10), 'fp32': (8, 23)}[fmt]
     expmask = ((1 << ea) - 1) << mb
     a, b = codes(a_path, fmt), codes(b_path, fmt)
     if len(a) != len(b):
-        sys.exit('ulp_dist.py: %d and %d elements' % (len(a), len(b)))
+        fail('%s and %s: %d and %d elements' % (a_path, b_path, len(a), len(b)))
     worst = 0
     for x, y in zip(a, b):
         nx = (x & expmask) == expmask and x & ((1 << mb) - 1)

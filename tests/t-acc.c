@@ -8,6 +8,18 @@
 #include "check.h"
 #include "num/fmt.h"
 
+/* C1 (scalar) and C2 (AVX2) bit for bit, sign of zero included; the first mismatches reported. */
+static void tc_same(const double *C1, const double *C2, long n, int model, fmt_id_t f, int kind, const char *what,
+                    long *compared, long *bad)
+{
+    for (long i = 0; i < n; i++) {
+        ++*compared;
+        if (memcmp(&C1[i], &C2[i], sizeof(double)) != 0 && (*bad)++ < 5)
+            CHECK(0, "%s %s kind %d %s element %ld: simd %a, scalar %a", acc_table[model].name, fmt_table[f].name, kind,
+                  what, i, C2[i], C1[i]);
+    }
+}
+
 /* The AVX2 tensor-core kernels against the scalar block models, bit for bit (sign of zero
  * included): operands with zeros, subnormals of their format, cancelling pairs, a spread of
  * 2^-140..2^40, results that overflow and underflow binary32; odd sizes, both layouts. */
@@ -53,12 +65,7 @@ static void tc_simd_vs_scalar(fmt_rng_t *rng)
                         }
                     }
                     acc_simd = 1;
-                    for (long i = 0; i < M * N; i++) {
-                        compared++;
-                        if (memcmp(&C1[i], &C2[i], sizeof(double)) != 0 && bad++ < 5)
-                            CHECK(0, "%s %s kind %d trans %d element %ld: simd %a, scalar %a", acc_table[model].name,
-                                  fmt_table[f].name, kind, trans, i, C2[i], C1[i]);
-                    }
+                    tc_same(C1, C2, M * N, model, f, kind, trans ? "trans" : "plain", &compared, &bad);
                     if (!trans)
                         continue;
                     /* accumulating (D = A B + C): C binary32 values of every size class (zero,
@@ -75,12 +82,7 @@ static void tc_simd_vs_scalar(fmt_rng_t *rng)
                                         fmt_table[f].emin);
                     }
                     acc_simd = 1;
-                    for (long i = 0; i < M * N; i++) {
-                        compared++;
-                        if (memcmp(&C1[i], &C2[i], sizeof(double)) != 0 && bad++ < 5)
-                            CHECK(0, "%s %s kind %d accumulating, element %ld: simd %a, scalar %a", acc_table[model].name,
-                                  fmt_table[f].name, kind, i, C2[i], C1[i]);
-                    }
+                    tc_same(C1, C2, M * N, model, f, kind, "accumulating", &compared, &bad);
                 }
     CHECK(bad == 0, "tensor-core kernels: %ld of %ld elements differ from the scalar models", bad, compared);
     printf("t-acc: tensor-core AVX2 kernels equal the scalar models on %ld elements\n", compared);

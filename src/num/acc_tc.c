@@ -44,6 +44,13 @@ static int acc_tc_exp(double x, int emin)
     return e < emin ? emin : e;
 }
 
+/* ldexp(x, k) by a multiplication where 2^k is a normal binary64 (exact, and rounding as ldexp
+ * does where the product leaves the normal range), ldexp itself elsewhere. */
+static inline double acc_tc_ldexp(double x, int k)
+{
+    return k >= -1022 && k <= 1023 ? x * dd_pow2(k) : ldexp(x, k);
+}
+
 double acc_tc_block(const double *t, const int *e, int n, int f)
 {
     int emax = INT_MIN;
@@ -54,20 +61,10 @@ double acc_tc_block(const double *t, const int *e, int n, int f)
         return 0.0;
     /* the common grid 2^(emax - f); each term truncated toward zero onto it (no sticky bit).
      * The integers are below 2^(f+2) each and n <= 33: their sum is exact in binary64. */
-    double r;
     double sum = 0;
-    if (f - emax >= -1022 && f - emax <= 1023 && emax - f >= -1022 && emax - f <= 1023) {
-        /* ldexp by a multiplication: exact by a normal power of two, and it rounds as ldexp
-         * does where the product leaves the normal range (a term below 1 truncates to 0 anyway) */
-        double up = dd_pow2(f - emax);
-        for (int i = 0; i < n; i++)
-            sum += trunc(t[i] * up);
-        r = sum * dd_pow2(emax - f);
-    } else {
-        for (int i = 0; i < n; i++)
-            sum += trunc(ldexp(t[i], f - emax));
-        r = ldexp(sum, emax - f);
-    }
+    for (int i = 0; i < n; i++)
+        sum += trunc(acc_tc_ldexp(t[i], f - emax));
+    double r = acc_tc_ldexp(sum, emax - f);
     /* normalized and truncated to min(24, f + 1) significant bits, in binary32's range */
     if (r != 0 && f + 1 < 24) {
         int er;
