@@ -8,9 +8,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *text = malloc(size + 1);
-    memcpy(text, data, size);
-    text[size] = 0;
+    char *text = fuzz_text(data, size);
     err_t e = {0};
     sweep_check_text("fuzz.exp", text, size, &e);
     free(text);

@@ -9,13 +9,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *text = malloc(size + 1);
-    memcpy(text, data, size);
-    text[size] = 0;
-    run_cfg_t *c = malloc(sizeof *c);
-    run_cfg_default(c);
-    c->shape = (attn_shape_t){2, 1, 1, 64, 32, 16, 0};
-    c->samples = 1;
+    char *text = fuzz_text(data, size);
+    run_cfg_t *c = fuzz_small_cfg();
     err_t e = {0};
     char *save = NULL, *opt = strtok_r(text, "\n", &save);
     int rc = ERR_OK;
