@@ -232,6 +232,78 @@ $A run $SMALL --variants base,flashmla --dump "$T/fm" >/dev/null 2>&1
 [ -f "$T/fm/golden.lse.npy" ] && [ -f "$T/fm/flashmla.lse.npy" ] && [ ! -e "$T/fm/base.lse.npy" ] && ok ||
     bad "--dump: NAME.lse.npy for Golden and flashmla, none for base (no model of it)"
 expect_err "uint16 codes of the wrong width" run --load tests/data/flashmla/a4-b2 --dv 512 --in-format e4m3
+expect_err "compare: bit patterns without --in-format" compare tests/data/flashmla/a4-b2/out.npy tests/data/flashmla/a4-b2/out.npy
+expect_err "compare: bf16 patterns as e4m3" compare tests/data/flashmla/a4-b2/out.npy tests/data/flashmla/a4-b2/out.npy --in-format e4m3
+# the batch in FlashMLA's own layout (--load with seqlens.npy): a3 (1000 keys) and a4's entry 2
+# (129 keys) as one batch, q [2, 1, 128, 576], k [2, 1000, 576] with entry 1's rows past its 129
+# keys NaN (they must be ignored); on the no-split path every entry is its own, so the dump
+# [2, 1, 128, 512] must be the two captured no-split outputs one after the other
+python3 - "$T/bt" tests/data/flashmla <<'PY'
+import array, os, sys
+sys.path.insert(0, 'scripts')
+from flashmla_case import read_npy, write_npy
+out, src = sys.argv[1], sys.argv[2]
+os.makedirs(out, exist_ok=True)
+def load(case, name):
+    a = array.array('H'); a.frombytes(read_npy(open(os.path.join(src, case, name + '.npy'), 'rb').read())[1]); return a
+q = load('a3', 'q') + load('a4-b2', 'q')
+k2 = load('a4-b2', 'k')
+k = load('a3', 'k') + k2 + array.array('H', [0x7fc0]) * (1000 * 576 - len(k2))
+write_npy(out + '/q.npy', (2, 1, 128, 576), '<u2', q)
+write_npy(out + '/k.npy', (2, 1000, 576), '<u2', k)
+write_npy(out + '/seqlens.npy', (2,), '<i4', array.array('i', [1000, 129]))
+write_npy(out + '/want.npy', (2, 1, 128, 512), '<u2', load('a3', 'out_nosplit') + load('a4-b2', 'out_nosplit'))
+PY
+rm -rf "$T/fm"
+$A run --load "$T/bt" --variants flashmla:sm-parts=1 --dump "$T/fm" --format csv >"$T/bt.csv" 2>"$T/err" || bad "batched --load: $(cat "$T/err")"
+$A compare "$T/fm/flashmla:sm-parts=1.npy" "$T/bt/want.npy" --in-format bf16 >"$T/cmp" 2>&1
+awk '/^identical/ {exit !($2 == $4 && $4 == 131072)}' "$T/cmp" && ok || bad "batched --load: not the H100's no-split bits ($(grep identical "$T/cmp"))"
+expect_eq "batched dump: layouts" "$(printf 'golden.lse.npy (2, 128, 1)\nk.npy (2, 1000, 1, 576)\nq.npy (2, 1, 128, 576)\nseqlens.npy (2,)')" \
+    "$(cd "$T/fm" && for f in golden.lse.npy k.npy q.npy seqlens.npy; do printf '%s %s\n' "$f" "$(head -c 128 "$f" | tr -d '\000' | LC_ALL=C sed -n "s/.*'shape': \(([^)]*)\).*/\1/p")"; done)"
+# the dump reloads as the same batch (rows past seqlens zero now): the same output
+$A run --load "$T/fm" --variants flashmla:sm-parts=1 --format csv >"$T/bt2.csv" 2>"$T/err" || bad "reloading a batched dump: $(cat "$T/err")"
+expect_eq "batched dump reloads" "$(cut -d, -f19- "$T/bt.csv")" "$(cut -d, -f19- "$T/bt2.csv")"
+cp "$T/bt/q.npy" "$T/bt/k.npy" "$T/bt/seqlens.npy" "$T/fm/" 2>/dev/null
+python3 - "$T/bt" <<'PY'
+import array, sys
+sys.path.insert(0, 'scripts')
+from flashmla_case import write_npy
+write_npy(sys.argv[1] + '/sl0.npy', (2,), '<i4', array.array('i', [1000, 1001]))
+write_npy(sys.argv[1] + '/slf.npy', (2,), '<f4', array.array('f', [1000, 129]))
+write_npy(sys.argv[1] + '/sl3.npy', (3,), '<i4', array.array('i', [1000, 129, 5]))
+PY
+for bad_sl in sl0 slf sl3; do
+    mkdir -p "$T/b_$bad_sl" && cp "$T/bt/q.npy" "$T/bt/k.npy" "$T/b_$bad_sl/" && cp "$T/bt/$bad_sl.npy" "$T/b_$bad_sl/seqlens.npy"
+    expect_err "batched --load: bad seqlens ($bad_sl)" run --load "$T/b_$bad_sl" --variants base
+done
+grep -q "seqlens\[1\] = 1001" "$T/err" 2>/dev/null || $A run --load "$T/b_sl0" 2>&1 | grep -q "seqlens\[1\] = 1001 is not 1 to k.npy's 1000" && ok || bad "batched --load: the seqlens message"
+cp "$T/bt/k.npy" "$T/b_sl0/q.npy"
+expect_err "batched --load: q.npy not [B, Sq, Hq, Dk]" run --load "$T/b_sl0" --variants base
+# the whole batch of a shared capture with 4 entries, when ../shared is there: every entry's
+# splits come from the scheduler of the whole batch
+if [ -f ../shared/captures/flashmla/a4.npz ] && [ -z "$AMLA_QUICK" ]; then
+    python3 -c "import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])" ../shared/captures/flashmla/a4.npz "$T/a4"
+    rm -rf "$T/fm"
+    $A run --load "$T/a4" --variants flashmla,flashmla:sm-parts=1 --dump "$T/fm" >/dev/null 2>"$T/err" || bad "a4 batched: $(cat "$T/err")"
+    for pair in "flashmla out lse" "flashmla:sm-parts=1 out_nosplit lse_nosplit"; do
+        # shellcheck disable=SC2086
+        set -- $pair
+        $A compare "$T/fm/$1.npy" "$T/a4/$2.npy" --in-format bf16 | awk '/^identical/ {exit !($2 == $4 && $4 == 262144)}' && ok || bad "a4 batched $1: not the H100's bits"
+        $A compare "$T/fm/$1.lse.npy" "$T/a4/$3.npy" | awk '/^identical/ {exit !($2 == $4 && $4 == 512)}' && ok || bad "a4 batched $1: lse not the H100's"
+    done
+    rm -rf "$T/a4"
+fi
+# a1's per-split arrays, when ../shared is there: the split kernel's outputs (each split's O and
+# log2-domain LSE) apart from the combine kernel's
+if [ -f ../shared/captures/flashmla/a1.npz ] && [ -z "$AMLA_QUICK" ]; then
+    python3 -c "import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])" ../shared/captures/flashmla/a1.npz "$T/a1"
+    rm -rf "$T/fm"
+    $A run --load "$T/a1" --variants flashmla --dump "$T/fm" >/dev/null 2>"$T/err" || bad "a1 batched: $(cat "$T/err")"
+    for x in oaccum lse_accum; do
+        $A compare "$T/fm/flashmla.$x.npy" "$T/a1/$x.npy" | awk '/^identical/ {exit !($2 == $4 && $4 > 0)}' && ok || bad "a1 $x: not the H100's per-split bits"
+    done
+    rm -rf "$T/a1"
+fi
 
 # ---- bad input: each one line, exit 2, no result file
 expect_err "no command"

@@ -64,8 +64,21 @@ int main(void)
     CHECK(parse_rc(buf, len, "Fortran") == ERR_USAGE, "Fortran order rejected");
     len = build(buf, "{'descr': '>f8', 'fortran_order': False, 'shape': (2,), }", d, sizeof d);
     CHECK(parse_rc(buf, len, "big-endian") == ERR_USAGE, "big-endian rejected");
-    len = build(buf, "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }", d, 8);
-    CHECK(parse_rc(buf, len, "dtype") == ERR_USAGE, "int dtype rejected");
+    len = build(buf, "{'descr': '<i2', 'fortran_order': False, 'shape': (2,), }", d, 4);
+    CHECK(parse_rc(buf, len, "dtype") == ERR_USAGE, "int16 dtype rejected");
+    /* int32 (seqlens.npy): the integers, marked as such; -1 is 0xFFFFFFFF little-endian */
+    int32_t iv[2] = {4096, -1};
+    len = build(buf, "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }", iv, sizeof iv);
+    CHECK(io_npy_parse(&a, buf, len, &e) == 0 && a.integer && !a.codes && a.data[0] == 4096 && a.data[1] == -1,
+          "int32 values");
+    io_npy_free(&a);
+    /* ml_dtypes' bfloat16 saved by numpy: void '<V2', read as codes; 0x3F80 is bf16 1.0 */
+    uint16_t vb[2] = {0x3F80, 0xC000};
+    len = build(buf, "{'descr': '|V2', 'fortran_order': False, 'shape': (2,), }", vb, sizeof vb);
+    CHECK(io_npy_parse(&a, buf, len, &e) == 0 && a.codes && io_npy_decode(&a, FMT_BF16, "x", &e) == 0 &&
+              a.data[0] == 1 && a.data[1] == -2,
+          "V2 codes as bf16");
+    io_npy_free(&a);
     len = build(buf, "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", d, sizeof d);
     CHECK(parse_rc(buf, len, "truncated") == ERR_USAGE, "truncated data rejected");
     len = build(buf, "{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }", d, sizeof d);

@@ -52,14 +52,16 @@ typedef struct {
 static void attn_run_cb(double *o, const attn_group_t *g, void *varg)
 {
     attn_run_arg_t *a = varg;
+    a->ctx->row0 = (o - a->o0) / a->dv;
     if (a->ctx->lse_out) /* the group's rows: O's rows [R][dv] are the LSE's [R] */
-        a->ctx->lse = a->ctx->lse_out + (o - a->o0) / a->dv;
+        a->ctx->lse = a->ctx->lse_out + a->ctx->row0;
     attn_variants[a->vi].fn(o, g, a->ctx);
 }
 
 void attn_run(double *o, int vi, const attn_input_t *in, attn_ctx_t *ctx)
 {
     attn_run_arg_t a = {vi, ctx, o, in->s.dv};
+    ctx->shape = &in->s;
     if (ctx->lse_out)
         for (long i = 0; i < in->s.hq * in->s.sq; i++)
             ctx->lse_out[i] = NAN;

@@ -62,6 +62,19 @@ struct attn_ctx {
      * with NaN first, so a variant without the model leaves NaN); lse is the current group's
      * rows within it, set by attn_run (NULL when not asked). */
     double *lse_out, *lse;
+    /* The batch the input is an entry of, for a scheduler that spreads the whole batch's keys
+     * (flashmla's split-KV): seqlens [batch_n] and this entry's index, set by the caller
+     * (batch_n 0: the entry alone). */
+    const long *batch_seqlens;
+    long batch_n, batch_i;
+    /* Set by attn_run: the input's shape, and the current group's first row in O [hq][sq]. */
+    const attn_shape_t *shape;
+    long row0;
+    /* Intermediate arrays a variant hands out for --dump (extra NULL: not asked): x[n] is
+     * element [i0][i1][:] of the array `name`, [d0][d1][n] in all (flashmla: each split's
+     * normalized O, "oaccum", and log2-domain LSE, "lse_accum", by split and kernel row). */
+    void (*extra)(void *arg, const char *name, long d0, long d1, long i0, long i1, const double *x, long n);
+    void *extra_arg;
 };
 
 extern const attn_variant_t attn_variants[];

@@ -12,8 +12,10 @@
 #include "report/compare.h"
 
 static const char COMPARE_USAGE[] =
-    "usage: amla-lab compare A.npy B.npy [--format table|csv|json]\n"
-    "Prints rel_fro, rmse, cos_sim, cos_diff, max_abs, nonfinite of A against reference B.\n";
+    "usage: amla-lab compare A.npy B.npy [--in-format F] [--format table|csv|json]\n"
+    "Prints rel_fro, rmse, cos_sim, cos_diff, max_abs, nonfinite of A against reference B, and the\n"
+    "elements identical in both. --in-format F: a file of uint16/uint8 bit patterns holds codes of\n"
+    "number format F (a kernel's captured bf16 output); float16/32/64 files are values.\n";
 
 
 int cmd_compare(int argc, char **argv)
@@ -21,6 +23,7 @@ int cmd_compare(int argc, char **argv)
     const char *paths[2] = {NULL, NULL};
     int np = 0;
     run_out_t out = RUN_OUT_TABLE;
+    int f = -1;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0) {
             fputs(COMPARE_USAGE, stdout);
@@ -31,6 +34,12 @@ int cmd_compare(int argc, char **argv)
             err_t fe = {0};
             if (opts_parse_format("--format", argv[++i], &out, &fe))
                 return cli_fail(&fe);
+        } else if (strcmp(argv[i], "--in-format") == 0) {
+            if (i + 1 >= argc)
+                return cli_usage_error("--in-format: missing value%s%s", "", "");
+            f = fmt_from_name(argv[++i]);
+            if (f < 0)
+                return cli_usage_error("--in-format: unknown format '%s'%s", argv[i], " (see 'amla-lab list')");
         } else if (strncmp(argv[i], "--", 2) == 0) {
             return cli_usage_error("compare: unknown option '%s'%s", argv[i], "");
         } else if (np < 2) {
@@ -49,9 +58,15 @@ int cmd_compare(int argc, char **argv)
         io_npy_free(&a);
         return cli_fail(&e);
     }
-    if (a.codes || b.codes) {
-        err_set(&e, ERR_USAGE, "compare: %s holds integer codes; compare reads values (float16/32/64)",
-                a.codes ? paths[0] : paths[1]);
+    int rc = ERR_OK;
+    for (int i = 0; i < 2 && !rc; i++) {
+        io_npy_t *x = i ? &b : &a;
+        if (x->codes && f < 0)
+            rc = err_set(&e, ERR_USAGE, "compare: %s holds bit patterns: name their format with --in-format", paths[i]);
+        else if (x->codes)
+            rc = io_npy_decode(x, (fmt_id_t)f, paths[i], &e);
+    }
+    if (rc) {
         io_npy_free(&a);
         io_npy_free(&b);
         return cli_fail(&e);

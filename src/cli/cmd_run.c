@@ -43,7 +43,7 @@ int cmd_run(int argc, char **argv)
     }
     /* a loaded case is one sample unless --samples says otherwise (stochastic rounding
      * draws anew per sample); it is read once and shared by every sample */
-    attn_input_t loaded = {c.shape, NULL, NULL, NULL};
+    attn_batch_t loaded = {0};
     io_atomic_t csv = {0};
     io_dir_t dump = {0};
     run_result_t r = {0};
@@ -83,7 +83,7 @@ int cmd_run(int argc, char **argv)
     if (dump.tmp)
         io_dir_abort(&dump);
     run_result_free(&r);
-    gen_free(&loaded);
+    gen_batch_free(&loaded);
     return rc ? cli_fail(&e) : cli_finish_stdout(0);
 }
 

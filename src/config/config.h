@@ -38,7 +38,7 @@ typedef struct {
     int nvariants;
     int show_golden; /* print a golden row (its metrics against itself are zero) */
     const char *load_dir, *dump_dir, *csv_path;
-    const attn_input_t *input; /* --load: the case, read once by run_load_input */
+    const attn_batch_t *input; /* --load: the case (one entry or a batch), read once by run_load_input */
     run_out_t out;
     const char *experiment; /* the CSV's experiment column */
 } run_cfg_t;
@@ -46,9 +46,9 @@ typedef struct {
 /* Default configuration: every option's default from the option table (config/opts.c). */
 void run_cfg_default(run_cfg_t *c);
 
-/* --load: read the case in c->load_dir once into *in (owned by the caller; gen_free), take
- * its shape into c->shape and point c->input at it. */
-int run_load_input(run_cfg_t *c, attn_input_t *in, err_t *e);
+/* --load: read the case in c->load_dir once into *in (owned by the caller; gen_batch_free),
+ * take its shape into c->shape (sk: the longest entry's keys) and point c->input at it. */
+int run_load_input(run_cfg_t *c, attn_batch_t *in, err_t *e);
 
 /* Check the user's configuration (sizes, consistency, memory; ERR_USAGE naming the option)
  * and resolve it into out: the attribution runs expanded, the scale and RoPE dims derived,

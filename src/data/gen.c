@@ -208,13 +208,23 @@ static long gen_first_nonfinite(const double *x, long n)
     return -1;
 }
 
-int gen_from_arrays(attn_input_t *in, io_npy_t a[3], const char *const path[3], int have_v, fmt_id_t in_format,
-                    long dv_req, err_t *e)
+/* Codes of q, k (and v) decoded in the input format; integer arrays refused. */
+static int gen_decode_inputs(io_npy_t a[3], const char *const path[], int have_v, fmt_id_t in_format, err_t *e)
 {
     int rc = ERR_OK;
     for (int i = 0; i < 3 && !rc; i++)
-        if (i < 2 || have_v)
+        if (i < 2 || have_v) {
             rc = io_npy_decode(&a[i], in_format, path[i], e);
+            if (!rc && a[i].integer)
+                rc = err_set(e, ERR_USAGE, "%s holds integers: need floating-point values or bit patterns", path[i]);
+        }
+    return rc;
+}
+
+int gen_from_arrays(attn_input_t *in, io_npy_t a[3], const char *const path[3], int have_v, fmt_id_t in_format,
+                    long dv_req, err_t *e)
+{
+    int rc = gen_decode_inputs(a, path, have_v, in_format, e);
     for (int i = 0; i < 3 && !rc; i++)
         if (i < 2 || have_v)
             rc = gen_check_finite(&a[i], path[i], e);
@@ -282,13 +292,114 @@ int gen_from_arrays(attn_input_t *in, io_npy_t a[3], const char *const path[3], 
     return ERR_OK;
 }
 
-int gen_load(attn_input_t *in, const char *dir, fmt_id_t in_format, long dv_req, err_t *e)
+/* A batch entry's rows of a [B, S, H, D] array (rows j < s of entry b) into dst [H][s][D],
+ * rounded to the input format; ERR_USAGE naming the element that is not finite. */
+static int gen_take_rows(double *dst, const io_npy_t *a, long b, long s, long h, long d, long dsrc, fmt_id_t f,
+                         const char *path, err_t *e)
 {
-    char path[3][4096];
-    io_npy_t a[3];
+    long S = a->shape[1];
+    for (long j = 0; j < s; j++)
+        for (long hh = 0; hh < h; hh++)
+            for (long c = 0; c < d; c++) {
+                double x = a->data[((b * S + j) * h + hh) * dsrc + c];
+                double r = fmt_round(x, f, FMT_RNE, 0, NULL);
+                if (!isfinite(r))
+                    return err_set(e, ERR_USAGE, "%s: element [%ld, %ld, %ld, %ld] is %s", path, b, j, hh, c,
+                                   isfinite(x) ? "beyond the input format's largest value" : "not finite");
+                dst[(hh * s + j) * d + c] = r;
+            }
+    return ERR_OK;
+}
+
+/* The shape [B, S, H, D] of a batched array (H = 1 when it has 3 dimensions). */
+static int gen_dims4(const io_npy_t *a, const char *path, long dim[4], int allow3, err_t *e)
+{
+    char sh[128];
+    io_npy_shape_text(sh, sizeof sh, a);
+    if (a->ndim == 4)
+        memcpy(dim, a->shape, 4 * sizeof(long));
+    else if (a->ndim == 3 && allow3)
+        dim[0] = a->shape[0], dim[1] = a->shape[1], dim[2] = 1, dim[3] = a->shape[2];
+    else
+        return err_set(e, ERR_USAGE, "%s: shape %s, but with seqlens.npy it must be [B, %s, H, D]%s", path, sh,
+                       allow3 ? "Smax" : "Sq", allow3 ? " or [B, Smax, D]" : "");
+    for (int i = 0; i < 4; i++)
+        if (dim[i] <= 0)
+            return err_set(e, ERR_USAGE, "%s: empty dimension in shape %s", path, sh);
+    return ERR_OK;
+}
+
+/* The batch in FlashMLA's layout: a = q, k, v (v only if have_v), sl = seqlens. */
+static int gen_batch_from_arrays(attn_batch_t *bt, io_npy_t a[3], const io_npy_t *sl, const char *const path[4],
+                                 int have_v, fmt_id_t in_format, long dv_req, err_t *e)
+{
+    int rc = gen_decode_inputs(a, path, have_v, in_format, e);
+    long q[4], k[4], v[4] = {0, 0, 0, 0};
+    if (!rc)
+        rc = gen_dims4(&a[0], path[0], q, 0, e);
+    if (!rc)
+        rc = gen_dims4(&a[1], path[1], k, 1, e);
+    if (!rc && have_v)
+        rc = gen_dims4(&a[2], path[2], v, 1, e);
+    if (rc)
+        return rc;
+    long B = q[0], sq = q[1], hq = q[2], dk = q[3], smax = k[1], hkv = k[2], dv = have_v ? v[3] : dv_req;
+    char sh[128];
+    io_npy_shape_text(sh, sizeof sh, sl);
+    if (sl->ndim != 1 || sl->shape[0] != B || !sl->integer)
+        return err_set(e, ERR_USAGE, "%s: shape %s %s, but it must be int32 [%ld] (q.npy's batch)", path[3], sh,
+                       sl->integer ? "of integers" : "of floats", B);
+    if (k[0] != B)
+        return err_set(e, ERR_USAGE, "%s: batch %ld differs from q.npy's %ld", path[1], k[0], B);
+    if (k[3] != dk)
+        return err_set(e, ERR_USAGE, "%s: head dim %ld differs from %s's %ld", path[0], dk, path[1], k[3]);
+    if (hq % hkv != 0)
+        return err_set(e, ERR_USAGE, "%s: %ld query heads is not a multiple of %ld KV heads", path[0], hq, hkv);
+    if (have_v && (v[0] != B || v[1] != smax || v[2] != hkv))
+        return err_set(e, ERR_USAGE, "%s: shape [%ld, %ld, %ld, %ld] does not match k.npy's [%ld, %ld, %ld, .]",
+                       path[2], v[0], v[1], v[2], v[3], B, smax, hkv);
+    if (!have_v && (dv <= 0 || dv > dk))
+        return err_set(e, ERR_USAGE, "no v.npy, so V = K[..., :dv]: --dv %ld must be 1 to k.npy's head dim %ld", dv,
+                       dk);
+    for (long b = 0; b < B; b++)
+        if (sl->data[b] < 1 || sl->data[b] > smax)
+            return err_set(e, ERR_USAGE, "%s: seqlens[%ld] = %.0f is not 1 to k.npy's %ld key rows", path[3], b,
+                           sl->data[b], smax);
+    bt->n = B;
+    bt->smax = smax;
+    bt->flashmla_layout = 1;
+    bt->entry = err_calloc((size_t)B, sizeof(attn_input_t));
+    bt->seqlens = err_malloc((size_t)B, sizeof(long));
+    for (long b = 0; b < B && !rc; b++) {
+        long sk = (long)sl->data[b];
+        attn_input_t *in = &bt->entry[b];
+        in->s = (attn_shape_t){hq, hkv, sq, sk, dk, dv, 0};
+        bt->seqlens[b] = sk;
+        in->q = gen_alloc(hq * sq * dk);
+        in->k = gen_alloc(hkv * sk * dk);
+        in->v = gen_alloc(hkv * sk * dv);
+        rc = gen_take_rows(in->q, &a[0], b, sq, hq, dk, dk, in_format, path[0], e);
+        if (!rc)
+            rc = gen_take_rows(in->k, &a[1], b, sk, hkv, dk, dk, in_format, path[1], e);
+        if (!rc && have_v)
+            rc = gen_take_rows(in->v, &a[2], b, sk, hkv, dv, dv, in_format, path[2], e);
+        else if (!rc)
+            gen_shared_v(in);
+    }
+    if (rc)
+        gen_batch_free(bt);
+    return rc;
+}
+
+int gen_load(attn_batch_t *bt, const char *dir, fmt_id_t in_format, long dv_req, err_t *e)
+{
+    memset(bt, 0, sizeof *bt);
+    char path[4][4096];
+    io_npy_t a[3], sl;
     memset(a, 0, sizeof a);
-    const char *names[3] = {"q.npy", "k.npy", "v.npy"};
-    for (int i = 0; i < 3; i++)
+    memset(&sl, 0, sizeof sl);
+    const char *names[4] = {"q.npy", "k.npy", "v.npy", "seqlens.npy"};
+    for (int i = 0; i < 4; i++)
         snprintf(path[i], sizeof path[i], "%s/%s", dir, names[i]);
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
@@ -296,15 +407,38 @@ int gen_load(attn_input_t *in, const char *dir, fmt_id_t in_format, long dv_req,
     int rc = io_npy_read(&a[0], path[0], e);
     if (!rc)
         rc = io_npy_read(&a[1], path[1], e);
-    /* v.npy is optional: absent means V = K[..., :dv]; anything else under the name is read
-     * (and refused there if it is not a regular .npy file) */
-    int have_v = lstat(path[2], &st) == 0;
+    /* v.npy and seqlens.npy are optional: absent means V = K[..., :dv] and one entry in the lab's
+     * layout; anything else under the name is read (and refused there if it is not a .npy file) */
+    int have_v = lstat(path[2], &st) == 0, batched = lstat(path[3], &st) == 0;
     if (!rc && have_v)
         rc = io_npy_read(&a[2], path[2], e);
-    const char *const paths[3] = {path[0], path[1], path[2]};
-    if (!rc)
-        rc = gen_from_arrays(in, a, paths, have_v, in_format, dv_req, e);
+    if (!rc && batched)
+        rc = io_npy_read(&sl, path[3], e);
+    const char *const paths[4] = {path[0], path[1], path[2], path[3]};
+    if (!rc && batched) {
+        rc = gen_batch_from_arrays(bt, a, &sl, paths, have_v, in_format, dv_req, e);
+    } else if (!rc) {
+        bt->n = 1;
+        bt->entry = err_calloc(1, sizeof(attn_input_t));
+        bt->seqlens = err_malloc(1, sizeof(long));
+        rc = gen_from_arrays(&bt->entry[0], a, paths, have_v, in_format, dv_req, e);
+        if (rc) {
+            gen_batch_free(bt);
+        } else {
+            bt->seqlens[0] = bt->smax = bt->entry[0].s.sk;
+        }
+    }
     for (int i = 0; i < 3; i++)
         io_npy_free(&a[i]);
+    io_npy_free(&sl);
     return rc;
+}
+
+void gen_batch_free(attn_batch_t *bt)
+{
+    for (long i = 0; i < bt->n && bt->entry; i++)
+        gen_free(&bt->entry[i]);
+    free(bt->entry);
+    free(bt->seqlens);
+    memset(bt, 0, sizeof *bt);
 }

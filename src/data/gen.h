@@ -64,10 +64,13 @@ uint64_t gen_stream_seed(uint64_t seed, long sample);
  * (as a framework's fp32 generator), then to the input format (RNE). */
 int gen_sample(attn_input_t *in, const gen_cfg_t *cfg, uint64_t seed, long sample, err_t *e);
 
-/* Load DIR/q.npy, DIR/k.npy and optionally DIR/v.npy; fills in->s (hq, hkv, sq, sk, dk, dv)
- * and rounds the values to in_format (a value that is not finite there is refused). Without
- * v.npy, V = K[..., :dv_req] (--dv). */
-int gen_load(attn_input_t *in, const char *dir, fmt_id_t in_format, long dv_req, err_t *e);
+/* Load DIR/q.npy, DIR/k.npy and optionally DIR/v.npy into a batch of one entry (shapes
+ * [Hq, Sq, Dk] or [Hq, Dk], [Hkv, Sk, Dk] or [Sk, Dk]), or with DIR/seqlens.npy (int32 [B]) the
+ * batch in FlashMLA's layout: q [B, Sq, Hq, Dk], k [B, Smax, Hkv, Dk] or [B, Smax, Dk], rows past
+ * seqlens[b] ignored. Values are rounded to in_format (one that is not finite there is refused);
+ * without v.npy, V = K[..., :dv_req] (--dv). */
+int gen_load(attn_batch_t *bt, const char *dir, fmt_id_t in_format, long dv_req, err_t *e);
+void gen_batch_free(attn_batch_t *bt);
 
 /* The same from parsed arrays a (q, k, v; v only if have_v), checking their shapes; on
  * success the arrays' data move into in (a[i].data becomes NULL). */

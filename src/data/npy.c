@@ -35,18 +35,24 @@ static const char *npy_string(const char *p, char *out, size_t n)
 
 static int npy_parse_descr(io_npy_t *out, const char *descr, err_t *e)
 {
-    /* float16/32/64 values, or uint8/uint16 codes (bit patterns of a number format) */
-    int ok = strlen(descr) == 3 && ((descr[1] == 'f' && strchr("248", descr[2])) || (descr[1] == 'u' && strchr("12", descr[2])));
+    /* float16/32/64 values; uint8/uint16 codes (bit patterns of a number format), or the one-
+     * and two-byte void types ml_dtypes' float8 and bfloat16 arrays are saved as; int32/int64
+     * integers (seqlens.npy) */
+    int kind = strlen(descr) == 3 ? descr[1] : 0, size = kind ? descr[2] - '0' : 0;
+    int ok = (kind == 'f' && (size == 2 || size == 4 || size == 8)) || ((kind == 'u' || kind == 'V') && (size == 1 || size == 2)) ||
+             (kind == 'i' && (size == 4 || size == 8));
     if (!ok)
         return err_set(e, ERR_USAGE,
-                       "unsupported dtype '%s' (need little-endian float16, float32, float64, or uint8/uint16 bit patterns)",
+                       "unsupported dtype '%s' (need little-endian float16, float32, float64, uint8/uint16 bit "
+                       "patterns (or ml_dtypes' void V1/V2), or int32/int64 for seqlens)",
                        descr);
-    if (descr[0] == '>' && descr[2] != '1')
+    if (descr[0] == '>' && size != 1)
         return err_set(e, ERR_USAGE, "big-endian dtype '%s' is not supported", descr);
     if (descr[0] != '<' && descr[0] != '=' && descr[0] != '|')
         return err_set(e, ERR_USAGE, "unsupported dtype '%s'", descr);
-    out->elsize = descr[2] - '0';
-    out->codes = descr[1] == 'u';
+    out->elsize = size;
+    out->codes = kind == 'u' || kind == 'V';
+    out->integer = kind == 'i';
     return ERR_OK;
 }
 
@@ -197,13 +203,16 @@ int io_npy_parse(io_npy_t *out, const unsigned char *buf, size_t len, err_t *e)
             uint64_t u = 0;
             for (int b = 7; b >= 0; b--)
                 u = u << 8 | p[b];
-            memcpy(&out->data[i], &u, 8);
+            if (out->integer)
+                out->data[i] = (double)(int64_t)u;
+            else
+                memcpy(&out->data[i], &u, 8);
         } else if (out->elsize == 4) {
             uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
                          (uint32_t)p[3] << 24;
             float f;
             memcpy(&f, &u, 4);
-            out->data[i] = f;
+            out->data[i] = out->integer ? (double)(int32_t)u : (double)f;
         } else if (out->codes) { /* the code itself; its format decodes it (io_npy_decode) */
             out->data[i] = out->elsize == 1 ? (double)p[0] : (double)((uint32_t)p[0] | (uint32_t)p[1] << 8);
         } else {
@@ -314,13 +323,15 @@ int io_npy_write(const char *path, const double *data, const long *shape, int nd
     return io_atomic_commit(&a, e);
 }
 
-int io_npy_write_uint(const char *path, const void *codes, int width, const long *shape, int ndim, err_t *e)
+/* Integers of width 1, 2 or 4 bytes under dtype descr. */
+static int npy_write_ints(const char *path, const char *descr, const void *codes, int width, const long *shape, int ndim,
+                          err_t *e)
 {
     long n = 1;
     for (int i = 0; i < ndim; i++)
         n *= shape[i];
     io_atomic_t a;
-    int rc = npy_begin(&a, path, width == 1 ? "|u1" : width == 2 ? "<u2" : "<u4", shape, ndim, e);
+    int rc = npy_begin(&a, path, descr, shape, ndim, e);
     if (rc)
         return rc;
     const unsigned char *c = codes;
@@ -332,3 +343,12 @@ int io_npy_write_uint(const char *path, const void *codes, int width, const long
     return io_atomic_commit(&a, e);
 }
 
+int io_npy_write_uint(const char *path, const void *codes, int width, const long *shape, int ndim, err_t *e)
+{
+    return npy_write_ints(path, width == 1 ? "|u1" : width == 2 ? "<u2" : "<u4", codes, width, shape, ndim, e);
+}
+
+int io_npy_write_i32(const char *path, const int32_t *v, const long *shape, int ndim, err_t *e)
+{
+    return npy_write_ints(path, "<i4", v, 4, shape, ndim, e);
+}

@@ -3,6 +3,7 @@
 #define AMLA_NPY_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/err.h"
 #include "num/fmt.h"
@@ -15,8 +16,9 @@ typedef struct {
     int ndim;
     long shape[IO_NPY_MAX_DIMS];
     long n;       /* number of elements */
-    int elsize;   /* 2, 4 or 8 (float16, float32, float64), or 1 or 2 with codes */
-    int codes;    /* uint8/uint16: data holds the codes, to be decoded by io_npy_decode */
+    int elsize;   /* 2, 4 or 8 (float16, float32, float64), 1 or 2 with codes, 4 or 8 with integers */
+    int codes;    /* uint8/uint16 (or void V1/V2): data holds the codes, to be decoded by io_npy_decode */
+    int integer;  /* int32/int64: data holds the integers */
     double *data; /* values converted to double, C order */
 } io_npy_t;
 
@@ -42,5 +44,8 @@ int io_npy_write(const char *path, const double *data, const long *shape, int nd
 
 /* Write unsigned integer codes of width 1, 2 or 4 bytes ('|u1', '<u2', '<u4'), atomically. */
 int io_npy_write_uint(const char *path, const void *codes, int width, const long *shape, int ndim, err_t *e);
+
+/* Write int32 values ('<i4'), atomically (seqlens.npy). */
+int io_npy_write_i32(const char *path, const int32_t *v, const long *shape, int ndim, err_t *e);
 
 #endif

@@ -14,6 +14,17 @@ typedef struct {
     double *q, *k, *v; /* values already rounded to the input format */
 } attn_input_t;
 
+/* A batch of entries that share hq, hkv, sq, dk and dv, each with its own keys: what --load DIR
+ * reads with DIR/seqlens.npy (FlashMLA's layout: q [B, Sq, Hq, Dk], k [B, Smax, Hkv, Dk]), or a
+ * single entry (flashmla_layout 0). seqlens[i] = entry[i].s.sk. */
+typedef struct {
+    long n;
+    attn_input_t *entry;
+    long *seqlens;
+    long smax;           /* the key rows of k.npy (>= every seqlen) */
+    int flashmla_layout; /* outputs are dumped as [B, Sq, Hq, Dv] and LSE as [B, Hq, Sq] */
+} attn_batch_t;
+
 /* One KV-head group: R query rows against sk keys. limit[r] is the last key row r may see. */
 typedef struct {
     long R, sk, dk, dv;

@@ -17,6 +17,12 @@ void run_write_table(FILE *f, const run_cfg_t *c, const run_result_t *r)
         fprintf(f, " mean %g sigma %g", c->gen.mean, c->gen.sigma);
     else if (!c->load_dir && c->gen.dist == GEN_UNIFORM)
         fprintf(f, " low %g high %g", c->gen.low, c->gen.high);
+    if (c->input && c->input->flashmla_layout) {
+        fprintf(f, " %s, batch of %ld, seqlens", c->load_dir, c->input->n);
+        for (long b = 0; b < c->input->n && b < 8; b++)
+            fprintf(f, "%s%ld", b ? "," : " ", c->input->seqlens[b]);
+        fprintf(f, "%s", c->input->n > 8 ? ",..." : "");
+    }
     fprintf(f, "; heads %ld sq %ld ctx %ld dk %ld dv %ld block %ld; %s in, %s out; %ld samples, seed %llu\n",
             s->hq, s->sq, s->sk, s->dk, s->dv, c->attn.block, fmt_table[c->attn.in_format].name,
             fmt_table[c->attn.out_format].name, r->samples, (unsigned long long)c->seed);

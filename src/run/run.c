@@ -14,16 +14,17 @@
 #include "data/npy.h"
 #include "ref/golden.h"
 
-int run_load_input(run_cfg_t *c, attn_input_t *in, err_t *e)
+int run_load_input(run_cfg_t *c, attn_batch_t *in, err_t *e)
 {
-    *in = (attn_input_t){c->shape, NULL, NULL, NULL};
     int rc = gen_load(in, c->load_dir, c->attn.in_format, c->shape.dv, e);
     if (rc)
         return rc;
     int causal = c->shape.causal;
-    c->shape = in->s;
+    c->shape = in->entry[0].s;
+    c->shape.sk = in->smax;
     c->shape.causal = causal;
-    in->s.causal = causal;
+    for (long i = 0; i < in->n; i++)
+        in->entry[i].s.causal = causal;
     c->input = in;
     return ERR_OK;
 }
@@ -35,60 +36,161 @@ static double run_now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* --dump: q, k, v, each output NAME.npy [hq][sq][dv], and NAME.lse.npy [hq][sq] for Golden and
- * each variant that models the kernel's log-sum-exp (lses[v] NULL or all NaN: none). */
-static int run_dump(const run_cfg_t *c, const attn_input_t *in, double **outs, double **lses, err_t *e)
+/* A batch array in FlashMLA's layout [B, S, H, D] (rows past each entry's s left zero) from the
+ * entries' [H][s][D] arrays (which = 0, 1, 2: q, k, v; 3: the outputs o, one [H][sq][dv] per
+ * entry at o + b per). */
+static double *run_batch_array(const attn_batch_t *bt, int which, const double *o, long shape[4])
 {
-    const attn_shape_t *s = &in->s;
-    long qshape[3] = {s->hq, s->sq, s->dk}, kshape[3] = {s->hkv, s->sk, s->dk},
-         vshape[3] = {s->hkv, s->sk, s->dv}, oshape[3] = {s->hq, s->sq, s->dv}, lshape[2] = {s->hq, s->sq};
+    const attn_shape_t *s0 = &bt->entry[0].s;
+    long S = which == 0 || which == 3 ? s0->sq : bt->smax, H = which == 1 || which == 2 ? s0->hkv : s0->hq,
+         D = which == 0 || which == 1 ? s0->dk : s0->dv;
+    long dims[4] = {bt->n, S, H, D};
+    memcpy(shape, dims, sizeof dims);
+    double *x = err_calloc((size_t)(bt->n * S * H * D), sizeof(double));
+    for (long b = 0; b < bt->n; b++) {
+        const attn_input_t *in = &bt->entry[b];
+        const double *src = which == 0 ? in->q : which == 1 ? in->k : which == 2 ? in->v : o + b * s0->hq * s0->sq * s0->dv;
+        long s = which == 1 || which == 2 ? in->s.sk : S;
+        for (long h = 0; h < H; h++)
+            for (long j = 0; j < s; j++)
+                memcpy(x + ((b * S + j) * H + h) * D, src + (h * s + j) * D, sizeof(double) * (size_t)D);
+    }
+    return x;
+}
+
+/* Intermediate arrays a variant hands out (attn_ctx_t.extra), kept for --dump. */
+#define RUN_EXTRA_MAX 4
+typedef struct {
+    char name[32];
+    long d0, d1, n;
+    double *x;
+} run_extra_arr_t;
+
+typedef struct {
+    run_extra_arr_t a[RUN_EXTRA_MAX];
+    int count;
+} run_extra_t;
+
+static void run_extra_put(void *arg, const char *name, long d0, long d1, long i0, long i1, const double *x, long n)
+{
+    run_extra_t *ex = arg;
+    int k = 0;
+    while (k < ex->count && strcmp(ex->a[k].name, name) != 0)
+        k++;
+    if (k == ex->count) {
+        if (k == RUN_EXTRA_MAX || strlen(name) >= sizeof ex->a[k].name)
+            return;
+        run_extra_arr_t *a = &ex->a[ex->count++];
+        snprintf(a->name, sizeof a->name, "%s", name);
+        a->d0 = d0;
+        a->d1 = d1;
+        a->n = n;
+        a->x = err_malloc((size_t)(d0 * d1 * n), sizeof(double));
+        for (long i = 0; i < d0 * d1 * n; i++)
+            a->x[i] = NAN;
+    }
+    run_extra_arr_t *a = &ex->a[k];
+    if (a->d0 == d0 && a->d1 == d1 && a->n == n && i0 >= 0 && i0 < d0 && i1 >= 0 && i1 < d1)
+        memcpy(a->x + (i0 * d1 + i1) * n, x, sizeof(double) * (size_t)n);
+}
+
+static void run_extra_free(run_extra_t *ex)
+{
+    for (int k = 0; k < ex->count; k++)
+        free(ex->a[k].x);
+    ex->count = 0;
+}
+
+/* --dump: q, k, v, each output NAME.npy and NAME.lse.npy for Golden and each variant that models
+ * the kernel's log-sum-exp (lses[v] NULL or all NaN: none); one entry: [hq][sq][dk] ... and LSE
+ * [hq][sq]; a batch read in FlashMLA's layout: that layout (and seqlens.npy), outputs [B, Sq, Hq,
+ * Dv], LSE [B, Hq, Sq]. */
+static int run_dump(const run_cfg_t *c, const attn_batch_t *bt, double **outs, double **lses, const run_extra_t *extras,
+                    err_t *e)
+{
+    const attn_shape_t *s = &bt->entry[0].s;
+    long shapes[5][4] = {{s->hq, s->sq, s->dk}, {s->hkv, s->sk, s->dk}, {s->hkv, s->sk, s->dv}, {s->hq, s->sq, s->dv},
+                         {bt->n, s->hq, s->sq}};
+    int ndim = bt->flashmla_layout ? 4 : 3, lse_ndim = bt->flashmla_layout ? 3 : 2;
+    long nl = bt->n * s->hq * s->sq;
+    if (!bt->flashmla_layout)
+        memmove(shapes[4], shapes[4] + 1, 2 * sizeof(long));
     char path[4096];
     int rc = io_ensure_dir(c->dump_dir, e);
-    const double *arrs[3] = {in->q, in->k, in->v};
-    const long *shapes[3] = {qshape, kshape, vshape};
     const char *names[3] = {"q", "k", "v"};
     for (int i = 0; i < 3 && !rc; i++) {
         snprintf(path, sizeof path, "%s/%s.npy", c->dump_dir, names[i]);
-        rc = io_npy_write(path, arrs[i], shapes[i], 3, 0, e);
+        const attn_input_t *in = &bt->entry[0];
+        if (bt->flashmla_layout) {
+            double *x = run_batch_array(bt, i, NULL, shapes[i]);
+            rc = io_npy_write(path, x, shapes[i], 4, 0, e);
+            free(x);
+        } else {
+            rc = io_npy_write(path, i == 0 ? in->q : i == 1 ? in->k : in->v, shapes[i], 3, 0, e);
+        }
+    }
+    if (!rc && bt->flashmla_layout) {
+        int32_t *sl = err_malloc((size_t)bt->n, sizeof(int32_t));
+        for (long b = 0; b < bt->n; b++)
+            sl[b] = (int32_t)bt->seqlens[b];
+        snprintf(path, sizeof path, "%s/seqlens.npy", c->dump_dir);
+        rc = io_npy_write_i32(path, sl, &bt->n, 1, e);
+        free(sl);
     }
     for (int v = 0; v <= c->nvariants && !rc; v++) {
         snprintf(path, sizeof path, "%s/%s.npy", c->dump_dir, run_slot_name(c, v));
-        rc = io_npy_write(path, outs[v], oshape, 3, 0, e);
+        if (bt->flashmla_layout) {
+            double *x = run_batch_array(bt, 3, outs[v], shapes[3]);
+            rc = io_npy_write(path, x, shapes[3], 4, 0, e);
+            free(x);
+        } else {
+            rc = io_npy_write(path, outs[v], shapes[3], ndim, 0, e);
+        }
         long i = 0;
-        while (i < s->hq * s->sq && lses[v][i] != lses[v][i])
+        while (i < nl && lses[v][i] != lses[v][i])
             i++;
-        if (!rc && i < s->hq * s->sq) {
+        if (!rc && i < nl) {
             snprintf(path, sizeof path, "%s/%s.lse.npy", c->dump_dir, run_slot_name(c, v));
-            rc = io_npy_write(path, lses[v], lshape, 2, 0, e);
+            rc = io_npy_write(path, lses[v], shapes[4], lse_ndim, 0, e);
+        }
+        for (int k = 0; k < extras[v].count && !rc; k++) {
+            const run_extra_arr_t *a = &extras[v].a[k];
+            long shape[3] = {a->d0, a->d1, a->n};
+            snprintf(path, sizeof path, "%s/%s.%s.npy", c->dump_dir, run_slot_name(c, v), a->name);
+            rc = io_npy_write(path, a->x, shape, a->n > 1 ? 3 : 2, 0, e);
         }
     }
     return rc;
 }
 
-/* One sample: inputs, Golden, each variant, metrics into rows[0..nvariants]. */
+/* One sample: inputs (a batch of entries, or one), Golden and each variant on every entry,
+ * metrics over the whole batch into rows[0..nvariants]. */
 static int run_sample(run_row_t *rows, const run_cfg_t *c, long sample, int dump, err_t *e)
 {
     attn_input_t gen = {c->shape, NULL, NULL, NULL};
+    long sk = c->shape.sk;
+    attn_batch_t one = {1, &gen, &sk, sk, 0};
+    const attn_batch_t *bt = c->input ? c->input : &one; /* --load: read once, shared read-only */
     int rc = ERR_OK;
-    if (c->input) /* --load: the case read once, shared read-only by every sample */
-        gen = *c->input;
-    else if (c->load_dir)
+    if (!c->input && c->load_dir)
         rc = err_set(e, ERR_USAGE, "--load %s: the case was not read (run_load_input)", c->load_dir);
-    else
+    else if (!c->input)
         rc = gen_sample(&gen, &c->gen, c->seed, sample, e);
     if (rc)
         return rc;
-    const attn_input_t in = gen;
-    long n = in.s.hq * in.s.sq * in.s.dv;
+    const attn_shape_t *s0 = &bt->entry[0].s;
+    long per = s0->hq * s0->sq * s0->dv, nlse = s0->hq * s0->sq, n = bt->n * per;
     int nv = c->nvariants + 1;
     double **outs = err_calloc((size_t)nv, sizeof(double *)), **lses = err_calloc((size_t)nv, sizeof(double *));
+    run_extra_t *extras = err_calloc((size_t)nv, sizeof(run_extra_t));
     for (int v = 0; v < nv; v++) {
         outs[v] = err_malloc((size_t)n, sizeof(double));
         if (dump)
-            lses[v] = err_malloc((size_t)(in.s.hq * in.s.sq), sizeof(double));
+            lses[v] = err_malloc((size_t)(bt->n * nlse), sizeof(double));
     }
     double t0 = run_now();
-    golden_attention_lse(outs[0], lses[0], &in, c->attn.scale);
+    for (long b = 0; b < bt->n; b++)
+        golden_attention_lse(outs[0] + b * per, lses[0] ? lses[0] + b * nlse : NULL, &bt->entry[b], c->attn.scale);
     rows[0].seconds = run_now() - t0;
     metric_all(rows[0].m, outs[0], outs[0], n);
     for (int v = 1; v < nv && !rc; v++) {
@@ -99,19 +201,30 @@ static int run_sample(run_row_t *rows, const run_cfg_t *c, long sample, int dump
         rc = attn_ctx_init(&ctx, c->variants[v - 1], &acfg, &st, e);
         if (rc)
             break;
-        ctx.lse_out = lses[v];
+        ctx.batch_seqlens = bt->seqlens;
+        ctx.batch_n = bt->n;
+        if (dump) {
+            ctx.extra = run_extra_put;
+            ctx.extra_arg = &extras[v];
+        }
         t0 = run_now();
-        attn_run(outs[v], c->variants[v - 1], &in, &ctx);
+        for (long b = 0; b < bt->n; b++) {
+            ctx.batch_i = b;
+            ctx.lse_out = lses[v] ? lses[v] + b * nlse : NULL;
+            attn_run(outs[v] + b * per, c->variants[v - 1], &bt->entry[b], &ctx);
+        }
         rows[v].seconds = run_now() - t0;
         rows[v].events = st.events;
         metric_all(rows[v].m, outs[v], outs[0], n);
     }
     if (!rc && dump)
-        rc = run_dump(c, &in, outs, lses, e);
+        rc = run_dump(c, bt, outs, lses, extras, e);
     for (int v = 0; v < nv; v++) {
         free(outs[v]);
         free(lses[v]);
+        run_extra_free(&extras[v]);
     }
+    free(extras);
     free(outs);
     free(lses);
     if (!c->input)

@@ -301,16 +301,23 @@ void flashmla_schedule(long (*meta)[5], long *num_splits, const long *seqlens, l
     }
 }
 
-/* One entry alone: its splits' first blocks in begin[] (begin[nsplit] = n); returns nsplit. */
-static long fmla_schedule(long *begin, long n, long parts)
+/* The splits of entry `entry` under the schedule of the whole batch (seqlens [b]): each part
+ * that covers the entry gives one split, starting at block begin[i] (the part's own start in
+ * its first entry, else 0); begin[nsplit] = the entry's blocks. begin holds parts + 1. The
+ * entry's first split in the batch's numbering into *first, the batch's splits into *total. */
+static long fmla_schedule(long *begin, long *first, long *total, const long *seqlens, long b, long entry, long parts)
 {
-    long seqlen = n * FMLA_BLOCK, (*meta)[5] = err_malloc((size_t)parts, sizeof *meta), ns[2];
-    flashmla_schedule(meta, ns, &seqlen, 1, parts);
+    long(*meta)[5] = err_malloc((size_t)parts, sizeof *meta), *ns = err_malloc((size_t)(b + 1), sizeof(long));
+    flashmla_schedule(meta, ns, seqlens, b, parts);
     long nsplit = 0;
-    for (long p = 0; p < parts && meta[p][0] < 1; p++)
-        begin[nsplit++] = meta[p][1] / FMLA_BLOCK;
-    begin[nsplit] = n;
+    for (long p = 0; p < parts; p++)
+        if (meta[p][0] <= entry && entry <= meta[p][2])
+            begin[nsplit++] = entry == meta[p][0] ? meta[p][1] / FMLA_BLOCK : 0;
+    begin[nsplit] = (seqlens[entry] + FMLA_BLOCK - 1) / FMLA_BLOCK;
+    *first = ns[entry];
+    *total = ns[b];
     free(meta);
+    free(ns);
     return nsplit;
 }
 
@@ -374,12 +381,17 @@ ATTN_VARIANT(attn_flashmla)
      * (this group is one KV head: R = s_q h_q / h_kv rows) */
     long parts = ctx->cfg->sm_parts;
     if (parts <= 0) {
-        parts = (ctx->cfg->sm_count > 0 ? ctx->cfg->sm_count : 132) / ((R + 63) / 64);
+        long hkv = ctx->shape ? ctx->shape->hkv : 1;
+        parts = (ctx->cfg->sm_count > 0 ? ctx->cfg->sm_count : 132) / hkv / ((R + 63) / 64);
         parts = parts > 0 ? parts : 1;
     }
+    /* the scheduler sees the whole batch: this entry's splits depend on the others' keys */
+    long alone = sk, nb = ctx->batch_n > 0 ? ctx->batch_n : 1, bi = ctx->batch_n > 0 ? ctx->batch_i : 0;
+    const long *seqlens = ctx->batch_n > 0 ? ctx->batch_seqlens : &alone;
     long nblocks = (sk + FMLA_BLOCK - 1) / FMLA_BLOCK;
     long *begin = err_malloc((size_t)(parts + 1), sizeof(long));
-    long nsplit = fmla_schedule(begin, nblocks, parts);
+    long first, total;
+    long nsplit = fmla_schedule(begin, &first, &total, seqlens, nb, bi, parts);
     if (nsplit <= 1) { /* the no-split path: O written by the split kernel itself */
         f.o = o;
         fmla_range(&f, 0, nblocks, lsum, msum);
@@ -401,6 +413,13 @@ ATTN_VARIANT(attn_flashmla)
                 lse[r * nsplit + i] = lsum[r] == 0 || lsum[r] != lsum[r]
                                           ? -INFINITY
                                           : f32(ctx, O_RESCALE, fmla_lg2(ctx, O_RESCALE, lsum[r]) + msum[r]);
+            /* the split kernel's outputs as the kernel lays them out: [split][s_q h_q] rows,
+             * row t h_q + h for query token t of head h */
+            for (long r = 0; r < R && ctx->extra && ctx->shape; r++) {
+                long hq = ctx->shape->hq, sq = ctx->shape->sq, row = (ctx->row0 + r) % sq * hq + (ctx->row0 + r) / sq;
+                ctx->extra(ctx->extra_arg, "oaccum", total, sq * hq, first + i, row, f.o + r * dv, dv);
+                ctx->extra(ctx->extra_arg, "lse_accum", total, sq * hq, first + i, row, lse + r * nsplit + i, 1);
+            }
         }
         /* the combine kernel's template bound on the splits: 32, 64, ... 160, from num_sm_parts */
         long max_splits = (parts + 31) / 32 * 32;
