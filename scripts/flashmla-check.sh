@@ -59,7 +59,8 @@ out=results/flashmla-check.md
             fi
             ulp="$ulp${ulp:+ / }$(python3 scripts/ulp_dist.py "$src" "$d/$2" "$3")"
         done
-        lab=$(grep ',flashmla:sm-parts=1,' "$d/run.csv" | cut -d, -f19)
+        lab=$(awk -F, 'NR == 1 {for (i = 1; i <= NF; i++) {if ($i == "rel_fro") r = i; if ($i == "variant") v = i}; next}
+            $v == "flashmla:sm-parts=1" {print $r}' "$d/run.csv")
         hw=$(./amla-lab compare "$d/out_nosplit.npy" "$d/o/golden.npy" --in-format "$dtype" | awk '$1 == "rel_fro" {print $2}')
         echo "| $c | $batch | $keys | $ns | $df | $lns | $ldf | $ulp | $lab | $hw |"
         # the split kernel's own outputs, where the capture has them: each split's normalized O

@@ -19,6 +19,8 @@ expect_err() {
     if [ $rc -eq 2 ] && [ "$n" -eq 1 ] && grep -q '^amla-lab: error: ' "$T/err"; then ok
     else bad "$desc: exit $rc, stderr: $(head -c 300 "$T/err")"; fi
 }
+# csvcol NAME < CSV: the column NAME of every row (found by the header)
+csvcol() { awk -F, -v n="$1" 'NR == 1 {for (i = 1; i <= NF; i++) if ($i == n) c = i; next} {print $c}'; }
 # expect_eq DESCRIPTION EXPECTED ACTUAL
 expect_eq() { if [ "$2" = "$3" ]; then ok; else bad "$1: expected [$2], got [$3]"; fi; }
 
@@ -64,10 +66,38 @@ if [ $rc -eq 2 ]; then ok; else bad "cast short bit pattern accepted"; fi
 
 # ---- run: rows, formats, files
 $A run $SMALL >"$T/table" 2>"$T/err" || bad "run small: $(cat "$T/err")"
-for v in golden standard base; do grep -q "^$v " "$T/table" && ok || bad "table lacks $v row"; done
+for v in standard base; do grep -q "^$v " "$T/table" && ok || bad "table lacks $v row"; done
+grep -q "^golden " "$T/table" && bad "table: golden's row of zeros is back" || ok
+grep -q "^# golden (the reference, MPFR-bounded): [0-9.]* s/sample$" "$T/table" && ok || bad "table: golden's time line"
+# the variant column fits the longest spec: the metrics start in one column on every row
+$A run $SMALL --variants base,fastattn-fp16acc,amla:amla-form=paper:block=128 >"$T/wide" 2>&1
+expect_eq "table columns aligned" "1" "$(grep -E '^(variant|base|fastattn|amla)' "$T/wide" | awk '{print index($0, $2)}' | sort -u | wc -l | tr -d ' ')"
 $A run $SMALL --format csv >"$T/stdout.csv" || bad "run csv"
-expect_eq "csv header" "experiment,dist,mean,sigma,low,high,ctx,heads,sq,dk,dv,block,kv,in_format,out_format,seed,sample,variant,rel_fro,rmse,cos_sim,cos_diff,max_abs,nonfinite,events" \
+expect_eq "csv header" "experiment,version,dist,mean,sigma,low,high,rope_dims,rope_scale,outlier_rate,outlier_scale,token_spread,load,ctx,heads,kv_heads,sq,dk,dv,causal,block,kv,in_format,out_format,acc_qk,acc_pv,scale,amla_form,exact,only,row_block,sub_block,fa3_block,fa3_hadamard,sm_count,sm_parts,seed,sample,variant,rel_fro,rmse,cos_sim,cos_diff,max_abs,nonfinite,events,lse_max_abs" \
     "$(head -n 1 "$T/stdout.csv")"
+# every setting that changes a number is in every row: --acc tc-hopper --causal --kv-heads 2
+# --scale and --exact differ from a default run's columns; the kernels' own models are named
+$A run --ctx 64 --heads 4 --dk 32 --dv 16 --samples 1 --acc tc-hopper --causal --kv-heads 2 --scale 0.25 \
+    --exact p_cast,o_div --variants base,flashmla,amla:amla-form=paper --format csv >"$T/cfg.csv" 2>"$T/err" || bad "config columns run: $(cat "$T/err")"
+for c in kv_heads causal acc_qk acc_pv scale exact amla_form version; do
+    printf '%s=%s\n' "$c" "$(csvcol "$c" <"$T/cfg.csv" | tr '\n' ' ')"
+done >"$T/cfg.txt"
+expect_eq "configuration columns" "$(printf 'kv_heads=2 2 2 \ncausal=yes yes yes \nacc_qk=tc-hopper tc-hopper tc-hopper \nacc_pv=tc-hopper tc-hopper tc-hopper \nscale=0.25 0.25 0.25 \nexact=p_cast;o_div p_cast;o_div p_cast;o_div \namla_form=cann cann paper \nversion=%s %s %s ' "$($A --version | cut -d' ' -f2)" "$($A --version | cut -d' ' -f2)" "$($A --version | cut -d' ' -f2)")" "$(cat "$T/cfg.txt")"
+expect_eq "fixed models named" "fp32-fma tc-hopper" "$($A run --ctx 64 --heads 2 --dk 32 --dv 16 --samples 1 --variants base,flashmla --format csv | csvcol acc_qk | tr '\n' ' ' | sed 's/ $//')"
+$A run --ctx 64 --heads 2 --dk 32 --dv 16 --samples 1 --variants flashmla,base --format json >"$T/cfg.json"
+python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+f, b = d['variants']
+assert d['version'] and f['settings']['acc_qk'] == 'tc-hopper' and f['settings']['block'] == 64, f['settings']
+assert len(f['rows']) == 1 and f['rows'][0]['rel_fro'] == f['rel_fro']['mean'] and f['lse_max_abs'] < 1e-5
+assert b['lse_max_abs'] is None and b['settings']['acc_qk'] == 'fp32-fma'
+" "$T/cfg.json" && ok || bad "json: settings, rows and lse_max_abs per variant"
+# formats under the names users already type (PyTorch, ml_dtypes)
+expect_eq "format aliases: cast" "$(echo 1.1 300 | $A cast --to e4m3) $(echo 1.1 | $A cast --to bf16) $(echo 1.1 | $A cast --to fp16)" \
+    "$(echo 1.1 300 | $A cast --to float8_e4m3fn) $(echo 1.1 | $A cast --to bfloat16) $(echo 1.1 | $A cast --to half)"
+expect_eq "format aliases: run" "$($A run $SMALL --in-format fp16 --out-format fp32 --format csv)" \
+    "$($A run $SMALL --in-format float16 --out-format float32 --format csv)"
 expect_eq "csv rows (2 samples x 3)" "7" "$(wc -l <"$T/stdout.csv" | tr -d ' ')"
 $A run $SMALL --csv "$T/file.csv" >/dev/null || bad "run --csv"
 cmp -s "$T/file.csv" "$T/stdout.csv" && ok || bad "--csv file differs from --format csv"
@@ -81,16 +111,16 @@ fi
 # dump, compare, load: the same numbers three ways
 $A run $SMALL --samples 1 --variants base --dump "$T/d" --format csv >"$T/d.csv" || bad "dump"
 for f in q k v golden base; do [ -f "$T/d/$f.npy" ] && ok || bad "dump lacks $f.npy"; done
-want=$(tail -n 1 "$T/d.csv" | cut -d, -f19)
+want=$(csvcol rel_fro <"$T/d.csv" | tail -n 1)
 got=$($A compare "$T/d/base.npy" "$T/d/golden.npy" | awk '$1=="rel_fro"{print $2}')
 expect_eq "compare = run's rel_fro" "$want" "$got"
 $A run --load "$T/d" --variants base --block 64 --samples 1 --format csv >"$T/l.csv" || bad "load"
-expect_eq "load reproduces rel_fro" "$want" "$(tail -n 1 "$T/l.csv" | cut -d, -f19)"
+expect_eq "load reproduces rel_fro" "$want" "$(csvcol rel_fro <"$T/l.csv" | tail -n 1)"
 $A compare "$T/d/golden.npy" "$T/d/golden.npy" --format json | grep -q '"rel_fro": 0' && ok || bad "compare self"
 $A list | grep -q "^  base " && ok || bad "list lacks base"
 $A list | grep -q "^  e4m3 " && ok || bad "list lacks e4m3"
 $A list --sites base | grep -q "^p_cast " && ok || bad "list --sites base lacks p_cast"
-$A run $SMALL --exact all --variants base --format csv | tail -n 1 | cut -d, -f19 | awk '{exit !($1 < 1e-12)}' && ok || bad "--exact all not exact"
+$A run $SMALL --exact all --variants base --format csv | csvcol rel_fro | tail -n 1 | awk '{exit !($1 < 1e-12)}' && ok || bad "--exact all not exact"
 $A --help | grep -q "usage" && ok || bad "--help"
 $A run --help | grep -q -- "--sigma" && ok || bad "run --help"
 $A --version | grep -q "amla-lab" && ok || bad "--version"
@@ -262,7 +292,8 @@ expect_eq "batched dump: layouts" "$(printf 'golden.lse.npy (2, 128, 1)\nk.npy (
     "$(cd "$T/fm" && for f in golden.lse.npy k.npy q.npy seqlens.npy; do printf '%s %s\n' "$f" "$(head -c 128 "$f" | tr -d '\000' | LC_ALL=C sed -n "s/.*'shape': \(([^)]*)\).*/\1/p")"; done)"
 # the dump reloads as the same batch (rows past seqlens zero now): the same output
 $A run --load "$T/fm" --variants flashmla:sm-parts=1 --format csv >"$T/bt2.csv" 2>"$T/err" || bad "reloading a batched dump: $(cat "$T/err")"
-expect_eq "batched dump reloads" "$(cut -d, -f19- "$T/bt.csv")" "$(cut -d, -f19- "$T/bt2.csv")"
+expect_eq "batched dump reloads" "$(csvcol rel_fro <"$T/bt.csv") $(csvcol lse_max_abs <"$T/bt.csv")" \
+    "$(csvcol rel_fro <"$T/bt2.csv") $(csvcol lse_max_abs <"$T/bt2.csv")"
 cp "$T/bt/q.npy" "$T/bt/k.npy" "$T/bt/seqlens.npy" "$T/fm/" 2>/dev/null
 python3 - "$T/bt" <<'PY'
 import array, sys
@@ -293,6 +324,72 @@ if [ -f ../shared/captures/flashmla/a4.npz ] && [ -z "$AMLA_QUICK" ]; then
     done
     rm -rf "$T/a4"
 fi
+# ---- check: a kernel's output against every candidate emulation. a3's capture as it is (inputs,
+# the H100's default-path output and lse in the --load layout): flashmla ranks first, every bit
+$A check tests/data/flashmla/a3 --format json >"$T/ck.json" 2>"$T/err" || bad "check a3: $(cat "$T/err")"
+python3 - "$T/ck.json" <<'PY' && ok || bad "check a3: flashmla not first with every bit ($(head -c 300 "$T/ck.json"))"
+import json, sys
+j = json.load(open(sys.argv[1]))
+best = j['ranking'][0]
+assert best['variant'] == 'flashmla' and best['bit_identical'] == 1 and best['lse_bit_identical'] == 1, best
+assert j['verdict'].startswith('bit-identical to flashmla on 100.00% of 65536 elements'), j['verdict']
+assert len(j['ranking']) >= 10 and all(0 <= r['bit_identical'] < 1 for r in j['ranking'][1:] if not r['variant'].startswith('flashmla:sm-parts=') or r['variant'] == 'flashmla:sm-parts=1')
+assert j['kernel']['rel_fro'] > 0 and j['kernel']['lse_max_abs'] < 1e-5
+PY
+# a deliberately broken kernel: head 5's output computed with the keys rotated by one 64-key
+# block (the lab's flashmla on the rotated cache); check must point at head 5 alone
+python3 - "$T" tests/data/flashmla/a3 <<'PY'
+import array, os, shutil, sys
+sys.path.insert(0, 'scripts')
+from flashmla_case import read_npy, write_npy
+t, src = sys.argv[1], sys.argv[2]
+h, d = read_npy(open(src + '/k.npy', 'rb').read())
+k = array.array('H'); k.frombytes(d)
+dk = h['shape'][2]
+os.makedirs(t + '/roll', exist_ok=True); os.makedirs(t + '/broken', exist_ok=True)
+write_npy(t + '/roll/k.npy', h['shape'], '<u2', k[64 * dk:] + k[:64 * dk])
+for f in ('q', 'k'):
+    shutil.copy('%s/%s.npy' % (src, f), '%s/broken/%s.npy' % (t, f))
+shutil.copy(src + '/q.npy', t + '/roll/q.npy')
+PY
+$A run --load "$T/roll" --dv 512 --variants flashmla --dump "$T/roll/o" >/dev/null 2>&1
+$A cast --to bf16 --in "$T/roll/o/flashmla.npy" --out "$T/roll/codes.npy" >/dev/null 2>&1
+python3 - "$T" tests/data/flashmla/a3 <<'PY'
+import array, sys
+sys.path.insert(0, 'scripts')
+from flashmla_case import read_npy, write_npy
+t, src = sys.argv[1], sys.argv[2]
+h, d = read_npy(open(src + '/out.npy', 'rb').read())
+out = array.array('H'); out.frombytes(d)
+r = array.array('H'); r.frombytes(read_npy(open(t + '/roll/codes.npy', 'rb').read())[1])
+out[5 * 512:6 * 512] = r[5 * 512:6 * 512]
+write_npy(t + '/broken/out.npy', h['shape'], '<u2', out)
+PY
+$A check "$T/broken" --candidates flashmla,flashmla:sm-parts=1,base >"$T/ck" 2>"$T/err" || bad "check broken: $(cat "$T/err")"
+grep -q "^verdict: no candidate reproduces the kernel's bits: closest is flashmla, bit-identical on 99" "$T/ck" && ok || bad "check broken: verdict ($(grep verdict "$T/ck"))"
+grep -q "^  heads         5 ([0-9]* of 512)$" "$T/ck" && ok || bad "check broken: head 5 not named ($(cat "$T/ck"))"
+# bad input: out.npy of the wrong shape (both shapes named), NaN, values off the format, no DIR
+cp "$T/broken/q.npy" "$T/broken/out.npy"
+expect_err "check: out.npy of the wrong shape" check "$T/broken" --dv 512
+grep -q "shape \[128, 1, 576\], but the inputs give \[128, 1, 512\]" "$T/err" && ok || bad "check: both shapes ($(cat "$T/err"))"
+python3 - "$T/broken" <<'PY'
+import array, sys
+sys.path.insert(0, 'scripts')
+from flashmla_case import write_npy
+write_npy(sys.argv[1] + '/out.npy', (128, 1, 512), '<f4', array.array('f', [float('nan')] + [0.5] * 65535))
+PY
+expect_err "check: NaN in out.npy" check "$T/broken"
+python3 - "$T/broken" <<'PY'
+import array, sys
+sys.path.insert(0, 'scripts')
+from flashmla_case import write_npy
+write_npy(sys.argv[1] + '/out.npy', (128, 1, 512), '<f4', array.array('f', [0.1] * 65536))
+PY
+expect_err "check: fp32 values as bf16 output" check "$T/broken"
+grep -q "not a bf16 value" "$T/err" && ok || bad "check: off-format message ($(cat "$T/err"))"
+expect_err "check: no DIR" check --candidates base
+expect_err "check: unknown candidate" check tests/data/flashmla/a3 --candidates base,nosuch
+expect_err "check: --variants" check tests/data/flashmla/a3 --variants base
 # a1's per-split arrays, when ../shared is there: the split kernel's outputs (each split's O and
 # log2-domain LSE) apart from the combine kernel's
 if [ -f ../shared/captures/flashmla/a1.npz ] && [ -z "$AMLA_QUICK" ]; then
@@ -370,14 +467,16 @@ mkdir -p "$T/nov"; cp "$T/d/q.npy" "$T/d/k.npy" "$T/nov/"
 expect_err "load without v.npy, default --dv 512 > dk 64" run --load "$T/nov"
 grep -q -- "--dv 512" "$T/err" && ok || bad "no-v load message lacks --dv: $(cat "$T/err")"
 $A run --load "$T/nov" --dv 16 --variants base --format csv >"$T/nov.csv" || bad "load without v.npy --dv 16"
-expect_eq "no-v load: dv column is --dv" "16" "$(tail -n 1 "$T/nov.csv" | cut -d, -f11)"
+expect_eq "no-v load: dv column is --dv" "16" "$(csvcol dv <"$T/nov.csv" | tail -n 1)"
 # a loaded case is one sample (golden + base rows), unless --samples says otherwise
 expect_eq "load: one sample by default (header + base)" "2" "$(wc -l <"$T/nov.csv" | tr -d ' ')"
 expect_eq "load --samples 2" "3" "$($A run --load "$T/nov" --dv 16 --variants base --samples 2 --format csv | wc -l | tr -d ' ')"
 # the CSV's block and out_format are each variant's own (seesaw's tile is the kernel's 64)
 $A run $S --variants base,base:block=16,base:out-format=fp16,seesaw --format csv >"$T/blk.csv" || bad "per-variant block run"
+csvcol block <"$T/blk.csv" >"$T/blk.b"
+csvcol out_format <"$T/blk.csv" >"$T/blk.f"
 expect_eq "per-variant block and out_format" "512 bf16|16 bf16|512 fp16|64 bf16" \
-    "$(tail -n 4 "$T/blk.csv" | awk -F, '{ sep = "|"; if (NR == 1) sep = ""; printf "%s%s %s", sep, $12, $15 }')"
+    "$(paste -d' ' "$T/blk.b" "$T/blk.f" 2>/dev/null | tail -n 4 | tr '\n' '|' | sed 's/|$//')"
 # amla is the CANN form by default: the same bytes as amla:amla-form=cann, not as =paper
 $A run $S --ctx 2048 --variants amla,amla:amla-form=cann,amla:amla-form=paper --dump "$T/am" >/dev/null || bad "amla forms dump"
 cmp -s "$T/am/amla.npy" "$T/am/amla:amla-form=cann.npy" && ok || bad "amla is not the cann form"

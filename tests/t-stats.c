@@ -21,7 +21,7 @@ int main(void)
     run_mean_ci(y, 3, &mean, &ci);
     CHECK(mean == 0.25 && ci == 0, "constant: %g %g", mean, ci);
     /* run_summary reads one slot's metric across samples, and the mean seconds */
-    run_row_t rows[3 * 2] = {{{0}, 0, 0}};
+    run_row_t rows[3 * 2] = {{{0}, 0, 0, 0}};
     for (int s = 0; s < 3; s++) {
         rows[s * 2 + 1].m[METRIC_REL_FRO] = s + 1; /* 1, 2, 3 */
         rows[s * 2 + 1].seconds = 0.5 * (s + 1);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "report/csv.h"
 #include "sweep/sweep.h"
 
 static const char EXP[] = "name t\nset ctx 64\nset heads 2\nset dk 32\nset dv 16\nset samples 2\n"
@@ -20,14 +21,16 @@ static unsigned long long fnv1a(const char *t)
     return h;
 }
 
-/* A record of point g, sample s with `rows` CSV rows of 25 columns each. */
+/* A record of point g, sample s with `rows` CSV rows of the header's columns each (the settings
+ * as "0", then sample, variant, the metrics, events and lse_max_abs). */
 static void record(char *out, size_t n, int g, int s, int rows, int declared, int bad_sum)
 {
-    char body[1024] = "";
+    char body[4096] = "";
     for (int r = 0; r < rows; r++) {
-        char row[256];
-        snprintf(row, sizeof row, "t,normal,0,1,-1,1,64,2,1,32,16,512,shared,bf16,bf16,1,%d,%s,0.1,0.2,0.9,0.01,0.3,0,0\n",
-                 s, r ? "base" : "golden");
+        char row[1024] = "";
+        for (int k = 0; k < run_csv_columns() - 10; k++)
+            strcat(row, "0,");
+        snprintf(row + strlen(row), sizeof row - strlen(row), "%d,%s,0.1,0.2,0.9,0.01,0.3,0,0,\n", s, r ? "base" : "golden");
         strcat(body, row);
     }
     snprintf(out, n, "@ %d %d %d 0.001 %016llx\n%s", g, s, declared, fnv1a(body) ^ (unsigned long long)bad_sum, body);
@@ -44,7 +47,7 @@ int main(void)
     err_t e = {0};
     sweep_store_reader_t *r = sweep_store_reader(EXP, sizeof EXP - 1, &e);
     CHECK(r != NULL, "reader: %s", e.msg);
-    char a[2048], b[2048], store[8192];
+    char a[4096], b[4096], store[16384];
     long valid;
     int damaged;
     record(a, sizeof a, 0, 0, 2, 2, 0);

@@ -15,6 +15,14 @@ int attn_find(const char *name)
     return -1;
 }
 
+acc_model_t attn_site_acc(const site_def_t *d, const attn_cfg_t *cfg)
+{
+    return d->src == SITE_ACC_QK       ? cfg->acc_qk
+           : d->src == SITE_ACC_FP16   ? ACC_FP16
+           : d->src == SITE_ACC_HOPPER ? ACC_TC_HOPPER
+                                       : cfg->acc_pv;
+}
+
 int attn_ctx_init(attn_ctx_t *ctx, int vi, const attn_cfg_t *cfg, attn_stats_t *st, err_t *e)
 {
     const attn_variant_t *v = &attn_variants[vi];
@@ -33,13 +41,19 @@ int attn_ctx_init(attn_ctx_t *ctx, int vi, const attn_cfg_t *cfg, attn_stats_t *
         s->mode = d->mode;
         s->sat = d->sat;
         s->fmt = d->src == SITE_FMT_IN ? cfg->in_format : d->src == SITE_FMT_OUT ? cfg->out_format : d->fmt;
-        s->acc = d->src == SITE_ACC_QK       ? cfg->acc_qk
-                 : d->src == SITE_ACC_FP16   ? ACC_FP16
-                 : d->src == SITE_ACC_HOPPER ? ACC_TC_HOPPER
-                                             : cfg->acc_pv;
+        s->acc = attn_site_acc(d, cfg);
         s->exact = cfg->only ? !site_listed(cfg->only, d->name) : site_listed(cfg->exact, d->name);
     }
     return ERR_OK;
+}
+
+acc_model_t attn_variant_acc(int vi, const attn_cfg_t *cfg, int pv)
+{
+    for (const site_def_t *d = attn_variants[vi].sites; d->name; d++)
+        if (d->src == (pv ? SITE_ACC_PV : SITE_ACC_QK) || ((d->src == SITE_ACC_FP16 || d->src == SITE_ACC_HOPPER) &&
+                                                          strcmp(d->name, pv ? "pv_acc" : "qk_acc") == 0))
+            return attn_site_acc(d, cfg);
+    return pv ? cfg->acc_pv : cfg->acc_qk;
 }
 
 typedef struct {

@@ -87,6 +87,13 @@ int attn_find(const char *name);
 int attn_ctx_init(attn_ctx_t *ctx, int vi, const attn_cfg_t *cfg, attn_stats_t *st,
                   err_t *e);
 
+/* The accumulation model of an accumulation site under cfg (its own where the kernel fixes it). */
+acc_model_t attn_site_acc(const site_def_t *d, const attn_cfg_t *cfg);
+
+/* The model variant vi uses for Q.K^T (pv 0) or P.V (pv 1) under cfg: --acc-qk/--acc-pv, or
+ * the kernel's own (tc-hopper for a Hopper kernel's WGMMA, fp16-acc for an FP16 accumulator). */
+acc_model_t attn_variant_acc(int vi, const attn_cfg_t *cfg, int pv);
+
 /* Run variant vi on the whole input: O [hq][sq][dv]. */
 void attn_run(double *o, int vi, const attn_input_t *in, attn_ctx_t *ctx);
 

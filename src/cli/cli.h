@@ -3,8 +3,8 @@
 #define AMLA_CLI_H
 
 #include "base/err.h"
+#include "base/version.h"
 
-#define AMLA_VERSION "0.1.0"
 #define AMLA_STR2(x) #x
 #define AMLA_STR(x) AMLA_STR2(x)
 
@@ -23,5 +23,6 @@ int cmd_cast(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_matmul(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 
 #endif

@@ -50,7 +50,8 @@ int cmd_list(int argc, char **argv)
         printf("  %-18s %s\n", attn_variants[i].name, attn_variants[i].summary);
     printf("formats:\n");
     for (int i = 0; i < FMT_COUNT; i++)
-        printf("  %-18s %s\n", fmt_table[i].name, fmt_table[i].summary);
+        printf("  %-18s %s%s%s%s\n", fmt_table[i].name, fmt_table[i].summary, fmt_alias_list((fmt_id_t)i)[0] ? " (also: " : "",
+               fmt_alias_list((fmt_id_t)i), fmt_alias_list((fmt_id_t)i)[0] ? ")" : "");
     printf("rounding modes:\n");
     for (int i = 0; i < FMT_ROUND_COUNT; i++)
         printf("  %-18s %s\n", fmt_round_names[i], fmt_round_summaries[i]);

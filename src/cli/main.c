@@ -15,6 +15,8 @@ static const char USAGE[] =
     "  cast --to FMT [options]        round numbers read from stdin\n"
     "  compare A.npy B.npy            metrics of A against reference B\n"
     "  matmul A.npy B.npy --in-format F --acc MODEL -o C.npy   C = A.B^T under a format and model\n"
+    "  check DIR [options]            a kernel's captured output (DIR/out.npy) against Golden and\n"
+    "                                 every candidate emulation, ranked by bit-identity\n"
     "  list [--sites VARIANT]         variants, formats, rounding modes, distributions, models\n"
     "  --help | --version | COMMAND --help\n";
 
@@ -87,6 +89,8 @@ static int dispatch(int argc, char **argv)
         return cmd_compare(argc - 2, argv + 2);
     if (strcmp(cmd, "matmul") == 0)
         return cmd_matmul(argc - 2, argv + 2);
+    if (strcmp(cmd, "check") == 0)
+        return cmd_check(argc - 2, argv + 2);
     if (strcmp(cmd, "list") == 0)
         return cmd_list(argc - 2, argv + 2);
     fprintf(stderr, "amla-lab: error: unknown command '%s' (see 'amla-lab --help')\n", cmd);

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 /* Each format: name, summary, container bits, precision, emin, emax, bias, has_inf,
@@ -40,12 +41,36 @@ const char *const fmt_round_summaries[FMT_ROUND_COUNT] = {
 /* tf32 keeps its 19 bits at the top of a binary32 container. */
 static int fmt_pad(fmt_id_t f) { return f == FMT_TF32 ? 13 : 0; }
 
+/* The spellings users already type (PyTorch's and ml_dtypes' dtype names) beside the lab's. */
+static const struct {
+    const char *alias;
+    fmt_id_t f;
+} fmt_aliases[] = {{"bfloat16", FMT_BF16},       {"half", FMT_FP16},          {"float16", FMT_FP16},
+                   {"float32", FMT_FP32},        {"float", FMT_FP32},         {"float64", FMT_FP64},
+                   {"double", FMT_FP64},         {"float8_e4m3fn", FMT_E4M3}, {"float8_e4m3", FMT_E4M3},
+                   {"float8_e5m2", FMT_E5M2},    {"tensorfloat32", FMT_TF32}};
+
 int fmt_from_name(const char *name)
 {
     for (int i = 0; i < FMT_COUNT; i++)
         if (strcmp(name, fmt_table[i].name) == 0)
             return i;
+    for (size_t i = 0; i < sizeof fmt_aliases / sizeof fmt_aliases[0]; i++)
+        if (strcmp(name, fmt_aliases[i].alias) == 0)
+            return (int)fmt_aliases[i].f;
     return -1;
+}
+
+const char *fmt_alias_list(fmt_id_t f)
+{
+    static char buf[FMT_COUNT][64];
+    if (!buf[f][0] && f < FMT_COUNT) {
+        size_t off = 0;
+        for (size_t i = 0; i < sizeof fmt_aliases / sizeof fmt_aliases[0]; i++)
+            if (fmt_aliases[i].f == f && off < sizeof buf[f])
+                off += (size_t)snprintf(buf[f] + off, sizeof buf[f] - off, "%s%s", off ? ", " : "", fmt_aliases[i].alias);
+    }
+    return buf[f];
 }
 
 int fmt_round_from_name(const char *name)

@@ -40,6 +40,9 @@ extern const char *const fmt_round_summaries[FMT_ROUND_COUNT];
 
 /* Name lookups; return -1 when the name is unknown. */
 int fmt_from_name(const char *name);
+
+/* The other names fmt_from_name accepts for f ("bfloat16" for bf16, ...), comma-separated. */
+const char *fmt_alias_list(fmt_id_t f);
 int fmt_round_from_name(const char *name);
 
 void fmt_rng_seed(fmt_rng_t *rng, uint64_t seed);

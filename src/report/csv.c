@@ -1,6 +1,8 @@
 /* csv -- per-sample rows: the one column layout, its writer and its reader */
 #include "report/csv.h"
 
+#include "base/version.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,19 +17,101 @@ const char *run_dist_name(const run_cfg_t *c)
     return gen_table[c->gen.dist].name;
 }
 
-static const char RUN_CSV_HEADER[] = "experiment,dist,mean,sigma,low,high,ctx,heads,sq,dk,dv,block,kv,in_format,"
-                                     "out_format,seed,sample,variant,rel_fro,rmse,cos_sim,cos_diff,max_abs,"
-                                     "nonfinite,events\n";
+/* Text as one CSV field: its commas (site lists, paths) become ';', line breaks ' '. */
+static void csv_clean(char *s)
+{
+    for (; *s; s++)
+        *s = *s == ',' ? ';' : *s == '\n' || *s == '\r' ? ' ' : *s;
+}
+
+long run_variant_block(const run_cfg_t *c, int v)
+{
+    const attn_cfg_t *vc = v > 0 ? &c->vcfg[v - 1] : &c->attn;
+    return v > 0 && attn_variants[c->variants[v - 1]].fixed_block ? attn_variants[c->variants[v - 1]].fixed_block
+                                                                 : vc->block;
+}
+
+int run_settings(run_setting_t *out, const run_cfg_t *c, int v)
+{
+    const attn_shape_t *s = &c->shape;
+    const gen_mla_t *mla = &c->gen.mla;
+    const attn_cfg_t *vc = v > 0 ? &c->vcfg[v - 1] : &c->attn;
+    int n = 0;
+#define SET(NAME, NUM, ...) (out[n].name = NAME, out[n].number = NUM, snprintf(out[n].text, sizeof out[n].text, __VA_ARGS__), n++)
+    SET("experiment", 0, "%s", c->experiment ? c->experiment : "");
+    SET("version", 0, "%s", AMLA_VERSION);
+    SET("dist", 0, "%s", run_dist_name(c));
+    SET("mean", 1, "%.17g", c->gen.mean);
+    SET("sigma", 1, "%.17g", c->gen.sigma);
+    SET("low", 1, "%.17g", c->gen.low);
+    SET("high", 1, "%.17g", c->gen.high);
+    SET("rope_dims", 1, "%ld", vc->rope_dims);
+    SET("rope_scale", 1, "%.17g", mla->rope_scale);
+    SET("outlier_rate", 1, "%.17g", mla->outlier_rate);
+    SET("outlier_scale", 1, "%.17g", mla->outlier_scale);
+    SET("token_spread", 1, "%.17g", mla->token_spread);
+    SET("load", 0, "%s", c->load_dir ? c->load_dir : "");
+    SET("ctx", 1, "%ld", s->sk);
+    SET("heads", 1, "%ld", s->hq);
+    SET("kv_heads", 1, "%ld", s->hkv);
+    SET("sq", 1, "%ld", s->sq);
+    SET("dk", 1, "%ld", s->dk);
+    SET("dv", 1, "%ld", s->dv);
+    SET("causal", 0, "%s", s->causal ? "yes" : "no");
+    SET("block", 1, "%ld", run_variant_block(c, v));
+    SET("kv", 0, "%s", c->gen.kv_separate ? "separate" : "shared");
+    SET("in_format", 0, "%s", fmt_table[c->attn.in_format].name);
+    SET("out_format", 0, "%s", fmt_table[vc->out_format].name);
+    SET("acc_qk", 0, "%s", acc_table[v > 0 ? attn_variant_acc(c->variants[v - 1], vc, 0) : vc->acc_qk].name);
+    SET("acc_pv", 0, "%s", acc_table[v > 0 ? attn_variant_acc(c->variants[v - 1], vc, 1) : vc->acc_pv].name);
+    SET("scale", 1, "%.17g", vc->scale);
+    SET("amla_form", 0, "%s", vc->amla_form == ATTN_AMLA_PAPER ? "paper" : "cann");
+    SET("exact", 0, "%s", vc->exact ? vc->exact : "");
+    SET("only", 0, "%s", vc->only ? vc->only : "");
+    SET("row_block", 1, "%ld", vc->row_block);
+    SET("sub_block", 1, "%ld", vc->sub_block);
+    SET("fa3_block", 0, "%s", vc->fa3_block ? "yes" : "no");
+    SET("fa3_hadamard", 0, "%s", vc->fa3_hadamard ? "yes" : "no");
+    SET("sm_count", 1, "%ld", vc->sm_count);
+    SET("sm_parts", 1, "%ld", vc->sm_parts);
+    SET("seed", 1, "%llu", (unsigned long long)c->seed);
+#undef SET
+    return n;
+}
+
+/* The columns after the settings: the sample, the variant, the metrics, events, lse_max_abs. */
+static const char RUN_CSV_TAIL[] = "sample,variant,rel_fro,rmse,cos_sim,cos_diff,max_abs,nonfinite,events,lse_max_abs";
+
+/* The header: every setting that changes a number (per variant as it used it), then the tail. */
+static const char *run_csv_header(void)
+{
+    static char header[2048];
+    static int made;
+#ifdef _OPENMP
+#pragma omp critical(csv_header)
+#endif
+    if (!made) {
+        run_cfg_t *c = err_calloc(1, sizeof *c);
+        run_setting_t set[RUN_SETTINGS_MAX];
+        int n = run_settings(set, c, 0), off = 0;
+        for (int i = 0; i < n; i++)
+            off += snprintf(header + off, sizeof header - (size_t)off, "%s,", set[i].name);
+        snprintf(header + off, sizeof header - (size_t)off, "%s\n", RUN_CSV_TAIL);
+        free(c);
+        made = 1;
+    }
+    return header;
+}
 
 void run_write_csv_header(FILE *f)
 {
-    fputs(RUN_CSV_HEADER, f);
+    fputs(run_csv_header(), f);
 }
 
 int run_csv_columns(void)
 {
     int n = 1;
-    for (const char *p = RUN_CSV_HEADER; *p; p++)
+    for (const char *p = run_csv_header(); *p; p++)
         n += *p == ',';
     return n;
 }
@@ -40,33 +124,30 @@ void run_write_csv_rows(FILE *f, const run_cfg_t *c, const run_result_t *r)
 
 void run_write_csv_sample(FILE *f, const run_cfg_t *c, long i, const run_row_t *rows)
 {
-    const attn_shape_t *s = &c->shape;
+    run_setting_t set[RUN_SETTINGS_MAX];
     for (int v = c->show_golden ? 0 : 1; v <= c->nvariants; v++) {
         const run_row_t *row = &rows[v];
-        /* per-variant settings as the variant used them: its own block and output format,
-         * and a kernel's fixed tile where --block does not apply */
-        const attn_cfg_t *vc = v > 0 ? &c->vcfg[v - 1] : &c->attn;
-        long block = v > 0 && attn_variants[c->variants[v - 1]].fixed_block ? attn_variants[c->variants[v - 1]].fixed_block
-                                                                           : vc->block;
-        fprintf(f, "%s,%s,%.17g,%.17g,%.17g,%.17g,%ld,%ld,%ld,%ld,%ld,%ld,%s,%s,%s,%llu,%ld,%s",
-                c->experiment, run_dist_name(c), c->gen.mean, c->gen.sigma, c->gen.low,
-                c->gen.high, s->sk, s->hq, s->sq, s->dk, s->dv, block,
-                c->gen.kv_separate ? "separate" : "shared", fmt_table[c->attn.in_format].name,
-                fmt_table[vc->out_format].name, (unsigned long long)c->seed, i,
-                run_slot_name(c, v));
+        int n = run_settings(set, c, v);
+        for (int k = 0; k < n; k++) {
+            csv_clean(set[k].text);
+            fprintf(f, "%s,", set[k].text);
+        }
+        fprintf(f, "%ld,%s", i, run_slot_name(c, v));
         for (int k = 0; k < METRIC_COUNT; k++)
             fprintf(f, k == METRIC_NONFINITE ? ",%.0f" : ",%.17g", row->m[k]);
-        fprintf(f, ",%ld\n", row->events);
+        fprintf(f, ",%ld,", row->events);
+        if (row->lse_max_abs == row->lse_max_abs)
+            fprintf(f, "%.17g", row->lse_max_abs);
+        fputc('\n', f);
     }
 }
-
 
 /* Index of column `name` in the header, or -1. */
 static int csv_column(const char *name)
 {
     size_t n = strlen(name);
     int col = 0;
-    for (const char *p = RUN_CSV_HEADER; *p; col++) {
+    for (const char *p = run_csv_header(); *p; col++) {
         size_t len = strcspn(p, ",\n");
         if (len == n && strncmp(p, name, n) == 0)
             return col;

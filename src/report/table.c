@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/err.h"
 #include "report/csv.h"
@@ -27,12 +28,21 @@ void run_write_table(FILE *f, const run_cfg_t *c, const run_result_t *r)
             s->hq, s->sq, s->sk, s->dk, s->dv, c->attn.block, fmt_table[c->attn.in_format].name,
             fmt_table[c->attn.out_format].name, r->samples, (unsigned long long)c->seed);
     fprintf(f, "# mean and 95%% confidence half-width over samples, against golden\n");
-    fprintf(f, "%-10s %-22s %-22s %-22s %-22s %-10s %-9s %s\n", "variant", "rel_fro", "rmse",
-            "1-cos_sim", "cos_diff", "max_abs", "nonfinite", "s/sample");
-    for (int v = c->show_golden ? 0 : 1; v < r->nvariants; v++) {
-        if (v > 0 && c->vmode[v - 1] != RUN_ATTR_NONE)
+    /* the variant column fits the longest name (variant:key=value specs included); Golden, the
+     * reference, has no row of zeros, only its time below; lse_max_abs where a variant has one */
+    int w = 7, has_lse = 0;
+    for (int v = 1; v < r->nvariants; v++) {
+        int len = (int)strlen(run_slot_name(c, v));
+        w = len > w && c->vmode[v - 1] == RUN_ATTR_NONE ? len : w;
+        for (long i = 0; i < r->samples; i++)
+            has_lse |= r->rows[i * r->nvariants + v].lse_max_abs == r->rows[i * r->nvariants + v].lse_max_abs;
+    }
+    fprintf(f, "%-*s %-22s %-22s %-22s %-22s %-10s %-9s %-8s%s\n", w, "variant", "rel_fro", "rmse", "1-cos_sim",
+            "cos_diff", "max_abs", "nonfinite", "s/sample", has_lse ? " lse_max_abs" : "");
+    for (int v = 1; v < r->nvariants; v++) {
+        if (c->vmode[v - 1] != RUN_ATTR_NONE)
             continue;
-        fprintf(f, "%-10s", run_slot_name(c, v));
+        fprintf(f, "%-*s", w, run_slot_name(c, v));
         double secs = 0;
         for (int k = 0; k < METRIC_COUNT; k++) {
             double mean, ci;
@@ -50,8 +60,19 @@ void run_write_table(FILE *f, const run_cfg_t *c, const run_result_t *r)
                 snprintf(buf, sizeof buf, "%.4e ± %.1e", mean, ci);
             fprintf(f, " %-*s", k == METRIC_MAX_ABS ? 10 : k == METRIC_NONFINITE ? 9 : 22, buf);
         }
-        fprintf(f, " %.3f\n", secs);
+        fprintf(f, " %-8.3f", secs);
+        double lse = 0;
+        for (long i = 0; i < r->samples; i++)
+            lse = fmax(lse, r->rows[i * r->nvariants + v].lse_max_abs);
+        if (has_lse && lse == lse && r->rows[v].lse_max_abs == r->rows[v].lse_max_abs)
+            fprintf(f, " %.3e", lse);
+        else if (has_lse)
+            fprintf(f, " -");
+        fputc('\n', f);
     }
+    double gmean, gci, gsecs = 0;
+    run_summary(r, 0, METRIC_REL_FRO, &gmean, &gci, &gsecs);
+    fprintf(f, "# golden (the reference, MPFR-bounded): %.3f s/sample\n", gsecs);
     if (c->attribute)
         run_write_attribution(f, c, r);
 }

@@ -66,10 +66,10 @@ typedef struct {
     double *x;
 } run_extra_arr_t;
 
-typedef struct {
+struct run_extra {
     run_extra_arr_t a[RUN_EXTRA_MAX];
     int count;
-} run_extra_t;
+};
 
 static void run_extra_put(void *arg, const char *name, long d0, long d1, long i0, long i1, const double *x, long n)
 {
@@ -163,6 +163,54 @@ static int run_dump(const run_cfg_t *c, const attn_batch_t *bt, double **outs, d
     return rc;
 }
 
+double run_lse_max_abs(const double *lse, const double *glse, long n)
+{
+    if (n < 1 || lse[0] != lse[0]) /* NaN: the variant has no model of it */
+        return NAN;
+    double m = 0;
+    for (long i = 0; i < n; i++) {
+        double d = fabs(lse[i] - glse[i]);
+        m = d > m || d != d ? d : m;
+    }
+    return m;
+}
+
+int run_outputs(const run_cfg_t *c, const attn_batch_t *bt, long sample, double **outs, double **lses,
+                run_extra_t *extras, run_row_t *rows, err_t *e)
+{
+    const attn_shape_t *s0 = &bt->entry[0].s;
+    long per = s0->hq * s0->sq * s0->dv, nlse = s0->hq * s0->sq;
+    int rc = ERR_OK;
+    double t0 = run_now();
+    for (long b = 0; b < bt->n && outs[0]; b++)
+        golden_attention_lse(outs[0] + b * per, lses[0] ? lses[0] + b * nlse : NULL, &bt->entry[b], c->attn.scale);
+    rows[0].seconds = run_now() - t0;
+    for (int v = 1; v <= c->nvariants && !rc; v++) {
+        attn_cfg_t acfg = c->vcfg[v - 1];
+        acfg.rng_seed = gen_stream_seed(c->seed ^ 0x5A5A5A5Aull, sample) + (uint64_t)v;
+        attn_stats_t st = {0};
+        attn_ctx_t ctx;
+        rc = attn_ctx_init(&ctx, c->variants[v - 1], &acfg, &st, e);
+        if (rc)
+            break;
+        ctx.batch_seqlens = bt->seqlens;
+        ctx.batch_n = bt->n;
+        if (extras) {
+            ctx.extra = run_extra_put;
+            ctx.extra_arg = &extras[v];
+        }
+        t0 = run_now();
+        for (long b = 0; b < bt->n; b++) {
+            ctx.batch_i = b;
+            ctx.lse_out = lses[v] ? lses[v] + b * nlse : NULL;
+            attn_run(outs[v] + b * per, c->variants[v - 1], &bt->entry[b], &ctx);
+        }
+        rows[v].seconds = run_now() - t0;
+        rows[v].events = st.events;
+    }
+    return rc;
+}
+
 /* One sample: inputs (a batch of entries, or one), Golden and each variant on every entry,
  * metrics over the whole batch into rows[0..nvariants]. */
 static int run_sample(run_row_t *rows, const run_cfg_t *c, long sample, int dump, err_t *e)
@@ -179,43 +227,19 @@ static int run_sample(run_row_t *rows, const run_cfg_t *c, long sample, int dump
     if (rc)
         return rc;
     const attn_shape_t *s0 = &bt->entry[0].s;
-    long per = s0->hq * s0->sq * s0->dv, nlse = s0->hq * s0->sq, n = bt->n * per;
+    long n = bt->n * s0->hq * s0->sq * s0->dv;
     int nv = c->nvariants + 1;
     double **outs = err_calloc((size_t)nv, sizeof(double *)), **lses = err_calloc((size_t)nv, sizeof(double *));
     run_extra_t *extras = err_calloc((size_t)nv, sizeof(run_extra_t));
+    long nl = bt->n * s0->hq * s0->sq;
     for (int v = 0; v < nv; v++) {
         outs[v] = err_malloc((size_t)n, sizeof(double));
-        if (dump)
-            lses[v] = err_malloc((size_t)(bt->n * nlse), sizeof(double));
+        lses[v] = err_malloc((size_t)nl, sizeof(double));
     }
-    double t0 = run_now();
-    for (long b = 0; b < bt->n; b++)
-        golden_attention_lse(outs[0] + b * per, lses[0] ? lses[0] + b * nlse : NULL, &bt->entry[b], c->attn.scale);
-    rows[0].seconds = run_now() - t0;
-    metric_all(rows[0].m, outs[0], outs[0], n);
-    for (int v = 1; v < nv && !rc; v++) {
-        attn_cfg_t acfg = c->vcfg[v - 1];
-        acfg.rng_seed = gen_stream_seed(c->seed ^ 0x5A5A5A5Aull, sample) + (uint64_t)v;
-        attn_stats_t st = {0};
-        attn_ctx_t ctx;
-        rc = attn_ctx_init(&ctx, c->variants[v - 1], &acfg, &st, e);
-        if (rc)
-            break;
-        ctx.batch_seqlens = bt->seqlens;
-        ctx.batch_n = bt->n;
-        if (dump) {
-            ctx.extra = run_extra_put;
-            ctx.extra_arg = &extras[v];
-        }
-        t0 = run_now();
-        for (long b = 0; b < bt->n; b++) {
-            ctx.batch_i = b;
-            ctx.lse_out = lses[v] ? lses[v] + b * nlse : NULL;
-            attn_run(outs[v] + b * per, c->variants[v - 1], &bt->entry[b], &ctx);
-        }
-        rows[v].seconds = run_now() - t0;
-        rows[v].events = st.events;
+    rc = run_outputs(c, bt, sample, outs, lses, dump ? extras : NULL, rows, e);
+    for (int v = 0; v < nv && !rc; v++) {
         metric_all(rows[v].m, outs[v], outs[0], n);
+        rows[v].lse_max_abs = run_lse_max_abs(lses[v], lses[0], nl);
     }
     if (!rc && dump)
         rc = run_dump(c, bt, outs, lses, extras, e);
@@ -224,9 +248,9 @@ static int run_sample(run_row_t *rows, const run_cfg_t *c, long sample, int dump
         free(lses[v]);
         run_extra_free(&extras[v]);
     }
-    free(extras);
     free(outs);
     free(lses);
+    free(extras);
     if (!c->input)
         gen_free(&gen);
     return rc;

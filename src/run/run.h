@@ -10,6 +10,7 @@ typedef struct {
     double m[METRIC_COUNT];
     double seconds;
     long events;
+    double lse_max_abs; /* max |lse - Golden's| over the rows; NaN where the variant has no lse */
 } run_row_t;
 
 typedef struct {
@@ -19,6 +20,19 @@ typedef struct {
 } run_result_t;
 
 int run_execute(run_result_t *res, const run_cfg_t *c, err_t *e);
+
+/* The intermediate arrays variants hand out (attn_ctx_t.extra), kept for --dump. */
+typedef struct run_extra run_extra_t;
+
+/* max |lse - glse| over n rows; NaN when lse has none (lse[0] NaN: the variant has no model). */
+double run_lse_max_abs(const double *lse, const double *glse, long n);
+
+/* Golden (slot 0) and every variant of c on every entry of bt: outs[v] [B][hq][sq][dv], lses[v]
+ * [B][hq][sq] (lses[v] NULL: not asked; NaN where a variant has no model of it), extras[v]
+ * (extras NULL: not kept); seconds and events into rows[v] (metrics are the caller's). Golden
+ * is not computed when outs[0] is NULL. */
+int run_outputs(const run_cfg_t *c, const attn_batch_t *bt, long sample, double **outs, double **lses,
+                run_extra_t *extras, run_row_t *rows, err_t *e);
 
 /* What a sweep adds to a run: samples to skip (already done), and a callback after each
  * finished sample (called one at a time; a non-zero return stops the run). */

@@ -1,0 +1,239 @@
+/* check -- which emulation reproduces a kernel's output bits, and where the others depart */
+#include "run/check.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "run/run.h"
+
+const char *const check_axis_names[CHECK_AXES] = {"batch entries", "heads", "query tokens", "columns"};
+
+/* x's position on the format's number line: consecutive values of f are consecutive integers
+ * (-0 and +0 both 0), so |a - b| counts the ulps between them. */
+static int64_t check_ordinal(double x, fmt_id_t f)
+{
+    if (f == FMT_FP64) {
+        int64_t u;
+        memcpy(&u, &x, sizeof u);
+        return u < 0 ? -(u & INT64_MAX) : u;
+    }
+    uint32_t code = fmt_encode(x, f, FMT_RNE, 0, NULL);
+    uint32_t sign = 1u << (8 * fmt_cast_width(f) - 1);
+    int64_t mag = code & (sign - 1);
+    return code & sign ? -mag : mag;
+}
+
+static int check_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Where the differences are along one axis: cnt[i] of per elements at index i differ. Listed
+ * one by one when few indices have any, as ranges when they form few runs, else summarized. */
+static void check_where_axis(char *buf, size_t n, const long *cnt, long len, long per)
+{
+    long hit = 0, top = 0, runs = 0;
+    for (long i = 0; i < len; i++) {
+        hit += cnt[i] > 0;
+        runs += cnt[i] > 0 && (i == 0 || cnt[i - 1] == 0);
+        top = cnt[i] > cnt[top] ? i : top;
+    }
+    buf[0] = 0;
+    if (hit == 0 || len == 1) /* nothing differs, or one index: nothing to point at */
+        return;
+    size_t off = 0;
+    if (hit <= 6) { /* a few: each, with its share of its elements */
+        for (long i = 0; i < len && off < n; i++)
+            if (cnt[i])
+                off += (size_t)snprintf(buf + off, n - off, "%s%ld (%ld of %ld)", off ? ", " : "", i, cnt[i], per);
+    } else if (runs <= 4 && hit < len) { /* a few runs of consecutive indices */
+        for (long i = 0; i < len && off < n; i++) {
+            if (!cnt[i] || (i > 0 && cnt[i - 1]))
+                continue;
+            long j = i;
+            while (j + 1 < len && cnt[j + 1])
+                j++;
+            off += (size_t)snprintf(buf + off, n - off, "%s%ld-%ld", off ? ", " : "", i, j);
+        }
+        if (off < n)
+            snprintf(buf + off, n - off, " (%ld of %ld; most in %ld: %ld of %ld)", hit, len, top, cnt[top], per);
+    } else {
+        snprintf(buf, n, "spread over %ld of %ld (most in %ld: %ld of %ld)", hit, len, top, cnt[top], per);
+    }
+}
+
+/* One candidate's output o (and lse, NaN rows: none) against the kernel's. */
+static void check_score(check_cand_t *k, const run_cfg_t *c, int slot, const double *o, const double *lse,
+                        const double *kout, const double *klse, const double *gout, const double *glse, long nlse)
+{
+    const attn_shape_t *s = &c->input->entry[0].s;
+    long B = c->input->n, dims[CHECK_AXES] = {B, s->hq, s->sq, s->dv}, n = B * s->hq * s->sq * s->dv;
+    fmt_id_t f = c->vcfg[slot - 1].out_format;
+    k->slot = slot;
+    k->n = n;
+    k->identical = 0;
+    double *ulp = malloc(sizeof(double) * (size_t)n);
+    long *cnt[CHECK_AXES];
+    for (int a = 0; a < CHECK_AXES; a++)
+        cnt[a] = calloc((size_t)dims[a], sizeof(long));
+    k->max_ulp = 0;
+    for (long i = 0; i < n; i++) {
+        int same = o[i] == kout[i] && signbit(o[i]) == signbit(kout[i]);
+        k->identical += same;
+        ulp[i] = same ? 0 : !isfinite(o[i]) ? INFINITY : fabs((double)(check_ordinal(o[i], f) - check_ordinal(kout[i], f)));
+        k->max_ulp = ulp[i] > k->max_ulp ? ulp[i] : k->max_ulp;
+        if (!same) {
+            long col = i % s->dv, t = i / s->dv % s->sq, h = i / (s->dv * s->sq) % s->hq, b = i / (s->dv * s->sq * s->hq);
+            long idx[CHECK_AXES] = {b, h, t, col};
+            for (int a = 0; a < CHECK_AXES; a++)
+                cnt[a][idx[a]]++;
+        }
+    }
+    qsort(ulp, (size_t)n, sizeof(double), check_cmp_double);
+    k->median_ulp = n % 2 ? ulp[n / 2] : 0.5 * (ulp[n / 2 - 1] + ulp[n / 2]);
+    free(ulp);
+    for (int a = 0; a < CHECK_AXES; a++) {
+        check_where_axis(k->where[a], sizeof k->where[a], cnt[a], dims[a], n / dims[a]);
+        free(cnt[a]);
+    }
+    metric_all(k->m, o, gout, n);
+    k->lse_identical = k->lse_n = 0;
+    k->lse_max_abs = run_lse_max_abs(lse, glse, nlse);
+    if (k->lse_max_abs == k->lse_max_abs && klse) {
+        for (long i = 0; i < nlse; i++)
+            k->lse_identical += lse[i] == klse[i];
+        k->lse_n = nlse;
+    }
+}
+
+static int check_cmp_cand(const void *a, const void *b)
+{
+    const check_cand_t *x = a, *y = b;
+    if (x->identical != y->identical)
+        return x->identical > y->identical ? -1 : 1;
+    if (x->max_ulp != y->max_ulp)
+        return x->max_ulp < y->max_ulp ? -1 : 1;
+    return x->slot - y->slot;
+}
+
+int check_run(check_result_t *r, const run_cfg_t *c, const double *kout, const double *klse, err_t *e)
+{
+    memset(r, 0, sizeof *r);
+    const attn_batch_t *bt = c->input;
+    const attn_shape_t *s = &bt->entry[0].s;
+    long n = bt->n * s->hq * s->sq * s->dv, nlse = bt->n * s->hq * s->sq;
+    r->n = n;
+    r->nlse = nlse;
+    /* Golden first (no variants), then each candidate on its own: one output array per thread */
+    run_cfg_t *g = malloc(sizeof *g);
+    if (!g)
+        return err_set(e, ERR_IO, "out of memory");
+    *g = *c;
+    g->nvariants = 0;
+    double *gout = err_malloc((size_t)n, sizeof(double)), *glse = err_malloc((size_t)nlse, sizeof(double));
+    double *outs0[1] = {gout}, *lses0[1] = {glse};
+    run_row_t grow = {{0}, 0, 0, 0};
+    int rc = run_outputs(g, bt, 0, outs0, lses0, NULL, &grow, e);
+    free(g);
+    if (!rc) {
+        metric_all(r->m, kout, gout, n);
+        r->lse_max_abs = klse ? run_lse_max_abs(klse, glse, nlse) : NAN;
+        r->ncand = c->nvariants;
+        r->cand = err_calloc((size_t)(c->nvariants > 0 ? c->nvariants : 1), sizeof(check_cand_t));
+    }
+    int threads = c->threads;
+#ifdef _OPENMP
+    if (threads == 0)
+        threads = omp_get_max_threads();
+#endif
+    threads = threads > c->nvariants ? c->nvariants : threads < 1 ? 1 : threads;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#endif
+    for (int v = 1; v <= c->nvariants; v++) {
+        int failed;
+#ifdef _OPENMP
+#pragma omp atomic read
+#endif
+        failed = rc;
+        if (failed)
+            continue;
+        /* the run restricted to variant v: slot 0 (Golden) is not computed again */
+        run_cfg_t *one = malloc(sizeof *one);
+        double *o = err_malloc((size_t)n, sizeof(double)), *l = err_malloc((size_t)nlse, sizeof(double));
+        err_t le = {0};
+        int lrc = one ? ERR_OK : err_set(&le, ERR_IO, "out of memory");
+        if (!lrc) {
+            *one = *c;
+            one->nvariants = 1;
+            one->variants[0] = c->variants[v - 1];
+            one->vcfg[0] = c->vcfg[v - 1];
+            double *outs[2] = {NULL, o}, *lses[2] = {NULL, l};
+            run_row_t rows[2];
+            memset(rows, 0, sizeof rows);
+            lrc = run_outputs(one, bt, 0, outs, lses, NULL, rows, &le);
+            if (!lrc) {
+                check_score(&r->cand[v - 1], c, v, o, l, kout, klse, gout, glse, nlse);
+                r->cand[v - 1].seconds = rows[1].seconds;
+            }
+        }
+        free(one);
+        free(o);
+        free(l);
+        if (lrc) {
+#ifdef _OPENMP
+#pragma omp critical(check_err)
+#endif
+            {
+                if (!rc) {
+                    rc = lrc;
+                    *e = le;
+                }
+            }
+        }
+    }
+    free(gout);
+    free(glse);
+    if (rc) {
+        check_free(r);
+        return rc;
+    }
+    qsort(r->cand, (size_t)r->ncand, sizeof *r->cand, check_cmp_cand);
+    return ERR_OK;
+}
+
+void check_free(check_result_t *r)
+{
+    free(r->cand);
+    r->cand = NULL;
+    r->ncand = 0;
+}
+
+void check_verdict(char *buf, size_t n, const run_cfg_t *c, const check_result_t *r)
+{
+    if (r->ncand == 0) {
+        snprintf(buf, n, "no candidate emulation ran");
+        return;
+    }
+    const check_cand_t *b = &r->cand[0];
+    double pct = floor(10000.0 * (double)b->identical / (double)b->n) / 100; /* 99.999% is not 100.00% */
+    if (b->identical == b->n) {
+        int off = snprintf(buf, n, "bit-identical to %s on 100.00%% of %ld elements%s", run_slot_name(c, b->slot), b->n,
+                           b->lse_n && b->lse_identical == b->lse_n ? ", and its log-sum-exp on every row" : "");
+        for (int i = 1, k = 0; i < r->ncand && r->cand[i].identical == b->n && off > 0 && (size_t)off < n; i++, k++)
+            off += snprintf(buf + off, n - (size_t)off, "%s%s", k ? ", " : " (equally: ", run_slot_name(c, r->cand[i].slot));
+        if (r->ncand > 1 && r->cand[1].identical == b->n && off > 0 && (size_t)off < n)
+            snprintf(buf + off, n - (size_t)off, ")");
+    } else {
+        snprintf(buf, n, "no candidate reproduces the kernel's bits: closest is %s, bit-identical on %.2f%% of %ld "
+                 "elements (largest distance %.0f ulp, median %.1f)",
+                 run_slot_name(c, b->slot), pct, b->n, b->max_ulp, b->median_ulp);
+    }
+}
