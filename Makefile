@@ -1,6 +1,6 @@
 # amla-lab -- build, test, run, install
 PREFIX ?= /usr/local
-DEB_PKGS = libmpfr-dev libgmp-dev libgsl-dev libopenblas-openmp-dev libopenmpi-dev openmpi-bin pkg-config xz-utils python3
+DEB_PKGS = libmpfr-dev libgmp-dev libgsl-dev libopenblas-openmp-dev libopenmpi-dev openmpi-bin pkg-config xz-utils python3 python3-numpy python3-pytest
 PKGS = mpfr gmp gsl ompi-c
 # OpenBLAS's OpenMP build: called from the lab's OpenMP threads it runs single-threaded and,
 # unlike the pthread build, keeps no worker threads spinning beside them. Linked by path (and

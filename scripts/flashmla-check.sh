@@ -63,6 +63,16 @@ out=results/flashmla-check.md
             $v == "flashmla:sm-parts=1" {print $r}' "$d/run.csv")
         hw=$(./amla-lab compare "$d/out_nosplit.npy" "$d/o/golden.npy" --in-format "$dtype" | awk '$1 == "rel_fro" {print $2}')
         echo "| $c | $batch | $keys | $ns | $df | $lns | $ldf | $ulp | $lab | $hw |"
+        # amla-lab check on the capture as it is: which candidate it ranks first, for each path
+        mkdir -p "$d/ns"
+        for f in q k seqlens; do ln -s "../$f.npy" "$d/ns/$f.npy"; done
+        ln -s ../out_nosplit.npy "$d/ns/out.npy"
+        ln -s ../lse_nosplit.npy "$d/ns/lse.npy"
+        for path in default:"$d" no-split:"$d/ns"; do
+            # shellcheck disable=SC2086
+            v=$(./amla-lab check "${path#*:}" --in-format "$dtype" --out-format "$dtype" $causal | sed -n 's/^verdict: //p')
+            echo "| $c | ${path%%:*} | $v |" >>"$tmp/check"
+        done
         # the split kernel's own outputs, where the capture has them: each split's normalized O
         # (oaccum) and log2-domain LSE (lse_accum) before the combine kernel
         if [ -f "$d/oaccum.npy" ]; then
@@ -72,6 +82,13 @@ out=results/flashmla-check.md
         fi
         rm -rf "$d"
     done
+    echo
+    echo "\`amla-lab check\` on each capture as it is (its q, k, seqlens and the kernel's out and lse;"
+    echo "for the no-split path out_nosplit and lse_nosplit), with its default candidates: the verdict."
+    echo
+    echo "| capture | path | verdict of amla-lab check |"
+    echo "|---|---|---|"
+    cat "$tmp/check"
     if [ -f "$tmp/splits" ]; then
         echo
         echo "The split kernel and the combine kernel apart: the per-split arrays the split kernel writes"

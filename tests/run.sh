@@ -32,6 +32,22 @@ if command -v python3 >/dev/null 2>&1; then
         fail=$((fail + 1)); echo "FAIL: layout-check"; grep FAIL "$out"
     fi
 fi
+# the Python helper (python/amla_lab.py) against the lab, with Debian's numpy and pytest (the
+# interpreter that has them: Debian's, whatever python3 is first on PATH)
+py=""
+for cand in /usr/bin/python3 python3; do
+    if "$cand" -c "import numpy, pytest" >/dev/null 2>&1; then py=$cand; break; fi
+done
+if [ -n "$py" ]; then
+    if AMLA_BIN="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")" "$py" -m pytest -q -p no:cacheprovider \
+        "$(dirname "$0")/test_amla_lab.py" >"$out" 2>&1; then
+        pass=$((pass + 1)); echo "pytest (python/amla_lab.py): $(tail -n 1 "$out")"
+    else
+        fail=$((fail + 1)); echo "FAIL: pytest (python/amla_lab.py)"; tail -n 30 "$out"
+    fi
+else
+    echo "pytest (python/amla_lab.py): skipped, no numpy and pytest (python3-numpy python3-pytest)"
+fi
 # a short run of every fuzz harness (make test sets AMLA_FUZZ_SMOKE_S): no crash, no leak
 if [ -n "$AMLA_FUZZ_SMOKE_S" ]; then
     root=$(dirname "$0")/..

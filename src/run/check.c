@@ -187,17 +187,8 @@ int check_run(check_result_t *r, const run_cfg_t *c, const double *kout, const d
         free(one);
         free(o);
         free(l);
-        if (lrc) {
-#ifdef _OPENMP
-#pragma omp critical(check_err)
-#endif
-            {
-                if (!rc) {
-                    rc = lrc;
-                    *e = le;
-                }
-            }
-        }
+        if (lrc)
+            run_keep_first_error(&rc, e, lrc, &le);
     }
     free(gout);
     free(glse);

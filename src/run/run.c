@@ -256,6 +256,19 @@ static int run_sample(run_row_t *rows, const run_cfg_t *c, long sample, int dump
     return rc;
 }
 
+void run_keep_first_error(int *rc, err_t *e, int lrc, const err_t *le)
+{
+#ifdef _OPENMP
+#pragma omp critical(run_err)
+#endif
+    {
+        if (!*rc) {
+            *rc = lrc;
+            *e = *le;
+        }
+    }
+}
+
 int run_execute(run_result_t *res, const run_cfg_t *c, err_t *e)
 {
     return run_execute_hooked(res, c, NULL, e);
@@ -298,17 +311,8 @@ int run_execute_hooked(run_result_t *res, const run_cfg_t *c, const run_hooks_t 
 #endif
             lrc = h->on_sample(h->arg, s, res->rows + s * res->nvariants, &le);
         }
-        if (lrc) {
-#ifdef _OPENMP
-#pragma omp critical(run_err)
-#endif
-            {
-                if (!rc) {
-                    rc = lrc;
-                    *e = le;
-                }
-            }
-        }
+        if (lrc)
+            run_keep_first_error(&rc, e, lrc, &le);
     }
     return rc;
 }

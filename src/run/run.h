@@ -42,6 +42,9 @@ typedef struct {
     void *arg;
 } run_hooks_t;
 
+/* In a parallel loop: keep the first failure (lrc, le) in *rc and *e; later ones are dropped. */
+void run_keep_first_error(int *rc, err_t *e, int lrc, const err_t *le);
+
 int run_execute_hooked(run_result_t *res, const run_cfg_t *c, const run_hooks_t *h, err_t *e);
 void run_result_free(run_result_t *res);
 

@@ -1,0 +1,73 @@
+"""pytest: python/amla_lab.py against the lab (AMLA_BIN, default ./amla-lab). The expected
+answers come from the H100 captures under tests/data/flashmla, not from the lab."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
+sys.path.insert(0, os.path.join(ROOT, 'python'))
+import amla_lab  # noqa: E402
+
+A3 = os.path.join(ROOT, 'tests', 'data', 'flashmla', 'a3')
+BIN = os.environ.get('AMLA_BIN', os.path.join(ROOT, 'amla-lab'))
+
+
+def load(name):
+    return np.load(os.path.join(A3, name + '.npy'))
+
+
+def test_batch_layout_from_numpy(tmp_path):
+    """a3 (bf16 bit patterns, one entry) rewritten in FlashMLA's batched layout by save_case:
+    check ranks flashmla first with every output bit and every lse value."""
+    q = load('q')                      # [Hq, Sq, Dk] uint16
+    k = load('k')                      # [1, Sk, Dk]
+    qb = q.transpose(1, 0, 2)[None]    # [1, Sq, Hq, Dk]
+    kb = k                             # [B=1, Smax, Dk]
+    out = load('out').transpose(1, 0, 2)[None]
+    lse = load('lse')[None]            # [1, Hq, Sq]
+    d = amla_lab.save_case(tmp_path / 'case', qb, kb, seqlens=np.array([k.shape[1]]), out=out, lse=lse)
+    assert sorted(os.listdir(d)) == ['k.npy', 'lse.npy', 'out.npy', 'q.npy', 'seqlens.npy']
+    r = amla_lab.check(d, binary=BIN, candidates=['base', 'flashmla', 'flashmla:sm-parts=1'])
+    best = r['ranking'][0]
+    assert best['variant'] == 'flashmla'
+    assert best['identical'] == best['elements'] == 65536 and best['lse_bit_identical'] == 1
+    assert r['verdict'].startswith('bit-identical to flashmla on 100.00%')
+    assert all(x['bit_identical'] < 1 for x in r['ranking'][1:])
+
+
+def test_float_values_and_options(tmp_path):
+    """The same case with the output as float32 values of bf16 numbers and the no-split path."""
+    codes = load('out_nosplit').astype(np.uint32) << 16
+    out = codes.view(np.float32)
+    d = amla_lab.save_case(tmp_path / 'c2', load('q'), load('k'), out=out)
+    r = amla_lab.check(d, binary=BIN, candidates=('flashmla:sm-parts=1', 'flashmla'), dv=512)
+    assert r['ranking'][0]['variant'] == 'flashmla:sm-parts=1'
+    assert r['ranking'][0]['bit_identical'] == 1
+    assert r['ranking'][1]['bit_identical'] < 1
+
+
+def test_bad_input_raises(tmp_path):
+    d = amla_lab.save_case(tmp_path / 'bad', load('q'), load('k'), out=load('q'))
+    with pytest.raises(RuntimeError, match='shape'):
+        amla_lab.check(d, binary=BIN, candidates=['base'], dv=512)
+
+
+def test_ml_dtypes_void_codes(tmp_path):
+    """bfloat16 arrays saved by numpy as the two-byte void type (how ml_dtypes' arrays are
+    stored): the lab reads them as bit patterns."""
+    q = load('q').view(np.dtype('V2'))
+    d = amla_lab.save_case(tmp_path / 'v2', q, load('k'), out=load('out'), lse=load('lse'))
+    r = amla_lab.check(d, binary=BIN, candidates=['flashmla'])
+    assert r['ranking'][0]['bit_identical'] == 1
+
+
+def test_torch_tensors(tmp_path):
+    torch = pytest.importorskip('torch')
+    q = torch.from_numpy(load('q').view(np.int16)).view(torch.bfloat16)
+    k = torch.from_numpy(load('k').view(np.int16)).view(torch.bfloat16)
+    out = torch.from_numpy(load('out').view(np.int16)).view(torch.bfloat16)
+    d = amla_lab.save_case(tmp_path / 't', q, k, out=out)
+    r = amla_lab.check(d, binary=BIN, candidates=['flashmla'])
+    assert r['ranking'][0]['bit_identical'] == 1
