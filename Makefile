@@ -147,4 +147,5 @@ results: all
 	sh scripts/snapmla-claims.sh
 	sh scripts/gpu-check.sh
 	sh scripts/sfu-check.sh
+	sh scripts/fa2-check.sh
 	if [ -f ../shared/captures/flashmla/meta.json ]; then sh scripts/flashmla-check.sh; fi

@@ -3,6 +3,7 @@
  * num_splits, copied here) */
 #include <string.h>
 
+#include "attn/variants/fa2.h"
 #include "attn/variants/flashmla.h"
 #include "check.h"
 
@@ -50,5 +51,19 @@ int main(void)
     static const long a4_idle[5] = {4, 0, 3, 64, 0}, a4_splits[5] = {0, 13, 17, 18, 19},
                       a4_len[4] = {4096, 1000, 129, 64};
     check_case("a4", a4_len, 4, a4, 19, a4_idle, a4_splits);
+
+    /* FlashAttention-2's split count (flash_api's num_splits_heuristic on 2 x 132 slots), by hand:
+     * 512 programs fill 0.8 x 264 -> 1; 16 programs over 2 blocks: efficiencies 16/264 and 32/264,
+     * the first below 0.85 of the best -> 2; 16 over 4 blocks: 3 splits give 2 blocks each like 2
+     * (not eligible), 4 is the best (64/264) and 2's 32/264 < 0.85 of it -> 4; 64 programs over 4
+     * blocks: 256/264 -> 4; 8 programs over 8 blocks: 5, 6 and 7 splits give 2 blocks each like 4
+     * (not eligible), 4's 32/264 < 0.85 of 8's 64/264 -> 8 (the captures' cases, each
+     * bit-identical at 99% or more) */
+    CHECK(attn_fa2_splits(512, 132, 4) == 1, "fa2 splits, full GPU");
+    CHECK(attn_fa2_splits(16, 132, 2) == 2, "fa2 splits, 16 programs x 2 blocks");
+    CHECK(attn_fa2_splits(16, 132, 4) == 4, "fa2 splits, 16 programs x 4 blocks");
+    CHECK(attn_fa2_splits(64, 132, 4) == 4, "fa2 splits, 64 programs x 4 blocks");
+    CHECK(attn_fa2_splits(8, 132, 8) == 8, "fa2 splits, decode: 8 programs x 8 blocks");
+    CHECK(attn_fa2_splits(16, 132, 1) == 1, "fa2 splits, one block");
     return check_done("t-flashmla");
 }

@@ -33,7 +33,8 @@ static int check_default_candidates(const run_cfg_t *c, char (*out)[RUN_VSPEC_LE
 {
     static const char *const fixed[] = {"standard", "standard:acc=tc-ampere", "standard:acc=tc-hopper", "base",
                                         "base:acc=tc-ampere", "base:acc=tc-hopper", "amla", "amla:amla-form=paper",
-                                        "fastattn", "seesaw", "etap", "flashmla", "flashmla:sm-parts=1"};
+                                        "fastattn", "seesaw", "etap", "flashmla", "flashmla:sm-parts=1", "fa2",
+                                        "fa2:sm-parts=1"};
     int n = 0;
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
         snprintf(out[n++], RUN_VSPEC_LEN, "%s", fixed[i]);

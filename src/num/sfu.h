@@ -17,4 +17,17 @@ float sfu_lg2(float x);
  * instruction of a --use_fast_math kernel does this). */
 float sfu_ftz(float y);
 
+/* CUDA's math library built on the SFU, as a kernel compiled without --use_fast_math runs it
+ * (read off the H100 SASS of PyTorch's FlashAttention-2; docs/REFERENCES.md, FlashAttention-2):
+ *   exp2f(x): ex2.approx(x), or for x < -126 ex2.approx(x/2) squared (subnormal results kept);
+ *   expf(x):  2^n ex2.approx(fma(x, lo, fma(x, hi, -n))), n from a saturating fma and an fma
+ *             rounding down (hi = fl32(log2 e), lo = 1.925963e-8);
+ *   logf(x):  exponent split about 2/3, a degree-10 polynomial in f = m - 1 by fma (Horner),
+ *             i ln 2 added by fma; 0 -> -inf, inf and NaN pass, x < 0 -> NaN;
+ *   __logf(x): lg2.approx(x) fl32(ln 2), x below 2^-126 scaled by 2^24 first. */
+float sfu_cuda_exp2f(float x);
+float sfu_cuda_expf(float x);
+float sfu_cuda_logf(float x);
+float sfu_cuda_fast_logf(float x);
+
 #endif

@@ -27,8 +27,8 @@ static void csv_clean(char *s)
 long run_variant_block(const run_cfg_t *c, int v)
 {
     const attn_cfg_t *vc = v > 0 ? &c->vcfg[v - 1] : &c->attn;
-    return v > 0 && attn_variants[c->variants[v - 1]].fixed_block ? attn_variants[c->variants[v - 1]].fixed_block
-                                                                 : vc->block;
+    long fixed = v > 0 ? attn_fixed_tile(&attn_variants[c->variants[v - 1]], c->shape.dk) : 0;
+    return fixed ? fixed : vc->block;
 }
 
 int run_settings(run_setting_t *out, const run_cfg_t *c, int v)

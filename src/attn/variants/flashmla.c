@@ -10,9 +10,8 @@
 #include <string.h>
 
 #include "attn/variants/flashmla.h"
+#include "attn/variants/gpu_fp.h"
 #include "attn/variants/variants.h"
-#include "num/acc_tc.h"
-#include "num/sfu.h"
 
 #define FMLA_BLOCK ATTN_KERNEL_TILE /* keys per block (PAGE_BLOCK_SIZE) */
 #define FMLA_HALF 256               /* O columns per warpgroup (HEAD_DIM_V / 2) */
@@ -42,48 +41,6 @@ enum { FLASHMLA_SITES(SITE_ENUM) };
 
 const site_def_t attn_flashmla_sites[] = {FLASHMLA_SITES(SITE_ROW) SITE_END};
 
-/* The kernel's FP32 arithmetic at a site: binary32 with flush-to-zero, or binary64 when exact. */
-static double f32(attn_ctx_t *ctx, int site, double x)
-{
-    return ctx->site[site].exact ? x : (double)sfu_ftz((float)x);
-}
-
-static double fmla_ex2(attn_ctx_t *ctx, int site, double x)
-{
-    return ctx->site[site].exact ? exp2(x) : (double)sfu_ex2((float)x);
-}
-
-/* The kernel's lg2.approx, or log2 when the site is exact. */
-static double fmla_lg2(attn_ctx_t *ctx, int site, double x)
-{
-    return ctx->site[site].exact ? log2(x) : (double)sfu_lg2((float)x);
-}
-
-static double fmla_fma(attn_ctx_t *ctx, int site, double a, double b, double c)
-{
-    return ctx->site[site].exact ? a * b + c : (double)sfu_ftz(fmaf((float)a, (float)b, (float)c));
-}
-
-/* C (+)= A B^T or A B at an accumulation site: the site's model, D = A B + D when acc. */
-static void fmla_gemm(attn_ctx_t *ctx, int site, int acc, double *C, long ldc, const double *A, long lda,
-                      const double *B, long ldb, int b_trans, long M, long N, long K)
-{
-    const site_t *s = &ctx->site[site];
-    fmt_id_t f = ctx->cfg->in_format;
-    if (!acc) {
-        acc_gemm_f(C, ldc, A, lda, B, ldb, b_trans, M, N, K, s->exact ? ACC_FP64 : s->acc, f, f);
-    } else if (s->exact) {
-        double *t = err_malloc((size_t)(M * N), sizeof(double));
-        acc_gemm_f(t, N, A, lda, B, ldb, b_trans, M, N, K, ACC_FP64, f, f);
-        for (long i = 0; i < M; i++)
-            for (long j = 0; j < N; j++)
-                C[i * ldc + j] += t[i * N + j];
-        free(t);
-    } else {
-        acc_tc_gemm_acc(C, ldc, A, lda, B, ldb, b_trans, M, N, K, s->acc, fmt_table[f].emin, fmt_table[f].emin);
-    }
-}
-
 /* Per row: the running maximum (log2 domain), each warpgroup's per-thread partial sums. */
 typedef struct {
     double m;
@@ -111,11 +68,11 @@ static void fmla_scores(fmla_t *f, double *s, long j0, long nb, int w)
     for (long i = 0; i < R * FMLA_BLOCK; i++)
         s[i] = 0;
     if (w == 1 && dk > FMLA_K_SPLIT) {
-        fmla_gemm(f->ctx, QK_ACC, 0, s, FMLA_BLOCK, g->q + FMLA_K_SPLIT, dk, g->k + j0 * dk + FMLA_K_SPLIT, dk, 1, R,
+        gpu_gemm(f->ctx, QK_ACC, 0, s, FMLA_BLOCK, g->q + FMLA_K_SPLIT, dk, g->k + j0 * dk + FMLA_K_SPLIT, dk, 1, R,
                   nb, dk - FMLA_K_SPLIT);
-        fmla_gemm(f->ctx, QK_ACC, 1, s, FMLA_BLOCK, g->q, dk, g->k + j0 * dk, dk, 1, R, nb, FMLA_K_SPLIT);
+        gpu_gemm(f->ctx, QK_ACC, 1, s, FMLA_BLOCK, g->q, dk, g->k + j0 * dk, dk, 1, R, nb, FMLA_K_SPLIT);
     } else {
-        fmla_gemm(f->ctx, QK_ACC, 0, s, FMLA_BLOCK, g->q, dk, g->k + j0 * dk, dk, 1, R, nb, dk);
+        gpu_gemm(f->ctx, QK_ACC, 0, s, FMLA_BLOCK, g->q, dk, g->k + j0 * dk, dk, 1, R, nb, dk);
     }
     for (long r = 0; r < R; r++)
         for (long c = 0; c < FMLA_BLOCK; c++)
@@ -132,20 +89,20 @@ static double fmla_softmax(fmla_t *f, double *p, long r, double cs[FMLA_QUAD], i
     double cur = FMLA_MASKED;
     for (long c = 0; c < FMLA_BLOCK; c++)
         cur = p[c] > cur ? p[c] : cur;
-    cur = f32(ctx, P_EXP, cur * f->sl2);
+    cur = gpu_f32(ctx, P_EXP, cur * f->sl2);
     double mnew = st->m > cur ? st->m : cur;
-    double scale = fmla_ex2(ctx, O_RESCALE, f32(ctx, O_RESCALE, st->m - mnew));
+    double scale = gpu_ex2(ctx, O_RESCALE, gpu_f32(ctx, O_RESCALE, st->m - mnew));
     st->m = mnew;
     for (int q = 0; q < FMLA_QUAD; q++)
         cs[q] = 0;
     if (skip_exp)
         return scale;
     for (long c = 0; c < FMLA_BLOCK; c++)
-        p[c] = fmla_ex2(ctx, P_EXP, fmla_fma(ctx, P_EXP, p[c], f->sl2, -mnew));
+        p[c] = gpu_ex2(ctx, P_EXP, gpu_fma(ctx, P_EXP, p[c], f->sl2, -mnew));
     /* thread q holds columns 8j + 2q and 8j + 2q + 1: cur_sum += p_a + p_b, j in order */
     for (int q = 0; q < FMLA_QUAD; q++)
         for (int j = 0; j < FMLA_BLOCK / 8; j++)
-            cs[q] = f32(ctx, L_SUM, cs[q] + f32(ctx, L_SUM, p[8 * j + 2 * q] + p[8 * j + 2 * q + 1]));
+            cs[q] = gpu_f32(ctx, L_SUM, cs[q] + gpu_f32(ctx, L_SUM, p[8 * j + 2 * q] + p[8 * j + 2 * q + 1]));
     return scale;
 }
 
@@ -153,7 +110,7 @@ static void fmla_scale_half(fmla_t *f, long r, int half, double a)
 {
     long dv = f->g->dv, c0 = half * FMLA_HALF, c1 = half ? dv : (dv < FMLA_HALF ? dv : FMLA_HALF);
     for (long c = c0; c < c1; c++)
-        f->o[r * dv + c] = f32(f->ctx, O_RESCALE, f->o[r * dv + c] * a);
+        f->o[r * dv + c] = gpu_f32(f->ctx, O_RESCALE, f->o[r * dv + c] * a);
 }
 
 /* O's half (+)= P V_half over the block's keys (V rows of masked keys are zero, fill_oob_V) */
@@ -163,7 +120,7 @@ static void fmla_pv(fmla_t *f, int half, const double *p, long j0, long nb)
     long dv = g->dv, c0 = half * FMLA_HALF, n = half ? dv - FMLA_HALF : (dv < FMLA_HALF ? dv : FMLA_HALF);
     if (n <= 0)
         return;
-    fmla_gemm(f->ctx, PV_ACC, 1, f->o + c0, dv, p, FMLA_BLOCK, g->v + j0 * dv + c0, dv, 0, g->R, n, nb);
+    gpu_gemm(f->ctx, PV_ACC, 1, f->o + c0, dv, p, FMLA_BLOCK, g->v + j0 * dv + c0, dv, 0, g->R, n, nb);
 }
 
 /* One pair of blocks (wg0_subroutine and wg1_subroutine): b0 at key j0, b1 after it unless
@@ -185,7 +142,7 @@ static void fmla_pair(fmla_t *f, long j0, long nb0, long nb1)
         f->sc0[r] = fmla_softmax(f, p0, r, cs, 0);
         fmla_scale_half(f, r, 0, f->sc0[r]);
         for (int q = 0; q < FMLA_QUAD; q++)
-            st->l[0][q] = fmla_fma(ctx, L_SUM, st->l[0][q], f->sc0[r], cs[q]);
+            st->l[0][q] = gpu_fma(ctx, L_SUM, st->l[0][q], f->sc0[r], cs[q]);
         for (long c = 0; c < FMLA_BLOCK; c++)
             f->pb[0][r * FMLA_BLOCK + c] = attn_round(ctx, P_CAST, p0[c]);
     }
@@ -198,16 +155,16 @@ static void fmla_pair(fmla_t *f, long j0, long nb0, long nb1)
             for (long c = 0; c < FMLA_BLOCK; c++)
                 p1[c] = FMLA_MASKED;
         sc1[r] = fmla_softmax(f, p1, r, cs, !has1);
-        double scale_o1 = f32(ctx, O_RESCALE, sc1[r] * f->sc0[r]);
+        double scale_o1 = gpu_f32(ctx, O_RESCALE, sc1[r] * f->sc0[r]);
         fmla_scale_half(f, r, 1, scale_o1);
         for (int q = 0; q < FMLA_QUAD; q++)
-            st->l[1][q] = fmla_fma(ctx, L_SUM, st->l[1][q], scale_o1, cs[q]);
+            st->l[1][q] = gpu_fma(ctx, L_SUM, st->l[1][q], scale_o1, cs[q]);
         for (long c = 0; c < FMLA_BLOCK && has1; c++)
             f->pb[1][r * FMLA_BLOCK + c] = attn_round(ctx, P_CAST, p1[c]);
         /* warpgroup 0's P rescaled by scale_1 in fp32, cast, for warpgroup 1 (wg0_scale_rP0) */
         for (long c = 0; c < FMLA_BLOCK; c++)
             f->pb0s[r * FMLA_BLOCK + c] =
-                attn_round(ctx, P_CAST, attn_fp32(ctx, P_CAST, f32(ctx, O_RESCALE, f->s[0][r * FMLA_BLOCK + c] * sc1[r])));
+                attn_round(ctx, P_CAST, attn_fp32(ctx, P_CAST, gpu_f32(ctx, O_RESCALE, f->s[0][r * FMLA_BLOCK + c] * sc1[r])));
     }
     if (has1)
         fmla_pv(f, 1, f->pb[1], j0 + FMLA_BLOCK, nb1); /* O_R += P1 V1R */
@@ -215,7 +172,7 @@ static void fmla_pair(fmla_t *f, long j0, long nb0, long nb1)
         for (long r = 0; r < R; r++) {
             fmla_scale_half(f, r, 0, sc1[r]);
             for (int q = 0; q < FMLA_QUAD; q++)
-                f->st[r].l[0][q] = f32(ctx, L_SUM, f->st[r].l[0][q] * sc1[r]);
+                f->st[r].l[0][q] = gpu_f32(ctx, L_SUM, f->st[r].l[0][q] * sc1[r]);
         }
         fmla_pv(f, 0, f->pb[1], j0 + FMLA_BLOCK, nb1);
     }
@@ -246,16 +203,16 @@ static void fmla_range(fmla_t *f, long b0, long b1, double *lsum, double *msum)
         double lw[2];
         for (int w = 0; w < 2; w++) {
             const double *l = f->st[r].l[w];
-            lw[w] = f32(ctx, L_SUM, f32(ctx, L_SUM, l[0] + l[1]) + f32(ctx, L_SUM, l[2] + l[3]));
+            lw[w] = gpu_f32(ctx, L_SUM, gpu_f32(ctx, L_SUM, l[0] + l[1]) + gpu_f32(ctx, L_SUM, l[2] + l[3]));
         }
-        double L = f32(ctx, L_SUM, lw[0] + lw[1]);
+        double L = gpu_f32(ctx, L_SUM, lw[0] + lw[1]);
         lsum[r] = L;
         msum[r] = f->st[r].m;
         if (L == 0 || L != L)
             L = 1;
-        double inv = ctx->site[O_DIV].exact ? 1.0 / L : (double)sfu_rcp((float)L);
+        double inv = gpu_rcp(ctx, O_DIV, L);
         for (long c = 0; c < dv; c++)
-            f->o[r * dv + c] = ctx->site[O_DIV].exact ? f->o[r * dv + c] / L : f32(ctx, O_DIV, f->o[r * dv + c] * inv);
+            f->o[r * dv + c] = ctx->site[O_DIV].exact ? f->o[r * dv + c] / L : gpu_f32(ctx, O_DIV, f->o[r * dv + c] * inv);
     }
 }
 
@@ -339,25 +296,25 @@ static double fmla_combine(attn_ctx_t *ctx, double *o, const double *oacc, long 
         lane[t] = 0;
         for (long i = t; i < max_splits; i += FMLA_LANES)
             if (i < nsplit)
-                lane[t] = f32(ctx, L_SUM, lane[t] + fmla_ex2(ctx, O_RESCALE, f32(ctx, O_RESCALE, lse[i] - gmax)));
+                lane[t] = gpu_f32(ctx, L_SUM, lane[t] + gpu_ex2(ctx, O_RESCALE, gpu_f32(ctx, O_RESCALE, lse[i] - gmax)));
     }
     for (int off = FMLA_LANES / 2; off >= 1; off /= 2) {
         double next[FMLA_LANES];
         for (int t = 0; t < FMLA_LANES; t++)
-            next[t] = f32(ctx, L_SUM, lane[t] + lane[t ^ off]);
+            next[t] = gpu_f32(ctx, L_SUM, lane[t] + lane[t ^ off]);
         memcpy(lane, next, sizeof lane);
     }
     double sum = lane[0];
     double glse = sum == 0 || sum != sum ? INFINITY
-                                         : f32(ctx, O_RESCALE, fmla_lg2(ctx, O_RESCALE, sum) + gmax);
+                                         : gpu_f32(ctx, O_RESCALE, gpu_lg2(ctx, O_RESCALE, sum) + gmax);
     for (long c = 0; c < dv; c++)
         o[c] = 0;
     for (long i = 0; i < nsplit; i++) {
-        double w = fmla_ex2(ctx, O_RESCALE, f32(ctx, O_RESCALE, lse[i] - glse));
+        double w = gpu_ex2(ctx, O_RESCALE, gpu_f32(ctx, O_RESCALE, lse[i] - glse));
         if (w == 0)
             continue;
         for (long c = 0; c < dv; c++)
-            o[c] = fmla_fma(ctx, O_RESCALE, w, oacc[i * ldo_split + c], o[c]);
+            o[c] = gpu_fma(ctx, O_RESCALE, w, oacc[i * ldo_split + c], o[c]);
     }
     return glse;
 }
@@ -402,7 +359,7 @@ ATTN_VARIANT(attn_flashmla)
         for (long r = 0; r < R && ctx->lse; r++)
             ctx->lse[r] = lsum[r] == 0 || lsum[r] != lsum[r] ? INFINITY
                           : ctx->site[O_RESCALE].exact ? log(lsum[r]) + msum[r] / FMLA_LOG2E
-                          : fmla_fma(ctx, O_RESCALE, fmla_lg2(ctx, O_RESCALE, lsum[r]), FMLA_LN2, f32(ctx, O_RESCALE, msum[r] * FMLA_LN2));
+                          : gpu_fma(ctx, O_RESCALE, gpu_lg2(ctx, O_RESCALE, lsum[r]), FMLA_LN2, gpu_f32(ctx, O_RESCALE, msum[r] * FMLA_LN2));
     } else { /* each split's O rcp(L) and lg2(L) + sM, then the combine kernel */
         double *oacc = err_malloc((size_t)(nsplit * R * dv), sizeof(double));
         double *lse = err_malloc((size_t)(nsplit * R), sizeof(double));
@@ -412,7 +369,7 @@ ATTN_VARIANT(attn_flashmla)
             for (long r = 0; r < R; r++)
                 lse[r * nsplit + i] = lsum[r] == 0 || lsum[r] != lsum[r]
                                           ? -INFINITY
-                                          : f32(ctx, O_RESCALE, fmla_lg2(ctx, O_RESCALE, lsum[r]) + msum[r]);
+                                          : gpu_f32(ctx, O_RESCALE, gpu_lg2(ctx, O_RESCALE, lsum[r]) + msum[r]);
             /* the split kernel's outputs as the kernel lays them out: [split][s_q h_q] rows,
              * row t h_q + h for query token t of head h */
             for (long r = 0; r < R && ctx->extra && ctx->shape; r++) {
@@ -427,7 +384,7 @@ ATTN_VARIANT(attn_flashmla)
         for (long r = 0; r < R; r++) {
             double g2 = fmla_combine(ctx, ocomb, oacc + r * dv, R * dv, lse + r * nsplit, nsplit, dv, max_splits);
             if (ctx->lse) /* lse = g / M_LOG2E: g fl32(ln 2) */
-                ctx->lse[r] = ctx->site[O_RESCALE].exact ? g2 / FMLA_LOG2E : f32(ctx, O_RESCALE, g2 * FMLA_LN2);
+                ctx->lse[r] = ctx->site[O_RESCALE].exact ? g2 / FMLA_LOG2E : gpu_f32(ctx, O_RESCALE, g2 * FMLA_LN2);
             for (long c = 0; c < dv; c++)
                 o[r * dv + c] = attn_round(ctx, OUT_CAST, ocomb[c]);
         }

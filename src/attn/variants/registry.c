@@ -23,6 +23,7 @@
     X("etap", "FlashMLA-ETAP: S^T = K Q^T, softmax along the KV axis (tree sums per 64-token tile), O^T = V^T P^T", attn_etap, attn_etap_sites, ATTN_KERNEL_TILE) \
     X("fastattn", "FastAttention: two-level tiling (--row-block, --sub-block rows; --block KV), tiling-mask causal", attn_fastattn, attn_fastattn_sites, 0) \
     X("fastattn-fp16acc", "FastAttention's Volta m8n8k4 path: FP16 accumulators in both products", attn_fastattn, attn_fastattn_fp16acc_sites, 0) \
+    X("fa2", "FlashAttention-2 forward as PyTorch's SDPA flash backend runs it on an H100: mma.sync, SFU ex2/rcp, FTZ, blocks in reverse", attn_fa2, attn_fa2_sites, ATTN_TILE_FA2) \
     X("fa3-fp8", "FlashAttention-3 FP8: e4m3 Q/K/V, block scales and random-sign Hadamard (--fa3-block, --fa3-hadamard)", attn_fa3fp8, attn_fa3fp8_sites, ATTN_KERNEL_TILE)
 
 #define ATTN_DECLARE(name, summary, fn, sites, tile) ATTN_VARIANT(fn); extern const site_def_t sites[];

@@ -9,6 +9,9 @@
  * FlashAttention-3): fixed by the kernel, --block does not change it. */
 #define ATTN_KERNEL_TILE 64
 
+/* FlashAttention-2's tile: fixed by the kernel from the head dim (attn_fa2_tile). */
+#define ATTN_TILE_FA2 (-1)
+
 /* A variant's entry point, declared where it is defined (the registry declares it too):
  *     ATTN_VARIANT(attn_base) { ... }  */
 #define ATTN_VARIANT(fn)                                                                                         \

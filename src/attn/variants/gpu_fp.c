@@ -1,0 +1,87 @@
+/* gpu_fp -- a fast-math CUDA kernel's FP32 operations at a rounding site (see gpu_fp.h) */
+#include "attn/variants/gpu_fp.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "num/acc_tc.h"
+#include "num/sfu.h"
+
+double gpu_f32(attn_ctx_t *ctx, int site, double x)
+{
+    return ctx->site[site].exact ? x : (double)sfu_ftz((float)x);
+}
+
+double gpu_ex2(attn_ctx_t *ctx, int site, double x)
+{
+    return ctx->site[site].exact ? exp2(x) : (double)sfu_ex2((float)x);
+}
+
+double gpu_lg2(attn_ctx_t *ctx, int site, double x)
+{
+    return ctx->site[site].exact ? log2(x) : (double)sfu_lg2((float)x);
+}
+
+double gpu_rcp(attn_ctx_t *ctx, int site, double x)
+{
+    return ctx->site[site].exact ? 1.0 / x : (double)sfu_rcp((float)x);
+}
+
+double gpu_fma(attn_ctx_t *ctx, int site, double a, double b, double c)
+{
+    return ctx->site[site].exact ? a * b + c : (double)sfu_ftz(fmaf((float)a, (float)b, (float)c));
+}
+
+double gpu_r32(attn_ctx_t *ctx, int site, double x)
+{
+    return ctx->site[site].exact ? x : (double)(float)x;
+}
+
+double gpu_fmaf(attn_ctx_t *ctx, int site, double a, double b, double c)
+{
+    return ctx->site[site].exact ? a * b + c : (double)fmaf((float)a, (float)b, (float)c);
+}
+
+double gpu_div1(attn_ctx_t *ctx, int site, double x)
+{
+    return ctx->site[site].exact ? 1.0 / x : (double)(1.0f / (float)x);
+}
+
+double gpu_exp2f(attn_ctx_t *ctx, int site, double x)
+{
+    return ctx->site[site].exact ? exp2(x) : (double)sfu_cuda_exp2f((float)x);
+}
+
+double gpu_expf(attn_ctx_t *ctx, int site, double x)
+{
+    return ctx->site[site].exact ? exp(x) : (double)sfu_cuda_expf((float)x);
+}
+
+double gpu_logf(attn_ctx_t *ctx, int site, double x)
+{
+    return ctx->site[site].exact ? log(x) : (double)sfu_cuda_logf((float)x);
+}
+
+double gpu_fast_logf(attn_ctx_t *ctx, int site, double x)
+{
+    return ctx->site[site].exact ? log(x) : (double)sfu_cuda_fast_logf((float)x);
+}
+
+void gpu_gemm(attn_ctx_t *ctx, int site, int acc, double *C, long ldc, const double *A, long lda, const double *B,
+              long ldb, int b_trans, long M, long N, long K)
+{
+    const site_t *s = &ctx->site[site];
+    fmt_id_t f = ctx->cfg->in_format;
+    if (!acc) {
+        acc_gemm_f(C, ldc, A, lda, B, ldb, b_trans, M, N, K, s->exact ? ACC_FP64 : s->acc, f, f);
+    } else if (s->exact) {
+        double *t = err_malloc((size_t)(M * N), sizeof(double));
+        acc_gemm_f(t, N, A, lda, B, ldb, b_trans, M, N, K, ACC_FP64, f, f);
+        for (long i = 0; i < M; i++)
+            for (long j = 0; j < N; j++)
+                C[i * ldc + j] += t[i * N + j];
+        free(t);
+    } else {
+        acc_tc_gemm_acc(C, ldc, A, lda, B, ldb, b_trans, M, N, K, s->acc, fmt_table[f].emin, fmt_table[f].emin);
+    }
+}

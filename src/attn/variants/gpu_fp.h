@@ -1,0 +1,32 @@
+/* gpu_fp -- the FP32 arithmetic of a CUDA kernel built with --use_fast_math, at a rounding site:
+ * binary32 with subnormals flushed (FTZ), exp2 / log2 / 1/x as the SFU's ex2.approx, lg2.approx
+ * and rcp.approx (num/sfu.c), FFMA, and tensor-core products (mma.sync or WGMMA) accumulating
+ * into their registers; each the exact binary64 operation when the site is exact */
+#ifndef AMLA_GPU_FP_H
+#define AMLA_GPU_FP_H
+
+#include "attn/attn.h"
+
+double gpu_f32(attn_ctx_t *ctx, int site, double x);
+double gpu_ex2(attn_ctx_t *ctx, int site, double x);
+double gpu_lg2(attn_ctx_t *ctx, int site, double x);
+double gpu_rcp(attn_ctx_t *ctx, int site, double x);
+double gpu_fma(attn_ctx_t *ctx, int site, double a, double b, double c);
+
+/* The same operations in a kernel built without --use_fast_math (PyTorch's FlashAttention-2):
+ * IEEE binary32 with subnormals kept, FFMA, the IEEE reciprocal 1/x, and CUDA's exp2f, expf,
+ * logf and __logf (num/sfu.h); each exact in binary64 when the site is exact. */
+double gpu_r32(attn_ctx_t *ctx, int site, double x);
+double gpu_fmaf(attn_ctx_t *ctx, int site, double a, double b, double c);
+double gpu_div1(attn_ctx_t *ctx, int site, double x);
+double gpu_exp2f(attn_ctx_t *ctx, int site, double x);
+double gpu_expf(attn_ctx_t *ctx, int site, double x);
+double gpu_logf(attn_ctx_t *ctx, int site, double x);
+double gpu_fast_logf(attn_ctx_t *ctx, int site, double x);
+
+/* C (+)= A B^T (b_trans) or A B at an accumulation site, in the site's model: C = A B (acc 0)
+ * or D = A B + C with the accumulator as the tensor core's C (acc 1). */
+void gpu_gemm(attn_ctx_t *ctx, int site, int acc, double *C, long ldc, const double *A, long lda, const double *B,
+              long ldb, int b_trans, long M, long N, long K);
+
+#endif
