@@ -158,6 +158,16 @@ for f in small.csv small.md; do [ -f "$T/full/$f" ] && ok || bad "sweep lacks $f
 rm "$T/full/small.csv"; $A sweep "$T/s.exp" --out "$T/full" --no-plot >/dev/null 2>&1 && [ -f "$T/full/small.csv" ] && ok || bad "rerun of a finished sweep"
 expect_eq "sweep csv rows (2 points x 3 samples x 4)" "25" "$(wc -l <"$T/full/small.csv" | tr -d ' ')"
 grep -q "| base | .* / 0.0018 / ×" "$T/full/small.md" && ok || bad "md lacks the paper comparison"
+# a quick try: --samples and --set replace the file's settings, and the report says so
+$A sweep "$T/s.exp" --samples 1 --set heads=2 --set ctx=100 --out "$T/quick" --no-plot >/dev/null 2>"$T/err" || bad "quick sweep: $(cat "$T/err")"
+expect_eq "quick sweep: 2 points x 1 sample x 4 rows" "9" "$(wc -l <"$T/quick/small.csv" | tr -d ' ')"
+expect_eq "quick sweep: the overrides in every row" "2 100" "$(csvcol heads <"$T/quick/small.csv" | sort -u) $(csvcol ctx <"$T/quick/small.csv" | sort -u)"
+grep -q "quick run (sweep --samples 1 --set heads=2 --set ctx=100): not the experiment as written" "$T/quick/small.md" && ok || bad "quick sweep: the report does not say so"
+$A sweep "$T/s.exp" --set heads=2 --check | grep -q "ok, experiment small" && ok || bad "sweep --check with --set"
+expect_err "sweep --set a grid option" sweep "$T/s.exp" --set sigma=2 --out "$T/quick2"
+expect_err "sweep --set without =" sweep "$T/s.exp" --set heads --out "$T/quick2"
+expect_err "sweep --set unknown option" sweep "$T/s.exp" --set frob=2 --out "$T/quick2"
+expect_err "sweep --samples 0" sweep "$T/s.exp" --samples 0
 AMLA_SWEEP_KILL_AFTER=2 $A sweep "$T/s.exp" --out "$T/part" --no-plot >/dev/null 2>&1
 expect_eq "killed sweep exit" "137" "$?"
 [ -f "$T/part/.small.samples" ] && [ ! -e "$T/part/small.csv" ] && ok || bad "killed sweep left no sample store, or a csv"
@@ -166,7 +176,10 @@ sz=$(wc -c <"$T/part/.small.samples"); head -c $((sz - 7)) "$T/part/.small.sampl
 AMLA_SWEEP_KILL_AFTER=2 $A sweep "$T/s.exp" --out "$T/part" --no-plot >/dev/null 2>&1
 $A sweep "$T/s.exp" --out "$T/part" --no-plot >/dev/null 2>&1 || bad "resumed sweep failed"
 cmp -s "$T/full/small.csv" "$T/part/small.csv" && ok || bad "resumed sweep csv differs from the uninterrupted one"
-$A sweep "$T/s.exp" --check && ok || bad "sweep --check"
+$A sweep "$T/s.exp" --check >"$T/chk" && ok || bad "sweep --check"
+grep -q "^$T/s.exp: ok, experiment small: 2 grid points" "$T/chk" && ok || bad "sweep --check says nothing: $(cat "$T/chk")"
+$A sweep "$T/s.exp" --out "$T/full" --no-plot 2>/dev/null | tail -n 1 >"$T/last"
+grep -q "^small: wrote $T/full/small.csv, $T/full/small.md (6 samples, " "$T/last" && ok || bad "sweep: no final line naming what it wrote ($(cat "$T/last"))"
 # the same CSV for any --threads, and (MPI) for any number of ranks, which take the samples
 # in another order; a resumed store is shared out too. Not under valgrind/ASan (AMLA_QUICK):
 # OpenMPI's own allocations are not ours to check.

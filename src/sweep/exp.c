@@ -158,7 +158,79 @@ static int sweep_option_ok(sweep_t *x, int kind, const char *opt, err_t *e)
     return ERR_OK;
 }
 
-int sweep_parse(sweep_t *x, const char *path, err_t *e)
+/* The file's text with the overrides applied: its `set` lines of an overridden option dropped,
+ * a `set` line per override and a note appended (malloc'd; NULL with e set on a bad override). */
+static char *sweep_override_text(const char *text, size_t len, const sweep_overrides_t *ov, size_t *out_len, err_t *e)
+{
+    size_t cap = len + 256 + (size_t)ov->nsets * 320;
+    char *out = err_malloc(cap, 1), note[1024] = "note quick run (sweep";
+    size_t n = 0;
+    for (int i = 0; i < ov->nsets; i++) {
+        const char *eq = strchr(ov->sets[i], '=');
+        if (!eq || eq == ov->sets[i] || !eq[1] || strlen(ov->sets[i]) > 256 || strpbrk(ov->sets[i], "\n\r#")) {
+            free(out);
+            return err_set(e, ERR_USAGE, "--set %s: need OPTION=VALUE (an `amla-lab run` option without its dashes)",
+                           ov->sets[i]), NULL;
+        }
+    }
+    for (const char *p = text; p < text + len;) {
+        const char *end = memchr(p, '\n', (size_t)(text + len - p));
+        size_t l = end ? (size_t)(end - p) : (size_t)(text + len - p);
+        const char *w = p;
+        while (w < p + l && (*w == ' ' || *w == '\t'))
+            w++;
+        int drop = 0;
+        if (l >= 5 && strncmp(w, "grid", 4) == 0 && (w[4] == ' ' || w[4] == '\t')) {
+            const char *o = w + 4;
+            while (*o == ' ' || *o == '\t')
+                o++;
+            size_t ol = strcspn(o, " \t\n");
+            for (int i = 0; i < ov->nsets; i++) {
+                size_t sl = (size_t)(strchr(ov->sets[i], '=') - ov->sets[i]);
+                for (const char *q = o; q < o + ol;) { /* grid a,b,c: each of the options */
+                    size_t ql = strcspn(q, ", \t\n");
+                    if (ql == sl && strncmp(q, ov->sets[i], sl) == 0) {
+                        free(out);
+                        return err_set(e, ERR_USAGE, "--set %s: %.*s is a grid option of the experiment", ov->sets[i],
+                                       (int)sl, q), NULL;
+                    }
+                    q += ql + (q[ql] == ',');
+                }
+            }
+        }
+        if (l >= 4 && strncmp(w, "set", 3) == 0 && (w[3] == ' ' || w[3] == '\t')) {
+            const char *o = w + 3;
+            while (*o == ' ' || *o == '\t')
+                o++;
+            size_t ol = strcspn(o, " \t\n");
+            drop = ov->samples > 0 && ol == 7 && strncmp(o, "samples", 7) == 0;
+            for (int i = 0; i < ov->nsets && !drop; i++)
+                drop = (size_t)(strchr(ov->sets[i], '=') - ov->sets[i]) == ol && strncmp(o, ov->sets[i], ol) == 0;
+        }
+        if (!drop) {
+            memcpy(out + n, p, l);
+            n += l;
+            out[n++] = '\n';
+        }
+        p += l + (end != NULL);
+    }
+    size_t nl = strlen(note);
+    if (ov->samples > 0) {
+        n += (size_t)snprintf(out + n, cap - n, "set samples %ld\n", ov->samples);
+        nl += (size_t)snprintf(note + nl, sizeof note - nl, " --samples %ld", ov->samples);
+    }
+    for (int i = 0; i < ov->nsets; i++) {
+        const char *eq = strchr(ov->sets[i], '=');
+        n += (size_t)snprintf(out + n, cap - n, "set %.*s %s\n", (int)(eq - ov->sets[i]), ov->sets[i], eq + 1);
+        if (nl < sizeof note)
+            nl += (size_t)snprintf(note + nl, sizeof note - nl, " --set %s", ov->sets[i]);
+    }
+    n += (size_t)snprintf(out + n, cap - n, "%s): not the experiment as written\n", note);
+    *out_len = n;
+    return out;
+}
+
+int sweep_parse(sweep_t *x, const char *path, const sweep_overrides_t *ov, err_t *e)
 {
     unsigned char *buf;
     size_t len;
@@ -167,7 +239,15 @@ int sweep_parse(sweep_t *x, const char *path, err_t *e)
     err_t le = {0};
     if (io_read_file(path, &buf, &len, &le))
         return err_set(e, le.code, "experiment file: %s", le.msg);
-    int rc = sweep_parse_text(x, path, (const char *)buf, len, e);
+    char *text = (char *)buf;
+    if (ov && (ov->samples > 0 || ov->nsets > 0)) {
+        text = sweep_override_text((const char *)buf, len, ov, &len, e);
+        free(buf);
+        if (!text)
+            return ERR_USAGE;
+        buf = (unsigned char *)text;
+    }
+    int rc = sweep_parse_text(x, path, text, len, e);
     free(buf);
     return rc;
 }
@@ -398,10 +478,13 @@ int sweep_check_text(const char *path, const char *text, size_t len, err_t *e)
     return rc;
 }
 
-int sweep_check(const char *path, err_t *e)
+int sweep_check(const char *path, const sweep_overrides_t *ov, err_t *e)
 {
     sweep_t *x = err_malloc(1, sizeof *x);
-    int rc = sweep_parse(x, path, e);
+    int rc = sweep_parse(x, path, ov, e);
+    if (!rc) /* what a run would do: the file is valid, its grid and its outputs */
+        printf("%s: ok, experiment %s: %ld grid points (%d grid line%s); writes %s.csv, %s.md and %s.png\n", path,
+               x->name, x->npoints, x->ngrid, x->ngrid == 1 ? "" : "s", x->name, x->name, x->name);
     sweep_free(x);
     free(x);
     return rc;

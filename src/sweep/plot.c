@@ -118,8 +118,13 @@ static void sweep_attr_bar(const sweep_attr_t *at, void *arg)
 void sweep_write_attr_png(const sweep_state_t *s, const run_cfg_t *c0, const char *outdir)
 {
     const sweep_t *x = s->x;
-    if (!c0->attribute || system("command -v gnuplot >/dev/null 2>&1") != 0)
+    if (!c0->attribute)
         return;
+    if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+        fprintf(stderr, "amla-lab: warning: gnuplot not found; no attribution plot for %s (apt-get install gnuplot-nox)\n",
+                s->x->name);
+        return;
+    }
     char dat[4096], gp[4096], png[4096], tmp[4096];
     snprintf(dat, sizeof dat, "%s/.%s.attr.dat", outdir, x->name);
     snprintf(gp, sizeof gp, "%s/.%s.attr.gp", outdir, x->name);

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <time.h>
 #include <unistd.h>
@@ -39,13 +40,16 @@ void sweep_progress(sweep_state_t *s)
 int sweep_run(const char *path, const sweep_opts_t *o, err_t *e)
 {
     sweep_t *x = err_calloc(1, sizeof *x);
-    int rc = sweep_parse(x, path, e);
+    int rc = sweep_parse(x, path, &o->ov, e);
     if (rc) {
         sweep_free(x);
         free(x);
         return rc;
     }
-    const char *outdir = o->outdir ? o->outdir : "results";
+    int quick = o->ov.samples > 0 || o->ov.nsets > 0;
+    const char *outdir = o->outdir ? o->outdir : quick ? "results/quick" : "results";
+    if (quick && !o->outdir)
+        rc = io_ensure_dir("results", e);
     rc = io_ensure_dir(outdir, e);
     run_cfg_t *c = err_malloc(1, sizeof *c), *c0 = err_malloc(1, sizeof *c0);
     sweep_state_t s = {0};
@@ -169,6 +173,14 @@ int sweep_run(const char *path, const sweep_opts_t *o, err_t *e)
     if (!rc && rank == 0 && !o->no_plot) {
         rc = sweep_write_png(&s, c0, outdir, e);
         sweep_write_attr_png(&s, c0, outdir);
+    }
+    if (!rc && rank == 0) { /* the last line says what was written */
+        char png[4096];
+        struct stat st;
+        snprintf(png, sizeof png, "%s/%s.png", outdir, x->name);
+        int has_png = !o->no_plot && stat(png, &st) == 0;
+        printf("%s: wrote %s, %s%s%s (%ld samples, %.1f s)\n", x->name, csv, md, has_png ? ", " : "",
+               has_png ? png : "", s.total, secs);
     }
     if (s.x)
         sweep_state_free(&s);

@@ -6,11 +6,22 @@
 
 #include "base/err.h"
 
+/* A quick try of an experiment: --samples N and --set OPTION=VALUE replace the file's own
+ * `set` lines (a grid option cannot be set); the report says so in a note. */
+#define SWEEP_MAX_SETS 32
 typedef struct {
-    const char *outdir; /* where NAME.csv, NAME.md, NAME.png go (default "results") */
+    long samples; /* 0: the file's */
+    int nsets;
+    const char *sets[SWEEP_MAX_SETS]; /* "OPTION=VALUE" */
+} sweep_overrides_t;
+
+typedef struct {
+    const char *outdir; /* where NAME.csv, NAME.md, NAME.png go (default "results", with
+                           overrides "results/quick") */
     int threads;        /* 0: all cores */
     int progress;       /* -1: when stderr is a terminal, 0: never, 1: always */
     int no_plot;
+    sweep_overrides_t ov;
 } sweep_opts_t;
 
 /* Run the experiment in `path`: every grid point, every sample not already in
@@ -20,8 +31,9 @@ typedef struct {
  * paper-layout table) and NAME.png (through gnuplot, when installed). */
 int sweep_run(const char *path, const sweep_opts_t *o, err_t *e);
 
-/* Parse only (for `sweep --check`): ERR_USAGE with "FILE:LINE: ..." on a malformed file. */
-int sweep_check(const char *path, err_t *e);
+/* Parse only (for `sweep --check`; with overrides ov, or NULL): ERR_USAGE with "FILE:LINE:
+ * ..." on a malformed file; prints what a run would do. */
+int sweep_check(const char *path, const sweep_overrides_t *ov, err_t *e);
 
 /* The same on a file's text (the fuzz harness's entry). */
 int sweep_check_text(const char *path, const char *text, size_t len, err_t *e);

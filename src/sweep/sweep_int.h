@@ -56,7 +56,7 @@ typedef struct {
 } sweep_t;
 
 /* ---- the experiment file (exp.c) ---- */
-int sweep_parse(sweep_t *x, const char *path, err_t *e);
+int sweep_parse(sweep_t *x, const char *path, const sweep_overrides_t *ov, err_t *e);
 int sweep_parse_text(sweep_t *x, const char *path, const char *text, size_t tlen, err_t *e);
 void sweep_free(sweep_t *x);
 int sweep_metric(const char *name);

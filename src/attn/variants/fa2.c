@@ -166,13 +166,7 @@ static double fa2_combine(fa2_t *f, double *o, const double *oacc, long ldo, con
             lane[j] = first ? e : gpu_r32(ctx, L_SUM, lane[j] + e);
         }
     }
-    for (long off = T / 2; off >= 1; off /= 2) {
-        double next[128];
-        for (long j = 0; j < T; j++)
-            next[j] = gpu_r32(ctx, L_SUM, lane[j] + lane[j ^ off]);
-        memcpy(lane, next, sizeof(double) * (size_t)T);
-    }
-    double sum = lane[0];
+    double sum = gpu_butterfly_sum(ctx, L_SUM, lane, (int)T, 0);
     double g = sum == 0 || sum != sum ? INFINITY
                : gpu_r32(ctx, O_RESCALE, gpu_logf(ctx, O_RESCALE, sum) + mx);
     for (long c = 0; c < dv; c++)

@@ -298,13 +298,7 @@ static double fmla_combine(attn_ctx_t *ctx, double *o, const double *oacc, long 
             if (i < nsplit)
                 lane[t] = gpu_f32(ctx, L_SUM, lane[t] + gpu_ex2(ctx, O_RESCALE, gpu_f32(ctx, O_RESCALE, lse[i] - gmax)));
     }
-    for (int off = FMLA_LANES / 2; off >= 1; off /= 2) {
-        double next[FMLA_LANES];
-        for (int t = 0; t < FMLA_LANES; t++)
-            next[t] = gpu_f32(ctx, L_SUM, lane[t] + lane[t ^ off]);
-        memcpy(lane, next, sizeof lane);
-    }
-    double sum = lane[0];
+    double sum = gpu_butterfly_sum(ctx, L_SUM, lane, FMLA_LANES, 1);
     double glse = sum == 0 || sum != sum ? INFINITY
                                          : gpu_f32(ctx, O_RESCALE, gpu_lg2(ctx, O_RESCALE, sum) + gmax);
     for (long c = 0; c < dv; c++)

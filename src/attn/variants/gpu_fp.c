@@ -67,6 +67,18 @@ double gpu_fast_logf(attn_ctx_t *ctx, int site, double x)
     return ctx->site[site].exact ? log(x) : (double)sfu_cuda_fast_logf((float)x);
 }
 
+double gpu_butterfly_sum(attn_ctx_t *ctx, int site, double *lane, int n, int ftz)
+{
+    double next[128];
+    for (int off = n / 2; off >= 1; off /= 2) {
+        for (int t = 0; t < n; t++)
+            next[t] = ftz ? gpu_f32(ctx, site, lane[t] + lane[t ^ off]) : gpu_r32(ctx, site, lane[t] + lane[t ^ off]);
+        for (int t = 0; t < n; t++)
+            lane[t] = next[t];
+    }
+    return lane[0];
+}
+
 void gpu_gemm(attn_ctx_t *ctx, int site, int acc, double *C, long ldc, const double *A, long lda, const double *B,
               long ldb, int b_trans, long M, long N, long K)
 {

@@ -24,6 +24,11 @@ double gpu_expf(attn_ctx_t *ctx, int site, double x);
 double gpu_logf(attn_ctx_t *ctx, int site, double x);
 double gpu_fast_logf(attn_ctx_t *ctx, int site, double x);
 
+/* A warp's butterfly sum (Allreduce over n lanes: offsets n/2, ..., 1, each lane adding its
+ * partner's value) of lane[0..n-1] in place, in FP32 with (ftz) or without flush-to-zero;
+ * returns lane 0's (every lane's) result. */
+double gpu_butterfly_sum(attn_ctx_t *ctx, int site, double *lane, int n, int ftz);
+
 /* C (+)= A B^T (b_trans) or A B at an accumulation site, in the site's model: C = A B (acc 0)
  * or D = A B + C with the accumulator as the tensor core's C (acc 1). */
 void gpu_gemm(attn_ctx_t *ctx, int site, int acc, double *C, long ldc, const double *A, long lda, const double *B,
