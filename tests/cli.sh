@@ -168,6 +168,7 @@ expect_err "sweep --set a grid option" sweep "$T/s.exp" --set sigma=2 --out "$T/
 expect_err "sweep --set without =" sweep "$T/s.exp" --set heads --out "$T/quick2"
 expect_err "sweep --set unknown option" sweep "$T/s.exp" --set frob=2 --out "$T/quick2"
 expect_err "sweep --samples 0" sweep "$T/s.exp" --samples 0
+expect_err "matmul --format (a number format is --in-format)" matmul tests/data/gpu/mma/mma-fp16-normal.a.npy tests/data/gpu/mma/mma-fp16-normal.b.npy --format fp16 -o "$T/mm.npy"
 AMLA_SWEEP_KILL_AFTER=2 $A sweep "$T/s.exp" --out "$T/part" --no-plot >/dev/null 2>&1
 expect_eq "killed sweep exit" "137" "$?"
 [ -f "$T/part/.small.samples" ] && [ ! -e "$T/part/small.csv" ] && ok || bad "killed sweep left no sample store, or a csv"

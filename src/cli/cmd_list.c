@@ -14,7 +14,14 @@
 #include "ref/golden.h"
 #include "run/metric.h"
 
-static const char LIST_USAGE[] = "usage: amla-lab list [--sites VARIANT]\n";
+static const char LIST_USAGE[] =
+    "usage: amla-lab list [--sites VARIANT]\n"
+    "Prints what the lab knows by name, one per line with a summary: the variants (for --variants,\n"
+    "check's --candidates and experiment files), the number formats and the other names they go\n"
+    "by (--in-format, --out-format, cast --to), the rounding modes, the input distributions\n"
+    "(--dist), the accumulation models (--acc, --acc-qk, --acc-pv) and the metrics (the CSV's\n"
+    "columns). --sites VARIANT: the variant's rounding sites in the order it meets them, each with\n"
+    "its format and what it rounds (the names --exact and --only take).\n";
 
 
 int cmd_list(int argc, char **argv)

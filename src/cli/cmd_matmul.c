@@ -30,7 +30,10 @@ int cmd_matmul(int argc, char **argv)
         if (strcmp(opt, "--help") == 0) {
             fputs(MATMUL_USAGE, stdout);
             return cli_finish_stdout(0);
-        } else if (strcmp(opt, "--in-format") == 0 || strcmp(opt, "--format") == 0 || strcmp(opt, "--acc") == 0 ||
+        } else if (strcmp(opt, "--format") == 0) { /* one meaning per option name in every command */
+            return cli_usage_error("matmul: --format is how results are printed elsewhere; the number format of A and B "
+                                   "is --in-format (and --b-format)%s%s", "", "");
+        } else if (strcmp(opt, "--in-format") == 0 || strcmp(opt, "--acc") == 0 ||
                    strcmp(opt, "--b-format") == 0 || strcmp(opt, "-o") == 0) {
             if (i + 1 >= argc)
                 return cli_usage_error("%s: missing value%s", opt, "");
