@@ -32,7 +32,7 @@ trap 'rm -rf "$tmp"' EXIT
     done
     mkdir -p "$tmp/attn"
     for p in q k v; do cp "$dir/attn.$p.npy" "$tmp/attn/$p.npy"; done
-    $bin run --load "$tmp/attn" --in-format fp16 --out-format fp16 --samples 1 --variants golden,base:block=64:acc=tc-hopper,base:block=128:acc=tc-hopper,base:block=64 --dump "$tmp/d" --format csv >/dev/null
+    $bin run --load "$tmp/attn" --in-format fp16 --out-format fp16 --samples 1 --variants golden,fa2,base:block=64:acc=tc-hopper,base:block=128:acc=tc-hopper,base:block=64 --dump "$tmp/d" --format csv >/dev/null
     g=$($bin compare "$dir/attn.flash.npy" "$tmp/d/golden.npy" | awk '/^rmse/{print $2}')
     echo
     echo "## FP16 attention: N(0,1) Q, K, V [4 heads, 256 tokens, head dim 128], prefill, not causal"
@@ -43,7 +43,7 @@ trap 'rm -rf "$tmp"' EXIT
         r=$($bin compare "$dir/attn.$o.npy" "$tmp/d/golden.npy" | awk '/^rmse/{print $2}')
         echo "| GPU $o | $r | $(awk -v a="$r" -v b="$g" 'BEGIN{printf "%.3f", a/b}') | $($bin compare "$dir/attn.$o.npy" "$dir/attn.flash.npy" | awk '/^identical/{print $2 " of " $4}') |"
     done
-    for f in "$tmp"/d/base*.npy; do
+    for f in "$tmp"/d/fa2.npy "$tmp"/d/base*.npy; do
         r=$($bin compare "$f" "$tmp/d/golden.npy" | awk '/^rmse/{print $2}')
         echo "| lab $(basename "$f" .npy) | $r | $(awk -v a="$r" -v b="$g" 'BEGIN{printf "%.3f", a/b}') | $($bin compare "$f" "$dir/attn.flash.npy" | awk '/^identical/{print $2 " of " $4}') |"
     done

@@ -339,7 +339,8 @@ if [ -f ../shared/captures/flashmla/a4.npz ] && [ -z "$AMLA_QUICK" ]; then
     rm -rf "$T/a4"
 fi
 # ---- fa2 against PyTorch's SDPA flash backend on an H100 (scripts/capture_fa2.py; two of its
-# cases): at least 99.8% of the output bit-identical and check ranks fa2 first. mma.sync
+# cases, and the FA-shape capture under tests/data/gpu): every output element and every
+# log-sum-exp row bit-identical, and check ranks fa2 first. mma.sync
 # m16n8k16 (scripts/mma_probe.cu) is the tc-hopper model, bit for bit, on one tile of each kind
 for b in tests/data/gpu/mma/*.a.npy; do
     b=${b%.a.npy}; dt=$(basename "$b" | cut -d- -f2)
@@ -355,9 +356,15 @@ for d in tests/data/fa2/*/; do
     python3 -c "
 import json, sys
 r = json.load(open(sys.argv[1]))['ranking'][0]
-assert r['variant'] == 'fa2' and r['bit_identical'] >= 0.998, r
-" "$T/fa2.json" && ok || bad "fa2 on $d: not first at 99.8% ($(head -c 300 "$T/fa2.json"))"
+assert r['variant'] == 'fa2' and r['bit_identical'] == 1 and r['lse_bit_identical'] == 1, r
+" "$T/fa2.json" && ok || bad "fa2 on $d: not first with every bit ($(head -c 300 "$T/fa2.json"))"
 done
+mkdir -p "$T/fa"
+for x in q k v; do cp tests/data/gpu/attn.$x.npy "$T/fa/$x.npy"; done
+cp tests/data/gpu/attn.flash.npy "$T/fa/out.npy"
+if [ -z "$AMLA_QUICK" ]; then
+    $A check "$T/fa" --in-format fp16 --out-format fp16 --candidates fa2,fa2:sm-parts=1 | grep -q "^verdict: bit-identical to fa2 on 100.00% of 131072 elements" && ok || bad "fa2 on tests/data/gpu's FA capture"
+fi
 # ---- check: a kernel's output against every candidate emulation. a3's capture as it is (inputs,
 # the H100's default-path output and lse in the --load layout): flashmla ranks first, every bit
 # (AMLA_QUICK, under valgrind: three candidates, not every default one)

@@ -185,7 +185,9 @@ ATTN_VARIANT(attn_fa2)
     fa2_t f = {g, ctx, 0, 0, 0, NULL, NULL};
     /* the host's scale_softmax_log2: the fp32 scale times M_LOG2E in double, stored as fp32 */
     f.scale = ctx->site[P_EXP].exact ? ctx->cfg->scale : (double)(float)ctx->cfg->scale;
-    f.sl2 = ctx->site[P_EXP].exact ? f.scale * FA2_LOG2E : (double)(float)(f.scale * FA2_LOG2E);
+    /* volatile: GCC 12 at -O2 was seen keeping this product in double here, dropping the cast */
+    volatile float sl2_32 = (float)(f.scale * FA2_LOG2E);
+    f.sl2 = ctx->site[P_EXP].exact ? f.scale * FA2_LOG2E : (double)sl2_32;
     /* the splits: fa2:sm-parts=N, or flash_api's heuristic over the batch's programs (entries x
      * query heads x 64-row blocks) on the split kernel's key blocks of the longest entry */
     long split_bn = dk <= 64 ? 256 : dk <= 128 ? 128 : 64, nsplit = ctx->cfg->sm_parts;
