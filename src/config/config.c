@@ -27,7 +27,9 @@ double run_sample_bytes(const run_cfg_t *c)
     const attn_shape_t *s = &c->shape;
     double rows = (double)s->hq * (double)s->sq;
     double in = rows * (double)s->dk + (double)s->hkv * (double)s->sk * (double)(s->dk + s->dv);
-    double out = rows * (double)s->dv * (double)(c->nvariants + 2);
+    /* a loaded batch: every entry's outputs and log-sum-exps are held at once */
+    double batch = c->input ? (double)c->input->n : 1;
+    double out = batch * rows * (double)(s->dv + 1) * (double)(c->nvariants + 2);
     double work = rows / (double)(s->hkv > 0 ? s->hkv : 1) * (double)s->sk * 2.0 + rows * (double)s->dv * 2.0;
     return 8.0 * (in + out + work);
 }

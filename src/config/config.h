@@ -59,7 +59,8 @@ int run_resolve(run_cfg_t *out, const run_cfg_t *user, err_t *e);
 /* run_resolve in place. */
 int run_validate(run_cfg_t *c, err_t *e);
 
-/* Bytes one sample needs (inputs, outputs, Golden's and the variants' work arrays). */
+/* Bytes one sample needs (inputs, outputs and log-sum-exps of every entry of a loaded batch,
+ * Golden's and the variants' work arrays). */
 double run_sample_bytes(const run_cfg_t *c);
 
 /* Expand --attribute into the per-site variant runs (once); called by run_validate. */
