@@ -438,6 +438,19 @@ grep -q "not a bf16 value" "$T/err" && ok || bad "check: off-format message ($(c
 expect_err "check: no DIR" check --candidates base
 expect_err "check: unknown candidate" check tests/data/flashmla/a3 --candidates base,nosuch
 expect_err "check: --variants" check tests/data/flashmla/a3 --variants base
+expect_err "check: --format csv" check tests/data/flashmla/a3 --format csv
+expect_err "check: --candidates empty" check tests/data/flashmla/a3 --candidates ""
+mkdir -p "$T/badlse" && cp tests/data/flashmla/a4-b2/q.npy tests/data/flashmla/a4-b2/k.npy tests/data/flashmla/a4-b2/out.npy "$T/badlse/"
+cp tests/data/flashmla/a4-b2/out.npy "$T/badlse/lse.npy"
+expect_err "check: lse.npy of the wrong shape" check "$T/badlse" --candidates base
+grep -q "lse.npy: shape \[128, 1, 512\] of integer codes, but the inputs give \[Hq, Sq\] values" "$T/err" && ok || bad "check: lse shape message ($(cat "$T/err"))"
+python3 - "$T/badlse" <<'PY'
+import array, sys
+sys.path.insert(0, 'scripts')
+from flashmla_case import write_npy
+write_npy(sys.argv[1] + '/lse.npy', (128, 1), '<f4', array.array('f', [float('nan')] + [1.0] * 127))
+PY
+expect_err "check: NaN in lse.npy" check "$T/badlse" --candidates base
 # a1's per-split arrays, when ../shared is there: the split kernel's outputs (each split's O and
 # log2-domain LSE) apart from the combine kernel's
 if [ -f ../shared/captures/flashmla/a1.npz ] && [ -z "$AMLA_QUICK" ]; then

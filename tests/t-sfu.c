@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <mpfr.h>
+
 #include "check.h"
 #include "num/sfu.h"
 
@@ -40,6 +42,54 @@ static uint32_t bits(float y)
     uint32_t b;
     memcpy(&b, &y, 4);
     return b;
+}
+
+/* The largest distance in binary32 ulps between the model's f(x) and the correctly rounded f(x)
+ * (MPFR), the CUDA Programming Guide's definition of its error bounds, over inputs x = lo + (hi -
+ * lo) i / n with normal results. */
+typedef int (*mpfr_fn)(mpfr_ptr, mpfr_srcptr, mpfr_rnd_t);
+static double max_ulp_vs_mpfr(float (*model)(float), mpfr_fn f, double lo, double hi, long n)
+{
+    mpfr_t a, r;
+    mpfr_inits2(200, a, r, (mpfr_ptr)0);
+    double worst = 0;
+    for (long i = 0; i <= n; i++) {
+        float x = (float)(lo + (hi - lo) * (double)i / (double)n);
+        mpfr_set_flt(a, x, MPFR_RNDN);
+        f(r, a, MPFR_RNDN);
+        float cr = mpfr_get_flt(r, MPFR_RNDN), y = model(x);
+        if (!isfinite(cr) || cr == 0 || fabsf(cr) < 0x1p-126f)
+            continue; /* the bounds are for normal results */
+        /* positive results: their bit patterns are consecutive integers */
+        double d = fabs((double)bits(y) - (double)bits(cr));
+        worst = d > worst ? d : worst;
+    }
+    mpfr_clears(a, r, (mpfr_ptr)0);
+    return worst;
+}
+
+/* CUDA's exp2f, expf and logf (no fast math; models read off the H100 SASS) against MPFR within
+ * the CUDA Programming Guide's maximum ulp errors (2, 2 and 1), and their special values */
+static void check_cuda_math(void)
+{
+    long n = check_quick() ? 4000 : 400000;
+    double e2 = max_ulp_vs_mpfr(sfu_cuda_exp2f, mpfr_exp2, -140, 127, n);
+    double e = max_ulp_vs_mpfr(sfu_cuda_expf, mpfr_exp, -100, 88, n);
+    double l = max_ulp_vs_mpfr(sfu_cuda_logf, mpfr_log, 0x1p-140, 1e6, n);
+    double l1 = max_ulp_vs_mpfr(sfu_cuda_logf, mpfr_log, 0.5, 2, n);
+    printf("t-sfu: CUDA exp2f %.0f ulp, expf %.0f ulp, logf %.0f ulp (%.0f near 1) from MPFR's rounding at most\n", e2, e, l, l1);
+    CHECK(e2 <= 2, "exp2f within 2 ulp of MPFR: %.3f", e2);
+    CHECK(e <= 2, "expf within 2 ulp of MPFR: %.3f", e);
+    CHECK(l <= 1 && l1 <= 1, "logf within 1 ulp of MPFR: %.3f, %.3f near 1", l, l1);
+    CHECK(sfu_cuda_expf(0) == 1 && sfu_cuda_exp2f(0) == 1 && sfu_cuda_logf(1) == 0, "exp 0 = 1, log 1 = 0");
+    CHECK(sfu_cuda_expf(-INFINITY) == 0 && isinf(sfu_cuda_expf(INFINITY)) && isnan(sfu_cuda_expf(NAN)), "expf: -inf, inf, NaN");
+    CHECK(sfu_cuda_exp2f(-INFINITY) == 0 && sfu_cuda_exp2f(-149) == 0x1p-149f && sfu_cuda_exp2f(-140) == 0x1p-140f,
+          "exp2f keeps subnormal results (2^-140, 2^-149)");
+    CHECK(sfu_cuda_logf(0) == -INFINITY && isnan(sfu_cuda_logf(-1)) && isinf(sfu_cuda_logf(INFINITY)) &&
+              sfu_cuda_logf(0x1p-149f) < -103,
+          "logf: 0, -1, inf, the smallest subnormal");
+    CHECK(sfu_cuda_fast_logf(1) == 0 && fabsf(sfu_cuda_fast_logf(0x1p-140f) + 140 * 0.6931472f) < 1e-4f,
+          "__logf: 1, a subnormal (scaled by 2^24)");
 }
 
 int main(void)
@@ -88,5 +138,6 @@ int main(void)
           "leaves the H100's lg2(1/4) at -2 + 2^-23: probe4.txt, the model equals the hardware there)");
     CHECK(bits(sfu_ftz(0x1p-140f)) == 0 && bits(sfu_ftz(-0x1p-140f)) == 0x80000000u && sfu_ftz(0x1p-126f) == 0x1p-126f,
           "ftz");
+    check_cuda_math();
     return check_done("t-sfu");
 }

@@ -47,23 +47,14 @@ typedef struct {
     const char *summary;
     attn_fn_t fn;
     const site_def_t *sites; /* terminated by a {NULL} entry */
-    long fixed_block;        /* the kernel's own KV tile (tokens), which --block does not change; 0: --block;
-                                ATTN_TILE_FA2: FlashAttention-2's, from the head dim (attn_fixed_tile) */
+    long (*fixed_tile)(long dk); /* the kernel's own KV tile (tokens) on head dim dk, which --block
+                                    does not change; NULL: --block */
 } attn_variant_t;
 
-/* FlashAttention-2's launch rule on an H100 (flash_fwd_launch_template.h, no dropout, not sm8x):
- * head dims up to 64 run kBlockN = 128, larger ones (96, 128, 192, 256) kBlockN = 64. */
-#define ATTN_TILE_FA2 (-1)
-static inline long attn_fa2_tile(long dk)
-{
-    return dk <= 64 ? 128 : 64;
-}
-
-/* The KV tile variant v uses on head dim dk: its fixed tile, FlashAttention-2's rule, or 0
- * (--block). */
+/* The KV tile variant v uses on head dim dk: the kernel's own, or 0 (--block). */
 static inline long attn_fixed_tile(const attn_variant_t *v, long dk)
 {
-    return v->fixed_block == ATTN_TILE_FA2 ? attn_fa2_tile(dk) : v->fixed_block;
+    return v->fixed_tile ? v->fixed_tile(dk) : 0;
 }
 
 /* Resolved state handed to a variant: cfg, its sites (format/mode/exact), rng, stats. */

@@ -79,10 +79,10 @@ static void check_score(check_cand_t *k, const run_cfg_t *c, int slot, const dou
     k->slot = slot;
     k->n = n;
     k->identical = 0;
-    double *ulp = malloc(sizeof(double) * (size_t)n);
+    double *ulp = err_malloc((size_t)n, sizeof(double));
     long *cnt[CHECK_AXES];
     for (int a = 0; a < CHECK_AXES; a++)
-        cnt[a] = calloc((size_t)dims[a], sizeof(long));
+        cnt[a] = err_calloc((size_t)dims[a], sizeof(long));
     k->max_ulp = 0;
     for (long i = 0; i < n; i++) {
         int same = o[i] == kout[i] && signbit(o[i]) == signbit(kout[i]);
@@ -132,9 +132,7 @@ int check_run(check_result_t *r, const run_cfg_t *c, const double *kout, const d
     r->n = n;
     r->nlse = nlse;
     /* Golden first (no variants), then each candidate on its own: one output array per thread */
-    run_cfg_t *g = malloc(sizeof *g);
-    if (!g)
-        return err_set(e, ERR_IO, "out of memory");
+    run_cfg_t *g = err_malloc(1, sizeof *g);
     *g = *c;
     g->nvariants = 0;
     double *gout = err_malloc((size_t)n, sizeof(double)), *glse = err_malloc((size_t)nlse, sizeof(double));
@@ -166,23 +164,20 @@ int check_run(check_result_t *r, const run_cfg_t *c, const double *kout, const d
         if (failed)
             continue;
         /* the run restricted to variant v: slot 0 (Golden) is not computed again */
-        run_cfg_t *one = malloc(sizeof *one);
+        run_cfg_t *one = err_malloc(1, sizeof *one);
         double *o = err_malloc((size_t)n, sizeof(double)), *l = err_malloc((size_t)nlse, sizeof(double));
         err_t le = {0};
-        int lrc = one ? ERR_OK : err_set(&le, ERR_IO, "out of memory");
+        *one = *c;
+        one->nvariants = 1;
+        one->variants[0] = c->variants[v - 1];
+        one->vcfg[0] = c->vcfg[v - 1];
+        double *outs[2] = {NULL, o}, *lses[2] = {NULL, l};
+        run_row_t rows[2];
+        memset(rows, 0, sizeof rows);
+        int lrc = run_outputs(one, bt, 0, outs, lses, NULL, rows, &le);
         if (!lrc) {
-            *one = *c;
-            one->nvariants = 1;
-            one->variants[0] = c->variants[v - 1];
-            one->vcfg[0] = c->vcfg[v - 1];
-            double *outs[2] = {NULL, o}, *lses[2] = {NULL, l};
-            run_row_t rows[2];
-            memset(rows, 0, sizeof rows);
-            lrc = run_outputs(one, bt, 0, outs, lses, NULL, rows, &le);
-            if (!lrc) {
-                check_score(&r->cand[v - 1], c, v, o, l, kout, klse, gout, glse, nlse);
-                r->cand[v - 1].seconds = rows[1].seconds;
-            }
+            check_score(&r->cand[v - 1], c, v, o, l, kout, klse, gout, glse, nlse);
+            r->cand[v - 1].seconds = rows[1].seconds;
         }
         free(one);
         free(o);

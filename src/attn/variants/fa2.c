@@ -179,6 +179,11 @@ static double fa2_combine(fa2_t *f, double *o, const double *oacc, long ldo, con
     return g;
 }
 
+long attn_fa2_tile(long dk)
+{
+    return dk <= 64 ? 128 : 64;
+}
+
 ATTN_VARIANT(attn_fa2)
 {
     long R = g->R, sk = g->sk, dk = g->dk, dv = g->dv;

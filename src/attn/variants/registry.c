@@ -3,33 +3,39 @@
 #include "attn/attn.h"
 #include "attn/variants/variants.h"
 
-/* X(name, summary, entry point, site table, fixed KV tile or 0 for --block) */
+/* X(name, summary, entry point, site table, the kernel's KV tile by head dim or NULL for --block) */
 #define ATTN_VARIANTS(X) \
-    X("standard", "non-flash attention as a framework runs it: S = QK^T, softmax, P.V, each result in the input format", attn_standard, attn_standard_sites, 0) \
-    X("base", "FlashAttention-2 / AMLA Algorithm 1: KV tiles, online softmax in FP32, P cast to the input format", attn_base, attn_base_sites, 0) \
-    X("amla", "AMLA Algorithm 2: power-of-two rescale as INT32 add on FP32 bits, with error compensation", attn_amla, attn_amla_sites, 0) \
-    X("amla-nocomp", "AMLA ablation: no compensation (eps = 0)", attn_amla_nocomp, attn_amla_sites, 0) \
-    X("amla-premul", "AMLA ablation: P pre-multiplied by (1/r)_bf16, no c correction (Appendix A item 2)", attn_amla_premul, attn_amla_sites, 0) \
-    X("amla-naive", "AMLA Eq. (3): O += exp(m_i) P_i V_i without safe softmax (overflows for m > 88)", attn_amla_naive, attn_amla_naive_sites, 0) \
-    X("snapmla", "SnapMLA: FP8 e4m3 per-token RoPE-aware KV/Q, P per 1x64 block with V-scale fusion (64-token pages)", attn_snapmla, attn_snapmla_sites, ATTN_KERNEL_TILE) \
-    X("snapmla-a", "SnapMLA Table 2 config A: per-token RoPE-unaware (RoPE quantized with the content)", attn_snapmla_a, attn_snapmla_sites, ATTN_KERNEL_TILE) \
-    X("snapmla-b", "SnapMLA Table 2 config B: per-tensor static scale 1.0, RoPE-aware", attn_snapmla_b, attn_snapmla_sites, ATTN_KERNEL_TILE) \
-    X("snapmla-c", "SnapMLA Table 2 config C: per-tensor dynamic scale, RoPE-aware", attn_snapmla_c, attn_snapmla_sites, ATTN_KERNEL_TILE) \
-    X("snapmla-d", "SnapMLA Table 2 config D: per-block (64 tokens x content) scale, RoPE-aware", attn_snapmla_d, attn_snapmla_sites, ATTN_KERNEL_TILE) \
-    X("snapmla-inverted", "SnapMLA Appendix C: pages of each pair in inverted order, bidirectional rescaling", attn_snapmla_inverted, attn_snapmla_sites, ATTN_KERNEL_TILE) \
-    X("flashmla-fp8", "FlashMLA FP8 cache: e4m3 content, pow2 scale per 1x128 tile, RoPE bf16; Base on 64-token tiles", attn_flashmla_fp8, attn_flashmla_fp8_sites, ATTN_KERNEL_TILE) \
-    X("flashmla", "FlashMLA dense decode as an H100 runs it: WGMMA, SFU ex2/rcp/lg2, FTZ, split-KV and combine (sm-parts)", attn_flashmla, attn_flashmla_sites, ATTN_KERNEL_TILE) \
-    X("seesaw", "FlashMLA's seesaw schedule: 64-token blocks in pairs, O split into O_L/O_R, scales in the blog's order", attn_seesaw, attn_seesaw_sites, ATTN_KERNEL_TILE) \
-    X("etap", "FlashMLA-ETAP: S^T = K Q^T, softmax along the KV axis (tree sums per 64-token tile), O^T = V^T P^T", attn_etap, attn_etap_sites, ATTN_KERNEL_TILE) \
-    X("fastattn", "FastAttention: two-level tiling (--row-block, --sub-block rows; --block KV), tiling-mask causal", attn_fastattn, attn_fastattn_sites, 0) \
-    X("fastattn-fp16acc", "FastAttention's Volta m8n8k4 path: FP16 accumulators in both products", attn_fastattn, attn_fastattn_fp16acc_sites, 0) \
-    X("fa2", "FlashAttention-2 forward as PyTorch's SDPA flash backend runs it on an H100: mma.sync, SFU ex2/rcp, FTZ, blocks in reverse", attn_fa2, attn_fa2_sites, ATTN_TILE_FA2) \
-    X("fa3-fp8", "FlashAttention-3 FP8: e4m3 Q/K/V, block scales and random-sign Hadamard (--fa3-block, --fa3-hadamard)", attn_fa3fp8, attn_fa3fp8_sites, ATTN_KERNEL_TILE)
+    X("standard", "non-flash attention as a framework runs it: S = QK^T, softmax, P.V, each result in the input format", attn_standard, attn_standard_sites, NULL) \
+    X("base", "FlashAttention-2 / AMLA Algorithm 1: KV tiles, online softmax in FP32, P cast to the input format", attn_base, attn_base_sites, NULL) \
+    X("amla", "AMLA Algorithm 2: power-of-two rescale as INT32 add on FP32 bits, with error compensation", attn_amla, attn_amla_sites, NULL) \
+    X("amla-nocomp", "AMLA ablation: no compensation (eps = 0)", attn_amla_nocomp, attn_amla_sites, NULL) \
+    X("amla-premul", "AMLA ablation: P pre-multiplied by (1/r)_bf16, no c correction (Appendix A item 2)", attn_amla_premul, attn_amla_sites, NULL) \
+    X("amla-naive", "AMLA Eq. (3): O += exp(m_i) P_i V_i without safe softmax (overflows for m > 88)", attn_amla_naive, attn_amla_naive_sites, NULL) \
+    X("snapmla", "SnapMLA: FP8 e4m3 per-token RoPE-aware KV/Q, P per 1x64 block with V-scale fusion (64-token pages)", attn_snapmla, attn_snapmla_sites, attn_kernel_tile) \
+    X("snapmla-a", "SnapMLA Table 2 config A: per-token RoPE-unaware (RoPE quantized with the content)", attn_snapmla_a, attn_snapmla_sites, attn_kernel_tile) \
+    X("snapmla-b", "SnapMLA Table 2 config B: per-tensor static scale 1.0, RoPE-aware", attn_snapmla_b, attn_snapmla_sites, attn_kernel_tile) \
+    X("snapmla-c", "SnapMLA Table 2 config C: per-tensor dynamic scale, RoPE-aware", attn_snapmla_c, attn_snapmla_sites, attn_kernel_tile) \
+    X("snapmla-d", "SnapMLA Table 2 config D: per-block (64 tokens x content) scale, RoPE-aware", attn_snapmla_d, attn_snapmla_sites, attn_kernel_tile) \
+    X("snapmla-inverted", "SnapMLA Appendix C: pages of each pair in inverted order, bidirectional rescaling", attn_snapmla_inverted, attn_snapmla_sites, attn_kernel_tile) \
+    X("flashmla-fp8", "FlashMLA FP8 cache: e4m3 content, pow2 scale per 1x128 tile, RoPE bf16; Base on 64-token tiles", attn_flashmla_fp8, attn_flashmla_fp8_sites, attn_kernel_tile) \
+    X("flashmla", "FlashMLA dense decode as an H100 runs it: WGMMA, SFU ex2/rcp/lg2, FTZ, split-KV and combine (sm-parts)", attn_flashmla, attn_flashmla_sites, attn_kernel_tile) \
+    X("seesaw", "FlashMLA's seesaw schedule: 64-token blocks in pairs, O split into O_L/O_R, scales in the blog's order", attn_seesaw, attn_seesaw_sites, attn_kernel_tile) \
+    X("etap", "FlashMLA-ETAP: S^T = K Q^T, softmax along the KV axis (tree sums per 64-token tile), O^T = V^T P^T", attn_etap, attn_etap_sites, attn_kernel_tile) \
+    X("fastattn", "FastAttention: two-level tiling (--row-block, --sub-block rows; --block KV), tiling-mask causal", attn_fastattn, attn_fastattn_sites, NULL) \
+    X("fastattn-fp16acc", "FastAttention's Volta m8n8k4 path: FP16 accumulators in both products", attn_fastattn, attn_fastattn_fp16acc_sites, NULL) \
+    X("fa2", "FlashAttention-2 forward as PyTorch's SDPA flash backend runs it on an H100: mma.sync, SFU ex2/rcp, FTZ, blocks in reverse", attn_fa2, attn_fa2_sites, attn_fa2_tile) \
+    X("fa3-fp8", "FlashAttention-3 FP8: e4m3 Q/K/V, block scales and random-sign Hadamard (--fa3-block, --fa3-hadamard)", attn_fa3fp8, attn_fa3fp8_sites, attn_kernel_tile)
 
 #define ATTN_DECLARE(name, summary, fn, sites, tile) ATTN_VARIANT(fn); extern const site_def_t sites[];
 #define ATTN_ROW(name, summary, fn, sites, tile) {name, summary, fn, sites, tile},
 
 ATTN_VARIANTS(ATTN_DECLARE)
+
+long attn_kernel_tile(long dk)
+{
+    (void)dk;
+    return ATTN_KERNEL_TILE;
+}
 
 const attn_variant_t attn_variants[] = {ATTN_VARIANTS(ATTN_ROW)};
 const int attn_variant_count = (int)(sizeof attn_variants / sizeof attn_variants[0]);

@@ -9,8 +9,11 @@
  * FlashAttention-3): fixed by the kernel, --block does not change it. */
 #define ATTN_KERNEL_TILE 64
 
-/* FlashAttention-2's tile: fixed by the kernel from the head dim (attn_fa2_tile). */
-#define ATTN_TILE_FA2 (-1)
+/* The registry's fixed tiles: the Hopper kernels' 64 keys whatever the head dim, and
+ * FlashAttention-2's launch rule on an H100 (flash_fwd_launch_template.h, no dropout, not sm8x:
+ * head dims up to 64 run kBlockN = 128, the larger ones 64; fa2.c). */
+long attn_kernel_tile(long dk);
+long attn_fa2_tile(long dk);
 
 /* A variant's entry point, declared where it is defined (the registry declares it too):
  *     ATTN_VARIANT(attn_base) { ... }  */
