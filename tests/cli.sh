@@ -180,6 +180,21 @@ sz=$(wc -c <"$T/part/.small.samples"); head -c $((sz - 7)) "$T/part/.small.sampl
 AMLA_SWEEP_KILL_AFTER=2 $A sweep "$T/s.exp" --out "$T/part" --no-plot >/dev/null 2>&1
 $A sweep "$T/s.exp" --out "$T/part" --no-plot >/dev/null 2>&1 || bad "resumed sweep failed"
 cmp -s "$T/full/small.csv" "$T/part/small.csv" && ok || bad "resumed sweep csv differs from the uninterrupted one"
+# the plot of a two-dimensional grid: one panel per value of the other grid line, ticks at the
+# x values, axes in words, every series in the key once (only where gnuplot is installed)
+if command -v gnuplot >/dev/null 2>&1; then
+    sed -e 's/^name small/name small2d/' -e 's/^grid sigma 1 4/grid dk,dv 32,16 16,16\ngrid sigma 1 4/' \
+        -e 's/^set samples 3/set samples 2/' -e 's/^paper base rel_fro .*/paper base rel_fro 1.8e-3 1.5e-3 - 1.5e-3/' \
+        "$T/s.exp" >"$T/s2.exp"
+    AMLA_KEEP_PLOT_SCRIPT=1 $A sweep "$T/s2.exp" --out "$T/p2" >/dev/null 2>"$T/err" || bad "2-D sweep: $(cat "$T/err")"
+    gp="$T/p2/.small2d.plot.gp"
+    head -c 8 "$T/p2/small2d.png" 2>/dev/null | grep -q PNG && ok || bad "no png for the 2-D sweep"
+    expect_eq "one plot command per panel" "2" "$(grep -c '^plot ' "$gp")"
+    grep -q "set title 'dk = 32, dv = 16'" "$gp" && grep -q "set title 'dk = 16, dv = 16'" "$gp" && ok || bad "panel titles"
+    grep -q "set xtics ('1' 1, '4' 4)" "$gp" && ok || bad "x ticks at the grid's values"
+    grep -q "set xlabel 'σ" "$gp" && grep -q "set ylabel 'relative Frobenius error against Golden'" "$gp" && ok || bad "axis words"
+    expect_eq "key entries (3 lab + 1 paper, first panel only)" "4" "$(grep -o "title '[^']*'" "$gp" | grep -v ' = ' | grep -vc "title ''")"
+fi
 $A sweep "$T/s.exp" --check >"$T/chk" && ok || bad "sweep --check"
 grep -q "^$T/s.exp: ok, experiment small: 2 grid points" "$T/chk" && ok || bad "sweep --check says nothing: $(cat "$T/chk")"
 $A sweep "$T/s.exp" --out "$T/full" --no-plot 2>/dev/null | tail -n 1 >"$T/last"
