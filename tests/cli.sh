@@ -687,6 +687,22 @@ for o in $($A run --help | grep -o '^  --[a-z0-9-]*' | sed 's/^  --//'); do
     grep -qF -- "\\-\\-$(echo "$o" | sed 's/-/\\-/g')" man/amla-lab.1 && ok || bad "the man page does not mention --$o"
 done
 
+# the README's and the man page's option tables are the option table's own (scripts/gen-docs.sh)
+mkdir -p "$T/docs/scripts" "$T/docs/man"
+cp README.md "$T/docs/"; cp man/amla-lab.1 "$T/docs/man/"; cp scripts/gen-docs.sh "$T/docs/scripts/"
+sh "$T/docs/scripts/gen-docs.sh" "$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")" 2>"$T/err" || bad "gen-docs.sh: $(cat "$T/err")"
+cmp -s README.md "$T/docs/README.md" && ok || bad "README's option table is stale: run sh scripts/gen-docs.sh"
+cmp -s man/amla-lab.1 "$T/docs/man/amla-lab.1" && ok || bad "the man page's option table is stale: run sh scripts/gen-docs.sh"
+# a default the README's prose gives ("`--opt` [value") is the table's
+grep -o '`--[a-z0-9-]*` \[[^],;]*' README.md | sort -u | while read -r o v; do
+    o=$(echo "$o" | tr -d '`'); v=${v#[}
+    $A list --options md | grep -q "^| \`$o[ \`].*| $v[^|]* |" || echo "README gives $o [$v, the option table differs"
+done >"$T/defs"
+[ -s "$T/defs" ] && bad "$(cat "$T/defs")" || ok
+expect_err "list --options in an unknown form" list --options pdf
+$A run --help >"$T/h1"; $A list --options >"$T/h2"
+cmp -s "$T/h1" "$T/h2" && ok || bad "list --options differs from run --help"
+
 # stdout that cannot be written is an I/O error (exit 1), when /dev/full exists
 if [ -w /dev/full ]; then
     $A list >/dev/full 2>/dev/null; rc=$?

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "config/opts.h"
 #include "attn/attn.h"
 #include "config/config.h"
 #include "data/gen.h"
@@ -15,13 +16,15 @@
 #include "run/metric.h"
 
 static const char LIST_USAGE[] =
-    "usage: amla-lab list [--sites VARIANT]\n"
+    "usage: amla-lab list [--sites VARIANT | --options [text|md|man]]\n"
     "Prints what the lab knows by name, one per line with a summary: the variants (for --variants,\n"
     "check's --candidates and experiment files), the number formats and the other names they go\n"
     "by (--in-format, --out-format, cast --to), the rounding modes, the input distributions\n"
     "(--dist), the accumulation models (--acc, --acc-qk, --acc-pv) and the metrics (the CSV's\n"
     "columns). --sites VARIANT: the variant's rounding sites in the order it meets them, each with\n"
-    "its format and what it rounds (the names --exact and --only take).\n";
+    "its format and what it rounds (the names --exact and --only take). --options [text|md|man]:\n"
+    "every run option with its value, default and meaning (run --help's table; md and man are the\n"
+    "README's and the man page's copies of it).\n";
 
 
 int cmd_list(int argc, char **argv)
@@ -48,6 +51,16 @@ int cmd_list(int argc, char **argv)
             site_describe(buf, sizeof buf, &ctx.site[i]);
             printf("%s\n", buf);
         }
+        return cli_finish_stdout(0);
+    }
+    if (argc <= 2 && argc >= 1 && strcmp(argv[0], "--options") == 0) {
+        const char *form = argc == 2 ? argv[1] : "text";
+        if (strcmp(form, "text") == 0)
+            opts_write_help(stdout);
+        else if (strcmp(form, "md") == 0 || strcmp(form, "man") == 0)
+            opts_write_doc(stdout, form[1] == 'd' ? OPTS_DOC_MD : OPTS_DOC_MAN);
+        else
+            return cli_usage_error("list --options: FORM must be text, md or man, got '%s'%s", form, "");
         return cli_finish_stdout(0);
     }
     if (argc != 0)

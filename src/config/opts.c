@@ -269,7 +269,7 @@ const opts_def_t opts_table[] = {
     {"sigma", "S", "1", NULL, 0, set_double, OFF(gen.sigma), 1, 0, "normal and mla: standard deviation"},
     {"low", "A", "-1", NULL, 0, set_double, OFF(gen.low), 0, 0, "uniform: lower bound"},
     {"high", "B", "1", NULL, 0, set_double, OFF(gen.high), 0, 0, "uniform: upper bound"},
-    {"layer-profile", "1.." OPTS_STR(GEN_MLA_PROFILES), NULL, NULL, 0, set_profile, 0, 0, 0,
+    {"layer-profile", "1.." OPTS_STR(GEN_MLA_PROFILES), NULL, "none: the values below", 0, set_profile, 0, 0, 0,
      "mla: a layer profile (RoPE range, outlier rate, token spread)"},
     {"rope-dims", "N", OPTS_STR(GEN_MLA_ROPE_DIMS), NULL, 0, set_long, OFF(gen.mla.rope_dims), 0, LONG_MAX,
      "the last N dims of Dk are RoPE (mla inputs; FP8 variants keep them apart)"},
@@ -389,4 +389,68 @@ void opts_write_help(FILE *f)
         if (d->where & OPTS_VARIANT)
             fprintf(f, " %s", d->name);
     fputs(".\n", f);
+}
+
+/* Text as troff takes it: a backslash doubled, '-' as \- (a hyphen, not a minus, is what one types). */
+static void opts_troff(FILE *f, const char *s)
+{
+    for (; *s; s++)
+        if (*s == '\\')
+            fputs("\\e", f);
+        else if (*s == '-')
+            fputs("\\-", f);
+        else
+            fputc(*s, f);
+}
+
+/* Text in a Markdown table cell: '|' escaped. */
+static void opts_md(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '|')
+            fputc('\\', f);
+        fputc(*s, f);
+    }
+}
+
+/* The option table for the man page (troff) or the README (a Markdown table): the same names,
+ * values, defaults and help as run --help, so the three cannot disagree. */
+void opts_write_doc(FILE *f, opts_doc_t form)
+{
+    if (form == OPTS_DOC_MD)
+        fputs("| option | default | meaning |\n| --- | --- | --- |\n", f);
+    for (const opts_def_t *d = opts_table; d->name; d++) {
+        const char *def = d->where & OPTS_FLAG ? "off" : d->def ? d->def : d->shown;
+        if (form == OPTS_DOC_MD) {
+            fprintf(f, "| `--%s", d->name);
+            if (d->arg) {
+                fputc(' ', f);
+                opts_md(f, d->arg);
+            }
+            fputs("` | ", f);
+            if (def)
+                opts_md(f, def);
+            fputs(" | ", f);
+            opts_md(f, d->help);
+            fputs(d->where & OPTS_VARIANT ? " (also per variant)" : "", f);
+            fputs(" |\n", f);
+        } else {
+            fputs(".TP\n.B \\-\\-", f);
+            opts_troff(f, d->name);
+            if (d->arg) {
+                fputs(" \\fI", f);
+                opts_troff(f, d->arg);
+                fputs("\\fR", f);
+            }
+            fputc('\n', f);
+            opts_troff(f, d->help);
+            if (def) {
+                fputs(" [default: ", f);
+                opts_troff(f, def);
+                fputc(']', f);
+            }
+            fputs(d->where & OPTS_VARIANT ? " (also per variant)" : "", f);
+            fputs(".\n", f);
+        }
+    }
 }
