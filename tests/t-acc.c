@@ -92,6 +92,57 @@ static void tc_simd_vs_scalar(fmt_rng_t *rng)
     free(C2);
 }
 
+/* The FP16 accumulator's rounding, vector against scalar (fmt_round to binary16, RNE, overflow
+ * to infinity), on the values that make a binary16 rounding hard: every binary16 midpoint and
+ * its binary64 neighbours, the overflow threshold 65520 and its neighbours, the subnormal range,
+ * zeros of both signs, infinities, NaN and a random spread over 2^-40..2^20. C = 1 x B (K = 1)
+ * is the sum rounded once; B's column count (13) leaves a partial tile. */
+static void fp16_round_vs_scalar(fmt_rng_t *rng)
+{
+    enum { NV = 13 * 4096 };
+    double *x = malloc(sizeof(double) * NV), *C1 = malloc(sizeof(double) * NV), *C2 = malloc(sizeof(double) * NV);
+    double one = 1.0;
+    long n = 0;
+    for (uint32_t h = 0; h < 0x7c00 && n + 6 <= NV; h += 7) { /* midpoints between h and h + 1 */
+        double lo = fmt_decode(h, FMT_FP16), hi = fmt_decode(h + 1, FMT_FP16), mid = 0.5 * (lo + hi);
+        double v[3] = {mid, nextafter(mid, 0), nextafter(mid, INFINITY)};
+        for (int i = 0; i < 3; i++) {
+            x[n++] = v[i];
+            x[n++] = -v[i];
+        }
+    }
+    double fixed[] = {65504, 65520, nextafter(65520, 0), nextafter(65520, INFINITY), 0x1p-24, 0x1p-25,
+                      nextafter(0x1p-25, 1), 0x1p-26, 0x1p-14, 0x1.ffcp-15, 0.0, -0.0, INFINITY, -INFINITY, NAN,
+                      0x1p-1074, 1e300};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0] && n < NV; i++)
+        x[n++] = fixed[i];
+    while (n < NV) {
+        double u = ldexp((double)(fmt_rng_next(rng) >> 11), -53) - 0.5;
+        x[n++] = ldexp(u, (int)(fmt_rng_next(rng) % 61) - 40);
+    }
+    long bad = 0;
+    for (int simd = 0; simd < 2; simd++) {
+        acc_simd = simd;
+        acc_gemm(simd ? C2 : C1, 13, &one, 1, x, 13, 0, 1, 13, 1, ACC_FP16);
+        for (long r = 1; r < NV / 13; r++) /* the remaining rows of B, 13 columns each */
+            acc_gemm((simd ? C2 : C1) + r * 13, 13, &one, 1, x + r * 13, 13, 0, 1, 13, 1, ACC_FP16);
+    }
+    acc_simd = 1;
+    for (long i = 0; i < NV; i++) {
+        int same = memcmp(&C1[i], &C2[i], sizeof(double)) == 0 || (isnan(C1[i]) && isnan(C2[i]));
+        if (!same && bad++ < 5)
+            CHECK(0, "fp16 rounding of %a: simd %a, scalar %a", x[i], C2[i], C1[i]);
+        if (i < 6 * 1000 && !isnan(x[i])) /* and the scalar against fmt_round itself */
+            CHECK(memcmp(&C1[i], &(double){fmt_round(x[i], FMT_FP16, FMT_RNE, 0, NULL)}, sizeof(double)) == 0,
+                  "fp16-acc scalar of %a", x[i]);
+    }
+    CHECK(bad == 0, "fp16 rounding: %ld of %d values differ between the vector and scalar paths", bad, NV);
+    printf("t-acc: the FP16 accumulator's vector rounding equals the scalar one on %d values\n", NV);
+    free(x);
+    free(C1);
+    free(C2);
+}
+
 int main(void)
 {
     fmt_rng_t rng;
@@ -167,5 +218,6 @@ int main(void)
     free(C);
     free(Bt);
     tc_simd_vs_scalar(&rng);
+    fp16_round_vs_scalar(&rng);
     return check_done("t-acc");
 }

@@ -43,6 +43,7 @@ int acc_from_name(const char *name)
 #define ACC_MR 6
 #define ACC_NR32 16
 #define ACC_NR64 8
+#define ACC_MR16 4 /* rows of the FP16-accumulator tile (its rounding needs the registers) */
 
 /* c [ACC_MR][ACC_NR32] continues each element's chain over K more terms from the value it
  * holds (0 to start): the same sequential chain whichever way K is cut into chunks. */
@@ -293,26 +294,113 @@ static void gemm64(double *C, long ldc, const double *A, long lda, const double 
     free(zero);
 }
 
-/* The FP16-accumulator model, element by element. The four products of fp16 (or narrower)
- * operands and C are summed exactly in binary64 (22-bit products within a few binades: no
- * rounding in practice; a wider spread rounds once, far below fp16's precision), then the
- * sum is rounded to binary16; overflow gives infinity as the hardware's fp16 result would. */
-static void gemm16(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
-                   long N, long K)
+/* The FP16-accumulator model. Per group of ACC_FP16_K products of fp16 (or narrower)
+ * operands, C and the products are summed in binary64 in k order (22-bit products within a
+ * few binades: no rounding in practice; a wider spread rounds once, far below fp16's
+ * precision), then the sum is rounded to binary16; overflow gives infinity as the hardware's
+ * fp16 result would. The vector kernel below does the same operations per lane. */
+static void kern16_generic(double *c, const double *const a[ACC_MR16], const double *bp, long K)
 {
-    for (long i = 0; i < M; i++)
-        for (long j = 0; j < N; j++) {
-            double c = 0.0;
+    for (int r = 0; r < ACC_MR16; r++)
+        for (int j = 0; j < ACC_NR64; j++) {
+            double acc = 0.0;
             for (long k0 = 0; k0 < K; k0 += ACC_FP16_K) {
-                double s = c;
+                double s = acc;
                 for (long k = k0; k < k0 + ACC_FP16_K && k < K; k++)
-                    s += A[i * lda + k] * acc_b_at(B, ldb, b_trans, k, j);
-                c = fmt_round(s, FMT_FP16, FMT_RNE, 0, NULL); /* overflow: inf, as the hardware's fp16 */
+                    s += a[r][k] * bp[k * ACC_NR64 + j];
+                acc = fmt_round(s, FMT_FP16, FMT_RNE, 0, NULL); /* overflow: inf, as the hardware's fp16 */
             }
-            C[i * ldc + j] = c;
+            c[r * ACC_NR64 + j] = acc;
         }
 }
 
+#ifdef ACC_HAVE_X86
+/* binary64 to binary16 (RNE, overflow to infinity, fp16 subnormals) and back, per lane:
+ * r = (|x| + c) - c with c = 1.5 * 2^(E + 42) for |x| in [2^E, 2^(E+1)), E >= -14, rounds |x|
+ * to a multiple of 2^(E - 10), i.e. to 11 significant bits (fp16's quantum below 2^-14: 2^-24),
+ * by one binary64 addition in RNE (|x| + c stays in c's binade, whose ulp is that quantum; c's
+ * own bits there are zero, so ties go to the even fp16 significand). |x| >= 65520 (the tie
+ * above 65504 rounds to 65536) is infinity; NaN stays NaN; the sign is put back last. */
+__attribute__((target("avx2,fma"), always_inline)) static inline __m256d acc_round16_pd(__m256d x)
+{
+    const __m256d absmask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
+    const __m256i expmask = _mm256_set1_epi64x(0x7ff0000000000000LL);
+    const __m256i to_c = _mm256_set1_epi64x((42LL << 52) | (1LL << 51));
+    const __m256d cmin = _mm256_castsi256_pd(_mm256_set1_epi64x(((1023LL - 14 + 42) << 52) | (1LL << 51)));
+    const __m256d big = _mm256_set1_pd(65520.0), inf = _mm256_set1_pd(INFINITY);
+    __m256d ax = _mm256_and_pd(x, absmask), sign = _mm256_andnot_pd(absmask, x);
+    __m256d c = _mm256_castsi256_pd(_mm256_add_epi64(_mm256_and_si256(_mm256_castpd_si256(ax), expmask), to_c));
+    c = _mm256_max_pd(c, cmin); /* c's wrapped bits for |x| >= 65520 are replaced below */
+    __m256d r = _mm256_sub_pd(_mm256_add_pd(ax, c), c);
+    r = _mm256_blendv_pd(r, inf, _mm256_cmp_pd(ax, big, _CMP_GE_OQ));
+    return _mm256_or_pd(r, sign);
+}
+
+/* kern16_generic with the accumulators in registers (ACC_MR16 rows, two vectors of four). */
+__attribute__((target("avx2,fma"))) static void kern16_avx2(double *c, const double *const a[ACC_MR16],
+                                                             const double *bp, long K)
+{
+    __m256d acc[ACC_MR16][2];
+    _Pragma("GCC unroll 8")
+    for (int r = 0; r < ACC_MR16; r++)
+        acc[r][0] = acc[r][1] = _mm256_setzero_pd();
+    for (long k0 = 0; k0 < K; k0 += ACC_FP16_K) {
+        long k1 = k0 + ACC_FP16_K < K ? k0 + ACC_FP16_K : K;
+        for (long k = k0; k < k1; k++) {
+            __m256d b0 = _mm256_loadu_pd(bp + k * ACC_NR64), b1 = _mm256_loadu_pd(bp + k * ACC_NR64 + 4);
+            _Pragma("GCC unroll 8")
+            for (int r = 0; r < ACC_MR16; r++) {
+                __m256d av = _mm256_set1_pd(a[r][k]);
+                acc[r][0] = _mm256_add_pd(acc[r][0], _mm256_mul_pd(av, b0));
+                acc[r][1] = _mm256_add_pd(acc[r][1], _mm256_mul_pd(av, b1));
+            }
+        }
+        _Pragma("GCC unroll 8")
+        for (int r = 0; r < ACC_MR16; r++) {
+            acc[r][0] = acc_round16_pd(acc[r][0]);
+            acc[r][1] = acc_round16_pd(acc[r][1]);
+        }
+    }
+    _Pragma("GCC unroll 8")
+    for (int r = 0; r < ACC_MR16; r++) {
+        _mm256_storeu_pd(c + r * ACC_NR64, acc[r][0]);
+        _mm256_storeu_pd(c + r * ACC_NR64 + 4, acc[r][1]);
+    }
+}
+#endif
+
+static void gemm16(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
+                   long N, long K)
+{
+    double *bp = err_malloc((size_t)(K * ACC_NR64 + 1), sizeof(double));
+    double *zero = err_calloc((size_t)K + 1, sizeof(double));
+    double c[ACC_MR16 * ACC_NR64];
+    int avx = acc_simd && cpu_has_avx2_fma();
+    for (long j0 = 0; j0 < N; j0 += ACC_NR64) {
+        long nr = N - j0 < ACC_NR64 ? N - j0 : ACC_NR64;
+        for (long k = 0; k < K; k++)
+            for (long j = 0; j < ACC_NR64; j++)
+                bp[k * ACC_NR64 + j] = j < nr ? acc_b_at(B, ldb, b_trans, k, j0 + j) : 0.0;
+        for (long i0 = 0; i0 < M; i0 += ACC_MR16) {
+            long mr = M - i0 < ACC_MR16 ? M - i0 : ACC_MR16;
+            const double *a[ACC_MR16];
+            for (long r = 0; r < ACC_MR16; r++)
+                a[r] = r < mr ? A + (i0 + r) * lda : zero;
+#ifdef ACC_HAVE_X86
+            if (avx)
+                kern16_avx2(c, a, bp, K);
+            else
+#endif
+                kern16_generic(c, a, bp, K);
+            for (long r = 0; r < mr; r++)
+                for (long j = 0; j < nr; j++)
+                    C[(i0 + r) * ldc + j0 + j] = c[r * ACC_NR64 + j];
+        }
+    }
+    (void)avx;
+    free(bp);
+    free(zero);
+}
 
 void acc_gemm(double *C, long ldc, const double *A, long lda, const double *B, long ldb,
               int b_trans, long M, long N, long K, acc_model_t model)
