@@ -121,13 +121,17 @@ fuzz: deps fuzz-build
 			build-fuzz/corpus/$$t fuzz/seeds/$$t 2>&1 | grep -E "stat::number_of_executed_units|ERROR|SUMMARY|Done" || exit 1; \
 	done
 
-# Speed against plain BLAS attention of the same shape, measured in the same run (the issue's
-# targets; prints a table). BENCH_REPS runs per stage, medians.
+# Speed against plain BLAS attention of the same shape, measured in the same run: every
+# registered variant and accumulation model, per core and on all cores (prints a table and
+# writes results/bench.md, with a profile of the costly stages where perf is installed).
+# BENCH_REPS runs per stage, medians.
 BENCH_REPS ?= 5
 bench: deps
 	$(MAKE) all
 	$(CC) $(ALL_CFLAGS) -Isrc -o $(BUILD)/bench bench/bench.c $(LIB_OBJ) $(LIBS)
-	$(BUILD)/bench $(BENCH_REPS) 2
+	$(BUILD)/bench --reps $(BENCH_REPS) --md results/bench.md.tmp
+	sh scripts/bench-profile.sh $(BUILD)/bench >>results/bench.md.tmp
+	mv results/bench.md.tmp results/bench.md
 
 install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1

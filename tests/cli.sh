@@ -703,6 +703,13 @@ expect_err "list --options in an unknown form" list --options pdf
 $A run --help >"$T/h1"; $A list --options >"$T/h2"
 cmp -s "$T/h1" "$T/h2" && ok || bad "list --options differs from run --help"
 
+# run's progress line is for a terminal only: stderr stays empty in a pipe
+$A run $SMALL --samples 3 >/dev/null 2>"$T/err"; [ ! -s "$T/err" ] && ok || bad "run wrote to stderr in a pipe: $(head -c 200 "$T/err")"
+if command -v script >/dev/null 2>&1 && [ -z "$AMLA_WRAP" ]; then
+    script -qc "$BIN run --ctx 2048 --samples 80 --threads 1 --variants base >/dev/null" /dev/null >"$T/tty" 2>&1
+    grep -q "run \[.*\] [0-9]*/80 samples, ETA" "$T/tty" && ok || bad "no progress line on a terminal for a long run"
+fi
+
 # stdout that cannot be written is an I/O error (exit 1), when /dev/full exists
 if [ -w /dev/full ]; then
     $A list >/dev/full 2>/dev/null; rc=$?

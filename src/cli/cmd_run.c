@@ -4,8 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
+#include "base/progress.h"
 #include "config/opts.h"
 #include "data/files.h"
 #include "report/csv.h"
@@ -14,6 +16,30 @@
 #include "run/run.h"
 
 
+
+/* The progress line of a long run on a terminal: drawn from the first sample finished after
+ * RUN_PROGRESS_AFTER seconds, so that a short run prints nothing but its results. */
+#define RUN_PROGRESS_AFTER 2.0
+typedef struct {
+    long done, total;
+    double t0;
+    int tty, shown;
+} run_progress_t;
+
+static int run_progress_hook(void *arg, long sample, const run_row_t *rows, err_t *e)
+{
+    run_progress_t *p = arg;
+    (void)sample;
+    (void)rows;
+    (void)e;
+    p->done++;
+    double el = progress_now() - p->t0;
+    if (p->tty && (p->shown || el >= RUN_PROGRESS_AFTER)) {
+        p->shown = 1;
+        progress_draw(stderr, "run", p->done, p->total, p->done, el);
+    }
+    return ERR_OK;
+}
 
 int cmd_run(int argc, char **argv)
 {
@@ -60,8 +86,12 @@ int cmd_run(int argc, char **argv)
     /* --dump writes the set into a temporary directory beside DIR, moved into place whole */
     if (!rc && dump_dir && !(rc = io_dir_begin(&dump, dump_dir, &e)))
         c.dump_dir = dump.tmp;
+    run_progress_t pr = {0, c.samples, progress_now(), isatty(2) && c.samples > 1, 0};
+    run_hooks_t hooks = {NULL, run_progress_hook, &pr};
     if (!rc)
-        rc = run_execute(&r, &c, &e);
+        rc = run_execute_hooked(&r, &c, &hooks, &e);
+    if (pr.shown && pr.done < pr.total) /* stopped early: end the progress line */
+        fputc('\n', stderr);
     if (!rc && c.csv_path) {
         run_write_csv_header(csv.f);
         run_write_csv_rows(csv.f, &c, &r);

@@ -34,7 +34,7 @@ double run_lse_max_abs(const double *lse, const double *glse, long n);
 int run_outputs(const run_cfg_t *c, const attn_batch_t *bt, long sample, double **outs, double **lses,
                 run_extra_t *extras, run_row_t *rows, err_t *e);
 
-/* What a sweep adds to a run: samples to skip (already done), and a callback after each
+/* What a caller adds to a run (a sweep, run's progress line): samples to skip (already done), and a callback after each
  * finished sample (called one at a time; a non-zero return stops the run). */
 typedef struct {
     const char *skip; /* [samples], or NULL */

@@ -2,6 +2,8 @@
  * then the CSV, the report and the plots */
 #include "sweep/sweep_int.h"
 
+#include "base/progress.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -22,21 +24,10 @@
 
 void sweep_progress(sweep_state_t *s)
 {
-    if (!s->progress)
-        return;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    double now = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-    double eta = s->fresh > 0 ? (now - s->t0) / (double)s->fresh * (double)(s->total - s->done) : 0;
-    int w = 30, filled = (int)((double)w * (double)s->done / (double)(s->total ? s->total : 1));
-    fprintf(stderr, "\r%s [", s->x->name);
-    for (int i = 0; i < w; i++)
-        fputc(i < filled ? '=' : ' ', stderr);
-    fprintf(stderr, "] %ld/%ld samples, ETA %dm%02ds ", s->done, s->total, (int)(eta / 60), (int)eta % 60);
-    if (s->done == s->total)
-        fputc('\n', stderr);
-    fflush(stderr);
+    if (s->progress)
+        progress_draw(stderr, s->x->name, s->done, s->total, s->fresh, progress_now() - s->t0);
 }
+
 int sweep_run(const char *path, const sweep_opts_t *o, err_t *e)
 {
     sweep_t *x = err_calloc(1, sizeof *x);
@@ -103,9 +94,7 @@ int sweep_run(const char *path, const sweep_opts_t *o, err_t *e)
     const char *ka = getenv("AMLA_SWEEP_KILL_AFTER");
     s.kill_after = ka ? atol(ka) : 0;
     s.progress = rank > 0 ? 0 : o->progress < 0 ? isatty(2) : o->progress;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    s.t0 = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    s.t0 = progress_now();
     if (!rc && s.done > 0 && s.progress)
         fprintf(stderr, "%s: resuming, %ld of %ld samples already done\n", x->name, s.done, s.total);
     long turn = 0;
@@ -154,8 +143,7 @@ int sweep_run(const char *path, const sweep_opts_t *o, err_t *e)
     free(outbox);
     if (s.store)
         fclose(s.store);
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    double secs = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec - s.t0;
+    double secs = progress_now() - s.t0;
     if (!rc && rank == 0) {
         io_atomic_t a;
         rc = io_atomic_open(&a, csv, e);
