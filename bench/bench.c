@@ -13,6 +13,7 @@
 #include <omp.h>
 
 #include "attn/attn.h"
+#include "base/mem.h"
 #include "config/config.h"
 #include "config/opts.h"
 #include "data/gen.h"
@@ -257,6 +258,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    mem_reuse_freed(); /* as amla-lab does */
     reps = reps < 1 ? 1 : reps > BENCH_MAX_REPS ? BENCH_MAX_REPS : reps;
     threads = threads < 1 ? 1 : threads;
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/mem.h"
 #include "cli/cli.h"
 #include "data/files.h"
 #include "sweep/par.h"
@@ -48,6 +49,7 @@ int main(int argc, char **argv)
 {
     par_init(&argc, &argv);
     io_cleanup_on_signals();
+    mem_reuse_freed();
     int rc;
     char **args = split_eq_args(&argc, argv);
     argv = args;
