@@ -118,6 +118,8 @@ static inline double attn_round(attn_ctx_t *ctx, int site, double x)
     const site_t *s = &ctx->site[site];
     if (s->exact)
         return x;
+    if (s->fmt == FMT_FP32 && s->mode == FMT_RNE && !s->sat)
+        return (double)(float)x; /* fmt_round's binary32 RNE, inline (the commonest site) */
     return fmt_round(x, s->fmt, s->mode, s->sat, &ctx->rng);
 }
 

@@ -31,6 +31,9 @@ static double etap_tree_sum(const double *x, long n, long s, attn_ctx_t *ctx)
     return attn_round(ctx, L_SUM, etap_tree_sum(x, h, s, ctx) + etap_tree_sum(x + h * s, n - h, s, ctx));
 }
 
+/* Columns of V per strip of the tile's transpose (eight binary64: one cache line). */
+#define ETAP_TRANSPOSE 8
+
 ATTN_VARIANT(attn_etap)
 {
     long R = g->R, dv = g->dv, dk = g->dk, B = ETAP_BLOCK;
@@ -75,9 +78,10 @@ ATTN_VARIANT(attn_etap)
             for (long j = 0; j < nb; j++)
                 st[j * R + r] = attn_round(ctx, P_CAST, st[j * R + r]);
         }
-        for (long j = 0; j < nb; j++)
-            for (long c = 0; c < dv; c++)
-                vt[c * nb + j] = g->v[(j0 + j) * dv + c];
+        for (long c0 = 0; c0 < dv; c0 += ETAP_TRANSPOSE) /* V^T by strips: a cache line of V at a time */
+            for (long j = 0; j < nb; j++)
+                for (long c = c0; c < c0 + ETAP_TRANSPOSE && c < dv; c++)
+                    vt[c * nb + j] = g->v[(j0 + j) * dv + c];
         attn_gemm(ctx, PV_ACC, tt, R, vt, nb, st, R, 0, dv, R, nb);
         for (long c = 0; c < dv; c++)
             for (long r = 0; r < R; r++) {

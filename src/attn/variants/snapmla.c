@@ -167,13 +167,12 @@ static void snap_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, const s
             if (valid > nb)
                 valid = nb;
             double mnew = st[r].m;
-            for (long cc = 0; cc < nb; cc++) {
-                if (cc < valid) {
-                    row[cc] = attn_round(ctx, S_DEQUANT,
-                                         attn_round(ctx, S_DEQUANT, attn_round(ctx, S_DEQUANT, row[cc] * sq[r]) * sk8[j0 + cc]) * c);
-                    mnew = row[cc] > mnew ? row[cc] : mnew;
-                }
-            }
+            for (long cc = 0; cc < valid; cc++) /* the roundings, then the maximum: two loops keep
+                                                   the maximum's chain in a register */
+                row[cc] = attn_round(ctx, S_DEQUANT,
+                                     attn_round(ctx, S_DEQUANT, attn_round(ctx, S_DEQUANT, row[cc] * sq[r]) * sk8[j0 + cc]) * c);
+            for (long cc = 0; cc < valid; cc++)
+                mnew = row[cc] > mnew ? row[cc] : mnew;
             undo[r] = 1.0;
             if (valid <= 0) {
                 beta[r] = 1.0;
