@@ -1,6 +1,7 @@
 #!/bin/sh
-# flashmla-check.sh [CAPTURES] -- results/flashmla-check.md: the flashmla variant against every
-# capture of the real FlashMLA kernel (default ../shared/captures/flashmla; keys in its
+# flashmla-check.sh [CAPTURES [OUT [NOTE]]] -- OUT (default results/flashmla-check.md): the flashmla
+# variant against every capture of the real FlashMLA kernel (default ../shared/captures/flashmla,
+# or a directory scripts/capture_flashmla.py wrote; keys in its
 # meta.json), each run as one batch: the elements bit-identical to the kernel's no-split output
 # and to its default (split-KV) output, the same for the log-sum-exp the kernel returns, and the
 # variant's error beside the kernel's.
@@ -11,12 +12,13 @@ caps=${1:-../shared/captures/flashmla}
 make -s amla-lab >/dev/null
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-out=results/flashmla-check.md
+out=${2:-results/flashmla-check.md}
+note=$3 # a paragraph after the introduction (where the captures came from)
 {
     echo "# The flashmla variant against the real FlashMLA kernel (H100)"
     echo
     echo "Produced by \`scripts/flashmla-check.sh\` (\`make results\` when ../shared/captures is there) from"
-    echo "the captures in shared/captures/flashmla (FlashMLA 9c5dfab, an H100, their meta.json). Each"
+    echo "the captures in $(echo "$caps" | sed "s,^\.\./,,") (FlashMLA 9c5dfab, an H100, their meta.json). Each"
     echo "capture is run as the kernel ran it: the whole batch at once (\`--load\` reads the .npz's q.npy,"
     echo "k.npy and seqlens.npy in FlashMLA's layout), so the split-KV scheduler sees every entry."
     echo "Columns: elements of the lab's \`flashmla:sm-parts=1\` output bit-identical to the kernel's"
@@ -28,6 +30,7 @@ out=results/flashmla-check.md
     echo "format for O, of fp32 for the lse) between the lab's value and the kernel's, for O no-split /"
     echo "O default / lse no-split / lse default (\`scripts/ulp_dist.py\`; 0 where every element is"
     echo "bit-identical)."
+    [ -z "$note" ] || printf '\n%s\n' "$note"
     echo
     echo "| capture | batch | keys | no-split: identical | default path: identical | lse no-split | lse default | largest ulp distance | rel_fro flashmla | rel_fro kernel (no-split) |"
     echo "|---|---|---|---|---|---|---|---|---|---|"

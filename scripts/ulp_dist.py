@@ -23,6 +23,8 @@ def codes(path, fmt):
         fail('%s: not a readable uint16/float32/float64 .npy (%s)' % (path, e))
     a = array.array(tc)
     a.frombytes(data[:len(data) // a.itemsize * a.itemsize])
+    if head.get('fortran_order'):
+        a = c_order(a, head['shape'])
     if tc == 'H':
         if BITS[fmt] != 16:
             fail('%s: uint16 codes, but %s is not a 16-bit format' % (path, fmt))
@@ -35,6 +37,24 @@ def codes(path, fmt):
             out.append(struct.unpack('<I', struct.pack('<f', x))[0] >> 16)  # exact: x is a bf16 value
         else:
             out.append(struct.unpack('<H', struct.pack('<e', x))[0])
+    return out
+
+
+def c_order(a, shape):
+    """a Fortran-order array's elements in C order (element (i0, i1, ...) is at i0 + s0 (i1 + ...))"""
+    out = type(a)(a.typecode)
+    n = len(a)
+    idx = [0] * len(shape)
+    for _ in range(n):
+        f = 0
+        for d in reversed(range(len(shape))):
+            f = f * shape[d] + idx[d]
+        out.append(a[f])
+        for d in reversed(range(len(shape))):
+            idx[d] += 1
+            if idx[d] < shape[d]:
+                break
+            idx[d] = 0
     return out
 
 

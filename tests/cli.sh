@@ -255,20 +255,23 @@ if [ -f $G/gemm-bf16-normal-256.a.npy ]; then
 fi
 
 # ---- flashmla against the real kernel: captures of FlashMLA's dense decode on an H100 (a subset
-# of shared/captures/flashmla, inputs and the outputs as bf16 codes): the lab's outputs, cast to
-# bf16 codes, must be the kernel's byte for byte, on its no-split path (sm-parts=1) and on its
-# default split-KV path with the combine kernel, and so must the log-sum-exp it returns (fp32,
-# compared as values) (AMLA_QUICK: the smallest case only)
+# of shared/captures/flashmla, inputs and the outputs as bf16 codes; f2-fp16 is an FP16 capture of
+# scripts/capture_flashmla.py, marked by its file fp16): the lab's outputs, cast to the codes of
+# the capture's format, must be the kernel's byte for byte, on its no-split path (sm-parts=1) and
+# on its default split-KV path with the combine kernel, and so must the log-sum-exp it returns
+# (fp32, compared as values) (AMLA_QUICK: the smallest case only)
 for d in tests/data/flashmla/*/; do
     [ -f "$d/q.npy" ] || continue
     case $d in *a4-b2*) ;; *) [ -n "$AMLA_QUICK" ] && continue ;; esac
     causal=""; [ -f "$d/causal" ] && causal="--causal"
+    fmt=bf16; [ -f "$d/fp16" ] && fmt=fp16
     rm -rf "$T/fm"
     # shellcheck disable=SC2086
-    $AH run --load "$d" --dv 512 $causal --variants flashmla,flashmla:sm-parts=1 --dump "$T/fm" >/dev/null 2>"$T/err" || bad "flashmla on $d: $(cat "$T/err")"
-    $A cast --to bf16 --in "$T/fm/flashmla:sm-parts=1.npy" --out "$T/fm.u2.npy" >/dev/null 2>&1
+    $AH run --load "$d" --dv 512 $causal --in-format $fmt --out-format $fmt --variants flashmla,flashmla:sm-parts=1 \
+        --dump "$T/fm" >/dev/null 2>"$T/err" || bad "flashmla on $d: $(cat "$T/err")"
+    $A cast --to $fmt --in "$T/fm/flashmla:sm-parts=1.npy" --out "$T/fm.u2.npy" >/dev/null 2>&1
     cmp -s "$T/fm.u2.npy" "$d/out_nosplit.npy" && ok || bad "flashmla:sm-parts=1 on $d: not the H100's no-split bits"
-    $A cast --to bf16 --in "$T/fm/flashmla.npy" --out "$T/fm.u2.npy" >/dev/null 2>&1
+    $A cast --to $fmt --in "$T/fm/flashmla.npy" --out "$T/fm.u2.npy" >/dev/null 2>&1
     cmp -s "$T/fm.u2.npy" "$d/out.npy" && ok || bad "flashmla on $d: not the H100's split-KV bits"
     for v in flashmla:sm-parts=1 flashmla; do
         want=lse; [ "$v" = flashmla ] || want=lse_nosplit
@@ -289,6 +292,21 @@ write_npy(sys.argv[1] + '/ud.npy', (1,), '<f8', array.array('d', [-(2.0 ** -133)
 PY
 expect_eq "ulp_dist fp32" "3" "$(python3 scripts/ulp_dist.py "$T/ua.npy" "$T/ub.npy" fp32)"
 expect_eq "ulp_dist bf16 across zero" "2" "$(python3 scripts/ulp_dist.py "$T/uc.npy" "$T/ud.npy" bf16)"
+# a Fortran-order .npy (what numpy saves of a transposed view, e.g. FlashMLA's lse for s_q > 1)
+# is read in C order: [2, 3] = [[1, 2, 3], [4, 5, 6]] stored column by column against the C file
+python3 - "$T" <<'PY'
+import array, sys
+sys.path.insert(0, 'scripts')
+from flashmla_case import write_npy
+write_npy(sys.argv[1] + '/c23.npy', (2, 3), '<f4', array.array('f', [1, 2, 3, 4, 5, 6]))
+write_npy(sys.argv[1] + '/f23.npy', (2, 3), '<f4', array.array('f', [1, 4, 2, 5, 3, 6]))
+with open(sys.argv[1] + '/f23.npy', 'r+b') as f:
+    b = f.read().replace(b"'fortran_order': False", b"'fortran_order': True ")
+    f.seek(0); f.write(b)
+PY
+$A compare "$T/f23.npy" "$T/c23.npy" >"$T/cmp" 2>&1
+awk '/^identical/ {exit !($2 == 6)}' "$T/cmp" && ok || bad "a Fortran-order .npy is not read in C order: $(cat "$T/cmp")"
+expect_eq "ulp_dist reads Fortran order" "0" "$(python3 scripts/ulp_dist.py "$T/f23.npy" "$T/c23.npy" fp32)"
 rm -rf "$T/fm"
 $A run $SMALL --variants base,flashmla --dump "$T/fm" >/dev/null 2>&1
 [ -f "$T/fm/golden.lse.npy" ] && [ -f "$T/fm/flashmla.lse.npy" ] && [ ! -e "$T/fm/base.lse.npy" ] && ok ||

@@ -60,8 +60,22 @@ int main(void)
 
     /* rejects, each with its reason */
     double d[2] = {1, 2};
-    len = build(buf, "{'descr': '<f8', 'fortran_order': True, 'shape': (2,), }", d, sizeof d);
-    CHECK(parse_rc(buf, len, "Fortran") == ERR_USAGE, "Fortran order rejected");
+    /* Fortran order: read into C order. A [2, 3] array A[i][j] = 10 i + j stored column by
+     * column is 0 10 1 11 2 12 in the file (a hand layout); a [2, 2, 2] one, A = 4i + 2j + k,
+     * is 0 4 2 6 1 5 3 7 */
+    double fo[6] = {0, 10, 1, 11, 2, 12}, fo3[8] = {0, 4, 2, 6, 1, 5, 3, 7};
+    len = build(buf, "{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }", fo, sizeof fo);
+    CHECK(io_npy_parse(&a, buf, len, &e) == 0 && a.fortran, "Fortran order read: %s", e.msg);
+    for (int i = 0; i < 6; i++)
+        CHECK(a.data[i] == 10 * (i / 3) + i % 3, "Fortran [2, 3] element %d: %g", i, a.data[i]);
+    io_npy_free(&a);
+    len = build(buf, "{'descr': '<f8', 'fortran_order': True, 'shape': (2, 2, 2), }", fo3, sizeof fo3);
+    CHECK(io_npy_parse(&a, buf, len, &e) == 0, "Fortran [2, 2, 2] read: %s", e.msg);
+    for (int i = 0; i < 8; i++)
+        CHECK(a.data[i] == i, "Fortran [2, 2, 2] element %d: %g", i, a.data[i]);
+    io_npy_free(&a);
+    len = build(buf, "{'descr': '<f8', 'fortran_order': Maybe, 'shape': (2,), }", d, sizeof d);
+    CHECK(parse_rc(buf, len, "fortran_order") == ERR_USAGE, "bad fortran_order rejected");
     len = build(buf, "{'descr': '>f8', 'fortran_order': False, 'shape': (2,), }", d, sizeof d);
     CHECK(parse_rc(buf, len, "big-endian") == ERR_USAGE, "big-endian rejected");
     len = build(buf, "{'descr': '<i2', 'fortran_order': False, 'shape': (2,), }", d, 4);

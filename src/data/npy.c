@@ -127,11 +127,14 @@ static int npy_parse_header(io_npy_t *out, const char *h, err_t *e)
             if (rc)
                 return rc;
         } else if (k == 1) {
-            if (strncmp(p, "True", 4) == 0)
-                return err_set(e, ERR_USAGE, "Fortran-order arrays are not supported (save in C order)");
-            if (strncmp(p, "False", 5) != 0)
+            if (strncmp(p, "True", 4) == 0) {
+                out->fortran = 1;
+                p += 4;
+            } else if (strncmp(p, "False", 5) == 0) {
+                p += 5;
+            } else {
                 return err_set(e, ERR_USAGE, "malformed header: bad 'fortran_order'");
-            p += 5;
+            }
         } else if (!(p = npy_parse_shape(out, p, e))) {
             return e->code;
         }
@@ -149,6 +152,27 @@ static int npy_parse_header(io_npy_t *out, const char *h, err_t *e)
     if (*p)
         return err_set(e, ERR_USAGE, "malformed header: text after the dict");
     return ERR_OK;
+}
+
+/* A Fortran-order array's elements into C order (what a transposed view such as torch's
+ * log-sum-exp for s_q > 1 gives when numpy saves it): element (i0, ..., i_{n-1}) sits at
+ * i0 + s0 (i1 + s1 (i2 + ...)) in the file. */
+static void npy_to_c_order(io_npy_t *a)
+{
+    if (a->ndim < 2 || a->n < 2)
+        return;
+    double *c = err_malloc((size_t)a->n, sizeof(double));
+    long idx[IO_NPY_MAX_DIMS] = {0};
+    for (long i = 0; i < a->n; i++) {
+        long f = 0;
+        for (int d = a->ndim - 1; d >= 0; d--)
+            f = f * a->shape[d] + idx[d];
+        c[i] = a->data[f];
+        for (int d = a->ndim - 1; d >= 0 && ++idx[d] == a->shape[d]; d--)
+            idx[d] = 0; /* the C-order index, last dimension fastest */
+    }
+    memcpy(a->data, c, sizeof(double) * (size_t)a->n);
+    free(c);
 }
 
 int io_npy_parse(io_npy_t *out, const unsigned char *buf, size_t len, err_t *e)
@@ -219,6 +243,8 @@ int io_npy_parse(io_npy_t *out, const unsigned char *buf, size_t len, err_t *e)
             out->data[i] = fmt_decode((uint32_t)p[0] | (uint32_t)p[1] << 8, FMT_FP16);
         }
     }
+    if (out->fortran)
+        npy_to_c_order(out);
     return ERR_OK;
 }
 

@@ -19,6 +19,7 @@ typedef struct {
     int elsize;   /* 2, 4 or 8 (float16, float32, float64), 1 or 2 with codes, 4 or 8 with integers */
     int codes;    /* uint8/uint16 (or void V1/V2): data holds the codes, to be decoded by io_npy_decode */
     int integer;  /* int32/int64: data holds the integers */
+    int fortran;  /* the file was in Fortran order (data has been put in C order) */
     double *data; /* values converted to double, C order */
 } io_npy_t;
 
