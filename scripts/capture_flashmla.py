@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""capture_flashmla.py FLASHMLA OUTDIR -- run the real FlashMLA dense-decode kernel on an H100 and
+"""[CAPTURE_CASES=a,b] capture_flashmla.py FLASHMLA OUTDIR -- run the real FlashMLA dense-decode kernel on an H100 and
 keep its outputs with their exact inputs, in the layout of shared/captures/flashmla (its meta.json
 names every key): for each case OUTDIR/NAME.npz and one OUTDIR/meta.json.
 
@@ -34,6 +34,14 @@ CASES = {
     "f4": ("fp16", 1, 2, 64, [2048], True, ("normal", 1.0), 204),
     "f5": ("fp16", 1, 1, 16, [3000], False, ("uniform", 2.0), 205),
     "u1": ("bf16", 2, 1, 128, [1500, 700], False, ("uniform", 3.0), 206),
+    # second round: s_q > 1 (more m-blocks, fewer SM parts), a key count of 1, long and
+    # many-entry batches, small and large logits
+    "g1": ("bf16", 1, 4, 128, [3000], True, ("normal", 1.0), 301),
+    "g2": ("fp16", 8, 1, 128, [777, 1500, 64, 1, 1200, 333, 129, 1024], False, ("normal", 1.0), 302),
+    "g3": ("bf16", 1, 1, 128, [12000], False, ("normal", 0.1), 303),
+    "g4": ("fp16", 2, 3, 32, [700, 65], True, ("normal", 1.0), 304),
+    "g5": ("bf16", 3, 1, 64, [4096, 4096, 4096], False, ("normal", 2.0), 305),
+    "g6": ("fp16", 1, 1, 128, [2000], False, ("normal", 8.0), 306),
 }
 
 
@@ -117,7 +125,7 @@ def run_case(mod, name, case, outdir):
         res["tile_scheduler_metadata" + path] = m.cpu().numpy()
         res["num_splits" + path] = n.cpu().numpy()
         res["deterministic" + path] = same
-    np.savez(os.path.join(outdir, name + ".npz"), q=q, k=k, seqlens=np.array(seqlens, np.int32),
+    np.savez_compressed(os.path.join(outdir, name + ".npz"), q=q, k=k, seqlens=np.array(seqlens, np.int32),
              **{key: v for key, v in res.items() if not key.startswith("deterministic")})
     return {"dtype": dtype, "b": b, "s_q": s_q, "h_q": h_q, "seqlens": seqlens, "causal": causal,
             "causal_effective": causal and s_q > 1,
@@ -132,7 +140,10 @@ def main():
     os.makedirs(outdir, exist_ok=True)
     mod = build(root)
     cases = {}
+    only = os.environ.get("CAPTURE_CASES")  # a comma-separated subset (the device returns 8 files at most)
     for name, case in CASES.items():
+        if only and name not in only.split(","):
+            continue
         cases[name] = run_case(mod, name, case, outdir)
         print(name, json.dumps(cases[name]), flush=True)
     meta = {"what": "Outputs of the real FlashMLA dense-decode kernel (FlashMLA 9c5dfab, CUTLASS e94e888) on "

@@ -66,6 +66,22 @@ note=$3 # a paragraph after the introduction (where the captures came from)
             $v == "flashmla:sm-parts=1" {print $r}' "$d/run.csv")
         hw=$(./amla-lab compare "$d/out_nosplit.npy" "$d/o/golden.npy" --in-format "$dtype" | awk '$1 == "rel_fro" {print $2}')
         echo "| $c | $batch | $keys | $ns | $df | $lns | $ldf | $ulp | $lab | $hw |"
+        # the scheduler: the lab's metadata (--dump) against the one get_mla_metadata wrote
+        python3 - "$d" "$c" >>"$tmp/sched" <<'PY'
+import array, sys
+sys.path.insert(0, 'scripts')
+from flashmla_case import read_npy
+d, c = sys.argv[1], sys.argv[2]
+def load(path):
+    head, data = read_npy(open(path, 'rb').read())
+    a = array.array({'<i4': 'i', '<f8': 'd'}[head['descr']])
+    a.frombytes(data)
+    return head['shape'], [int(x) for x in a]
+(pk, mk), (pl, ml) = load(d + '/tile_scheduler_metadata.npy'), load(d + '/o/flashmla.tile_scheduler_metadata.npy')
+same = pk[0] == pl[0] and all(mk[p * pk[1] + i] == ml[p * 5 + i] for p in range(pk[0]) for i in range(5))
+nk, nl = load(d + '/num_splits.npy')[1], load(d + '/o/flashmla.num_splits.npy')[1]
+print('| %s | %d | %s | %s |' % (c, pk[0], 'identical' if same else 'DIFFERS', 'identical' if nk == nl else 'DIFFERS'))
+PY
         # amla-lab check on the capture as it is: which candidate it ranks first, for each path
         mkdir -p "$d/ns"
         for f in q k seqlens; do ln -s "../$f.npy" "$d/ns/$f.npy"; done
@@ -85,6 +101,14 @@ note=$3 # a paragraph after the introduction (where the captures came from)
         fi
         rm -rf "$d"
     done
+    echo
+    echo "The split-KV scheduler: the lab's tile_scheduler_metadata (begin_idx, begin_seqlen, end_idx,"
+    echo "end_seqlen, begin_n_split_idx per SM part; \`--dump\` writes it) and num_splits against the"
+    echo "ones the kernel's get_mla_metadata wrote for the capture."
+    echo
+    echo "| capture | SM parts | tile_scheduler_metadata | num_splits |"
+    echo "|---|---|---|---|"
+    cat "$tmp/sched"
     echo
     echo "\`amla-lab check\` on each capture as it is (its q, k, seqlens and the kernel's out and lse;"
     echo "for the no-split path out_nosplit and lse_nosplit), with its default candidates: the verdict."

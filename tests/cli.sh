@@ -311,6 +311,22 @@ rm -rf "$T/fm"
 $A run $SMALL --variants base,flashmla --dump "$T/fm" >/dev/null 2>&1
 [ -f "$T/fm/golden.lse.npy" ] && [ -f "$T/fm/flashmla.lse.npy" ] && [ ! -e "$T/fm/base.lse.npy" ] && ok ||
     bad "--dump: NAME.lse.npy for Golden and flashmla, none for base (no model of it)"
+# --dump writes flashmla's scheduler metadata: a4's entry 2 alone (129 keys, 66 parts): part 0
+# takes the whole entry [0, 0, 0, 129, 0], the other 65 are idle [1, 0, 0, 129, 0] (begin_idx = b,
+# as get_mla_metadata leaves them: t-flashmla's a1), num_splits [0, 1]
+rm -rf "$T/fm"
+$A run --load tests/data/flashmla/a4-b2 --dv 512 --variants flashmla --dump "$T/fm" >/dev/null 2>&1
+python3 - "$T/fm" <<'PY' && ok || bad "--dump: flashmla's scheduler metadata"
+import array, sys
+sys.path.insert(0, 'scripts')
+from flashmla_case import read_npy
+def load(p):
+    h, d = read_npy(open(p, 'rb').read()); a = array.array('d'); a.frombytes(d); return h['shape'], [int(x) for x in a]
+sm, m = load(sys.argv[1] + '/flashmla.tile_scheduler_metadata.npy')
+sn, n = load(sys.argv[1] + '/flashmla.num_splits.npy')
+assert sm == (66, 1, 5) and m[:5] == [0, 0, 0, 129, 0] and m[5:] == [1, 0, 0, 129, 0] * 65, (sm, m[:10])
+assert n == [0, 1], n
+PY
 expect_err "uint16 codes of the wrong width" run --load tests/data/flashmla/a4-b2 --dv 512 --in-format e4m3
 expect_err "compare: bit patterns without --in-format" compare tests/data/flashmla/a4-b2/out.npy tests/data/flashmla/a4-b2/out.npy
 expect_err "compare: bf16 patterns as e4m3" compare tests/data/flashmla/a4-b2/out.npy tests/data/flashmla/a4-b2/out.npy --in-format e4m3

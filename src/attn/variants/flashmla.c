@@ -278,6 +278,27 @@ static long fmla_schedule(long *begin, long *first, long *total, const long *seq
     return nsplit;
 }
 
+/* The metadata get_mla_metadata writes, as --dump's flashmla.tile_scheduler_metadata.npy [parts, 1,
+ * 5] ([begin_idx, begin_seqlen, end_idx, end_seqlen, begin_n_split_idx] per SM part) and
+ * flashmla.num_splits.npy [b + 1, 1] (cumulative splits), to set beside a capture's. */
+static void fmla_dump_schedule(attn_ctx_t *ctx, const long *seqlens, long b, long parts)
+{
+    long(*meta)[5] = err_malloc((size_t)parts, sizeof *meta), *ns = err_malloc((size_t)(b + 1), sizeof(long));
+    flashmla_schedule(meta, ns, seqlens, b, parts);
+    for (long p = 0; p < parts; p++) {
+        double row[5];
+        for (int k = 0; k < 5; k++)
+            row[k] = (double)meta[p][k];
+        ctx->extra(ctx->extra_arg, "tile_scheduler_metadata", parts, 1, p, 0, row, 5);
+    }
+    for (long i = 0; i <= b; i++) {
+        double v = (double)ns[i];
+        ctx->extra(ctx->extra_arg, "num_splits", b + 1, 1, i, 0, &v, 1);
+    }
+    free(meta);
+    free(ns);
+}
+
 /* The combine kernel for one row: split i's lse_i = lg2(L_i) + sM_i (log2 domain); gmax; the sum
  * of ex2(lse_i - gmax) per lane (lane t takes splits t, t + 32, ...) then the warp's butterfly;
  * g = lg2(sum) + gmax; O = sum_i ex2(lse_i - g) O_i by FFMA in split order (zero weights skipped).
@@ -343,6 +364,8 @@ ATTN_VARIANT(attn_flashmla)
     long *begin = err_malloc((size_t)(parts + 1), sizeof(long));
     long first, total;
     long nsplit = fmla_schedule(begin, &first, &total, seqlens, nb, bi, parts);
+    if (ctx->extra && bi == 0) /* --dump: the scheduler's metadata for the whole batch */
+        fmla_dump_schedule(ctx, seqlens, nb, parts);
     if (nsplit <= 1) { /* the no-split path: O written by the split kernel itself */
         f.o = o;
         fmla_range(&f, 0, nblocks, lsum, msum);
