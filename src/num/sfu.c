@@ -292,9 +292,8 @@ SFU_TAB static const int32_t SFU_LG2_TAB[64][3] = {
 SFU_FN static int64_t sfu_sq(uint32_t x)
 {
     int64_t r = 0;
-    for (int i = 0; i < 17; i++)
-        if (x >> i & 1)
-            r += x >> (18 - i);
+    for (int i = 0; i < 17; i++) /* without a branch: the bits are data, and mispredicted half the time */
+        r += (int64_t)((x >> i & 1) * (x >> (18 - i)));
     return r >> 1;
 }
 
