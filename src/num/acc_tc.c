@@ -289,7 +289,7 @@ __attribute__((target("avx2,fma"))) static void gemm_tc_avx2(double *C, long ldc
 /* ---- The block model in binary32 and int32 lanes (eight columns at once) ----
  * Where every operand has at most 12 significant bits (the formats' values: products exact in
  * binary32), exponents keep every product a normal binary32, and results cannot leave binary32's
- * normal range (tc_rows' safe == 2, C starting at zero, no promotion), each block is: the
+ * normal range (as tc_rows' safe == 2; a C of zeros and normal binary32 values), each block is: the
  * exponent maximum over binary32 sums of operand exponents; each term |t 2^(f - emax)| < 2^(f+2)
  * scaled exactly in binary32 and truncated to an int32 (cvttps: toward zero, as trunc); the
  * integers summed in two int32 halves of the block (each below 2^31 for B <= 16, f <= 25), the
@@ -307,13 +307,15 @@ __attribute__((target("avx2,fma"), always_inline)) static inline __m256d tcf_joi
 
 __attribute__((target("avx2,fma"), always_inline)) static inline void
 tcf_rows(const int mr, double *C, long ldc, long j0, long nr, const float *const a[TCF_MR],
-         const float *const ea[TCF_MR], long K, const float *bp, const float *be, int f, int bsz, int acc)
+         const float *const ea[TCF_MR], long K, const float *bp, const float *be, int f, int bsz, int acc,
+         int promote)
 {
     const __m256 ninf = _mm256_set1_ps(-INFINITY), zero = _mm256_setzero_ps();
     const int p = f + 1 < 24 ? f + 1 : 24;
     const __m256i keep = _mm256_set1_epi64x((long long)(~0ULL << (53 - p))); /* p significant bits of an integer */
-    __m256 c[TCF_MR];
+    __m256 c[TCF_MR], outer[TCF_MR];
     _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) {
+        outer[r] = zero;
         float in[TCF_NR] = {0};
         for (long j = 0; j < nr && acc; j++)
             in[j] = (float)C[r * ldc + j0 + j]; /* exact: the caller checked */
@@ -359,10 +361,17 @@ tcf_rows(const int mr, double *C, long ldc, long j0, long nr, const float *const
             __m256 x = _mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo));
             c[r] = _mm256_blendv_ps(zero, _mm256_mul_ps(x, down), live[r]);
         }
+        /* promotion: the tensor-core value added into the FP32 accumulator (RNE; binary32's
+         * own addition is the binary64 sum rounded once, as gemm_tc does it) */
+        if (promote && ((k0 + bsz) % promote == 0 || k0 + bsz >= K))
+            _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) {
+                outer[r] = _mm256_add_ps(outer[r], c[r]);
+                c[r] = zero;
+            }
     }
     _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) {
         float out[TCF_NR];
-        _mm256_storeu_ps(out, c[r]);
+        _mm256_storeu_ps(out, promote ? outer[r] : c[r]);
         for (long j = 0; j < nr; j++)
             C[r * ldc + j0 + j] = out[j];
     }
@@ -372,14 +381,14 @@ tcf_rows(const int mr, double *C, long ldc, long j0, long nr, const float *const
 __attribute__((target("avx2,fma"))) static void tcf_rows_n(int mr, double *C, long ldc, long j0, long nr,
                                                            const float *const a[TCF_MR], const float *const ea[TCF_MR],
                                                            long K, const float *bp, const float *be, int f, int bsz,
-                                                           int acc)
+                                                           int acc, int promote)
 {
     if (mr == 3)
-        tcf_rows(3, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc);
+        tcf_rows(3, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote);
     else if (mr == 2)
-        tcf_rows(2, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc);
+        tcf_rows(2, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote);
     else
-        tcf_rows(1, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc);
+        tcf_rows(1, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote);
 }
 
 /* One operand for the binary32 lanes: x as binary32, its exponent as the tensor core sees it
@@ -406,13 +415,13 @@ static inline void tcf_operand(float *v, float *e, double x, int emin, tcf_range
     }
 }
 
-/* gemm_tc (no promotion; with acc, C's own values as the first block's C) in binary32/int32
+/* gemm_tc (with acc, C's own values as the first block's C) in binary32/int32
  * lanes where its conditions hold (then returns 1), else does nothing and returns 0. */
 __attribute__((target("avx2,fma"))) static int gemm_tc_f32(double *C, long ldc, const double *A, long lda,
                                                           const double *B, long ldb, int b_trans, long M, long N,
                                                           long K, const acc_tc_t *tc, int emin_a, int emin_b, int acc)
 {
-    if (tc->promote || tc->b > 32 || (tc->b > 16 && tc->f > 13) || tc->f > 25 || M < 1 || N < 1 || K < 1)
+    if (tc->b > 32 || (tc->b > 16 && tc->f > 13) || tc->f > 25 || M < 1 || N < 1 || K < 1)
         return 0;
     double cmax = 0;
     int cok = 1;
@@ -455,7 +464,7 @@ __attribute__((target("avx2,fma"))) static int gemm_tc_f32(double *C, long ldc, 
                 a[r] = af + (i + (r < mr ? r : 0)) * K;
                 ea[r] = ae + (i + (r < mr ? r : 0)) * K;
             }
-            tcf_rows_n(mr, C + i * ldc, ldc, j0, nr, a, ea, K, pb, pe, tc->f, tc->b, acc);
+            tcf_rows_n(mr, C + i * ldc, ldc, j0, nr, a, ea, K, pb, pe, tc->f, tc->b, acc, tc->promote);
         }
     }
     free(af);
