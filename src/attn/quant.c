@@ -39,12 +39,22 @@ void quant_scales(quant_scales_t *s, const double *x, long rows, long cols, long
     double fmax = fmt_table[cfg->fmt].max_finite;
     for (long r = 0; r < rows; r++) /* amax first, group by group (no division per element) */
         for (long c0 = 0, gi = (r / s->gr) * s->ngc; c0 < cols; c0 += s->gc, gi++) {
-            double a = s->scale[gi];
-            for (long c = c0; c < c0 + s->gc && c < cols; c++) {
+            /* four running maxima, then theirs: the same maximum (of magnitudes: no signed
+             * zeros; a NaN is skipped by every comparison alike), without one long chain */
+            double a4[4] = {s->scale[gi], s->scale[gi], s->scale[gi], s->scale[gi]};
+            long c1 = c0 + s->gc < cols ? c0 + s->gc : cols, c = c0;
+            for (; c + 4 <= c1; c += 4)
+                for (int t = 0; t < 4; t++) {
+                    double v = fabs(x[r * ld + c + t]);
+                    a4[t] = v > a4[t] ? v : a4[t];
+                }
+            for (; c < c1; c++) {
                 double v = fabs(x[r * ld + c]);
-                a = v > a ? v : a;
+                a4[0] = v > a4[0] ? v : a4[0];
             }
-            s->scale[gi] = a;
+            for (int t = 1; t < 4; t++)
+                a4[0] = a4[t] > a4[0] ? a4[t] : a4[0];
+            s->scale[gi] = a4[0];
         }
     for (long i = 0; i < s->ngr * s->ngc; i++) {
         double amax = s->scale[i];
