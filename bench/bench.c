@@ -426,6 +426,18 @@ int main(int argc, char **argv)
                    "variants are bound by arithmetic, not by memory (a pass over K and V is %.0f%% of base's time).\n",
                 kv_bytes / 1e6, bw / 1e9, kv_bytes / bw, macs, ref1[1], blas_rate,
                 base_i >= 0 ? 100 * kv_bytes / bw / st[base_i].t1 : NAN);
+        fprintf(f, "- Golden computes Q K^T exactly through Ozaki slices (two to four FP64 GEMMs where the reference "
+                   "does one), the softmax in double-double and P V through a split P (two FP64 GEMMs): about three "
+                   "FP64 attentions of work.\n"
+                   "- A tensor-core model does, per product, an exponent maximum and a scaled truncation besides the "
+                   "product (binary32/int32 lanes where the operands allow, binary64 lanes otherwise), and per block of "
+                   "16 or 32 a normalization; flashmla and fa2 run it on 64-key blocks (with per-block operand "
+                   "packing), plus the SFU models of ex2, lg2 and rcp per element.\n"
+                   "- The FP16 accumulator rounds to binary16 after every 4 products: one vector rounding (seven "
+                   "operations) per four multiply-adds, in binary64 lanes.\n"
+                   "- fa3-fp8 rotates Q and K with a Hadamard transform and quantizes Q, K and V (a division per "
+                   "element) before the products; the SnapMLA configs and flashmla-fp8 quantize and dequantize per "
+                   "element; base with fp64 does its products in binary64, half the rate of the FP32 reference.\n\n");
         fclose(f);
     }
     free(xs);

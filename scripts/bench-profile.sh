@@ -12,8 +12,8 @@ fi
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
 for s in golden base fa3-fp8 base:acc=tc-hopper flashmla fa2 fastattn-fp16acc; do
-    perf record -q -o "$t/p" "$bench" --only "$s" --reps 3 >/dev/null 2>&1 || continue
-    echo "**$s** (3 samples; symbols above 3%, the input generation included):"
+    perf record -q -o "$t/p" "$bench" --only "$s" --reps 12 >/dev/null 2>&1 || continue
+    echo "**$s** (12 samples after the input's generation, which the profile includes; symbols above 3%):"
     echo
     perf report -q -i "$t/p" --no-children --sort sym --stdio 2>/dev/null |
         awk '$1 ~ /%$/ && $1 + 0 >= 3 { sub(/^ +/, ""); pct = $1; $1 = ""; $2 = ""; sub(/^ +/, ""); printf "- %s %s\n", pct, $0 }'
