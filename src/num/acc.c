@@ -60,7 +60,7 @@ static void kern32_generic(float *c, const float *const a[ACC_MR], const float *
         }
 }
 
-static void kern64_generic(double *c, const double *const a[ACC_MR], const double *bp, long K)
+static void kern64_generic(double *c, const double *const *a, const double *bp, long K)
 {
     for (int r = 0; r < ACC_MR; r++)
         for (int j = 0; j < ACC_NR64; j++) {
@@ -114,9 +114,8 @@ __attribute__((target("avx2,fma"))) static void kern32_avx2(float *c, const floa
         kern32_tile(c, a, bp, K, 0);
 }
 
-__attribute__((target("avx2,fma"))) static void kern64_avx2(double *c,
-                                                             const double *const a[ACC_MR],
-                                                             const double *bp, long K)
+__attribute__((target("avx2,fma"))) static void kern64_avx2(double *c, const double *const *a, const double *bp,
+                                                             long K)
 {
     __m256d acc[ACC_MR][2];
     _Pragma("GCC unroll 8")
@@ -261,37 +260,48 @@ static void gemm32(double *C, long ldc, const double *A, long lda, const double 
     free(cf);
 }
 
-static void gemm64(double *C, long ldc, const double *A, long lda, const double *B, long ldb,
-                   int b_trans, long M, long N, long K)
+/* A kernel on one register tile: tile rows of A (a[r], K long) against a packed panel bp of
+ * ACC_NR64 columns, into c [rows][ACC_NR64]. */
+typedef void acc_kern64_t(double *c, const double *const *a, const double *bp, long K);
+
+/* C = A op(B) through a binary64 kernel: op(B) packed ACC_NR64 columns at a time (zero beyond
+ * N), A by tiles of `rows` rows (a zero row beyond M); simd where AVX2 runs, else generic. */
+static void acc_panels64(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans,
+                         long M, long N, long K, long rows, acc_kern64_t *simd, acc_kern64_t *generic)
 {
     double *bp = err_malloc((size_t)(K * ACC_NR64 + 1), sizeof(double));
     double *zero = err_calloc((size_t)K + 1, sizeof(double));
     double c[ACC_MR * ACC_NR64];
-    int avx = acc_simd && cpu_has_avx2_fma();
+    const double *a[ACC_MR];
+    acc_kern64_t *kern = simd && acc_simd && cpu_has_avx2_fma() ? simd : generic;
     for (long j0 = 0; j0 < N; j0 += ACC_NR64) {
         long nr = N - j0 < ACC_NR64 ? N - j0 : ACC_NR64;
         for (long k = 0; k < K; k++)
             for (long j = 0; j < ACC_NR64; j++)
                 bp[k * ACC_NR64 + j] = j < nr ? acc_b_at(B, ldb, b_trans, k, j0 + j) : 0.0;
-        for (long i0 = 0; i0 < M; i0 += ACC_MR) {
-            long mr = M - i0 < ACC_MR ? M - i0 : ACC_MR;
-            const double *a[ACC_MR];
-            for (long r = 0; r < ACC_MR; r++)
+        for (long i0 = 0; i0 < M; i0 += rows) {
+            long mr = M - i0 < rows ? M - i0 : rows;
+            for (long r = 0; r < rows; r++)
                 a[r] = r < mr ? A + (i0 + r) * lda : zero;
-#ifdef ACC_HAVE_X86
-            if (avx)
-                kern64_avx2(c, a, bp, K);
-            else
-#endif
-                kern64_generic(c, a, bp, K);
+            kern(c, a, bp, K);
             for (long r = 0; r < mr; r++)
                 for (long j = 0; j < nr; j++)
                     C[(i0 + r) * ldc + j0 + j] = c[r * ACC_NR64 + j];
         }
     }
-    (void)avx;
     free(bp);
     free(zero);
+}
+
+static void gemm64(double *C, long ldc, const double *A, long lda, const double *B, long ldb,
+                   int b_trans, long M, long N, long K)
+{
+#ifdef ACC_HAVE_X86
+    acc_kern64_t *simd = kern64_avx2;
+#else
+    acc_kern64_t *simd = NULL;
+#endif
+    acc_panels64(C, ldc, A, lda, B, ldb, b_trans, M, N, K, ACC_MR, simd, kern64_generic);
 }
 
 /* The FP16-accumulator model. Per group of ACC_FP16_K products of fp16 (or narrower)
@@ -299,7 +309,7 @@ static void gemm64(double *C, long ldc, const double *A, long lda, const double 
  * few binades: no rounding in practice; a wider spread rounds once, far below fp16's
  * precision), then the sum is rounded to binary16; overflow gives infinity as the hardware's
  * fp16 result would. The vector kernel below does the same operations per lane. */
-static void kern16_generic(double *c, const double *const a[ACC_MR16], const double *bp, long K)
+static void kern16_generic(double *c, const double *const *a, const double *bp, long K)
 {
     for (int r = 0; r < ACC_MR16; r++)
         for (int j = 0; j < ACC_NR64; j++) {
@@ -337,8 +347,8 @@ __attribute__((target("avx2,fma"), always_inline)) static inline __m256d acc_rou
 }
 
 /* kern16_generic with the accumulators in registers (ACC_MR16 rows, two vectors of four). */
-__attribute__((target("avx2,fma"))) static void kern16_avx2(double *c, const double *const a[ACC_MR16],
-                                                             const double *bp, long K)
+__attribute__((target("avx2,fma"))) static void kern16_avx2(double *c, const double *const *a, const double *bp,
+                                                             long K)
 {
     __m256d acc[ACC_MR16][2];
     _Pragma("GCC unroll 8")
@@ -372,34 +382,12 @@ __attribute__((target("avx2,fma"))) static void kern16_avx2(double *c, const dou
 static void gemm16(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
                    long N, long K)
 {
-    double *bp = err_malloc((size_t)(K * ACC_NR64 + 1), sizeof(double));
-    double *zero = err_calloc((size_t)K + 1, sizeof(double));
-    double c[ACC_MR16 * ACC_NR64];
-    int avx = acc_simd && cpu_has_avx2_fma();
-    for (long j0 = 0; j0 < N; j0 += ACC_NR64) {
-        long nr = N - j0 < ACC_NR64 ? N - j0 : ACC_NR64;
-        for (long k = 0; k < K; k++)
-            for (long j = 0; j < ACC_NR64; j++)
-                bp[k * ACC_NR64 + j] = j < nr ? acc_b_at(B, ldb, b_trans, k, j0 + j) : 0.0;
-        for (long i0 = 0; i0 < M; i0 += ACC_MR16) {
-            long mr = M - i0 < ACC_MR16 ? M - i0 : ACC_MR16;
-            const double *a[ACC_MR16];
-            for (long r = 0; r < ACC_MR16; r++)
-                a[r] = r < mr ? A + (i0 + r) * lda : zero;
 #ifdef ACC_HAVE_X86
-            if (avx)
-                kern16_avx2(c, a, bp, K);
-            else
+    acc_kern64_t *simd = kern16_avx2;
+#else
+    acc_kern64_t *simd = NULL;
 #endif
-                kern16_generic(c, a, bp, K);
-            for (long r = 0; r < mr; r++)
-                for (long j = 0; j < nr; j++)
-                    C[(i0 + r) * ldc + j0 + j] = c[r * ACC_NR64 + j];
-        }
-    }
-    (void)avx;
-    free(bp);
-    free(zero);
+    acc_panels64(C, ldc, A, lda, B, ldb, b_trans, M, N, K, ACC_MR16, simd, kern16_generic);
 }
 
 void acc_gemm(double *C, long ldc, const double *A, long lda, const double *B, long ldb,
