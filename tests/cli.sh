@@ -739,7 +739,7 @@ cmp -s "$T/h1" "$T/h2" && ok || bad "list --options differs from run --help"
 
 # run's progress line is for a terminal only: stderr stays empty in a pipe
 $A run $SMALL --samples 3 >/dev/null 2>"$T/err"; [ ! -s "$T/err" ] && ok || bad "run wrote to stderr in a pipe: $(head -c 200 "$T/err")"
-if command -v script >/dev/null 2>&1 && [ -z "$AMLA_WRAP" ]; then
+if command -v script >/dev/null 2>&1 && [ -z "$AMLA_WRAP" ] && [ -z "$AMLA_QUICK" ]; then
     script -qc "$BIN run --ctx 2048 --samples 80 --threads 1 --variants base >/dev/null" /dev/null >"$T/tty" 2>&1
     grep -q "run \[.*\] [0-9]*/80 samples, ETA" "$T/tty" && ok || bad "no progress line on a terminal for a long run"
 fi

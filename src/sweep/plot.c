@@ -1,4 +1,5 @@
-/* plot -- a sweep's plots through gnuplot (skipped, with a warning, when it is not installed) */
+/* plot -- a sweep's plot of a metric against a grid option, through gnuplot (skipped, with a
+ * warning, when it is not installed) */
 #include "sweep/sweep_int.h"
 
 #include <errno.h>
@@ -12,12 +13,6 @@
 #include "config/opts.h"
 #include "run/metric.h"
 
-/* Colours a reader tells apart on white (no yellow), then point shapes, cycled per series. */
-static const char *const plot_colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
-                                          "#e377c2", "#17becf", "#7f7f7f", "#5254a3", "#aec7e8", "#ff9896",
-                                          "#98df8a", "#ffbb78", "#c5b0d5", "#c49c94", "#f7b6d2", "#9edae5",
-                                          "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd"};
-#define PLOT_NCOLORS ((int)(sizeof plot_colors / sizeof plot_colors[0]))
 /* filled circle, square, triangle up, triangle down, diamond, pentagon; then their open forms */
 static const int plot_points[] = {7, 5, 9, 11, 13, 15, 6, 4, 8, 10, 12, 14};
 #define PLOT_NPOINTS ((int)(sizeof plot_points / sizeof plot_points[0]))
@@ -25,21 +20,6 @@ static const int plot_points[] = {7, 5, 9, 11, 13, 15, 6, 4, 8, 10, 12, 14};
 /* Lab series are offset in x by this fraction of the axis per series, so that equal series and
  * their CI bars stay visible. */
 #define PLOT_DODGE 0.006
-
-/* Write s as a single-quoted gnuplot string for an enhanced-text terminal: the markup characters
- * are escaped, so names like rel_fro print as written. */
-static void plot_str(FILE *p, const char *s)
-{
-    fputc('\'', p);
-    for (; *s; s++) {
-        if (*s == '\'')
-            fputc('\'', p);
-        else if (strchr("^_@&~{}\\", *s))
-            fputc('\\', p);
-        fputc(*s, p);
-    }
-    fputc('\'', p);
-}
 
 /* A metric as the axis names it. */
 static const char *plot_metric_words(int k)
@@ -74,80 +54,6 @@ static void plot_option_words(char *buf, size_t n, const char *opt)
         snprintf(buf, n, "%s (--%s)", d->help, opt);
     else
         snprintf(buf, n, "%s", opt);
-}
-
-/* Run gnuplot on script gp (drawing into tmp), then move tmp to png; the script and its data
- * file are removed; a failure is a warning (the report stands without its picture). */
-static void sweep_gnuplot(const char *gp, const char *dat, const char *tmp, const char *png)
-{
-    char cmd[8300];
-    snprintf(cmd, sizeof cmd, "gnuplot '%s' 2>&1", gp);
-    int st = system(cmd);
-    if (getenv("AMLA_KEEP_PLOT_SCRIPT") == NULL) {
-        unlink(dat);
-        unlink(gp);
-    }
-    if (st != 0 || rename(tmp, png) != 0) {
-        unlink(tmp);
-        fprintf(stderr, "amla-lab: warning: gnuplot failed; no plot %s\n", png);
-    }
-}
-
-static int plot_have_gnuplot(const char *what, const char *name)
-{
-    if (system("command -v gnuplot >/dev/null 2>&1") == 0)
-        return 1;
-    fprintf(stderr, "amla-lab: warning: gnuplot not found; no %s for %s (apt-get install gnuplot-nox)\n", what, name);
-    return 0;
-}
-
-/* Log-axis ticks over [lo, hi]: every decade as 10^k; 1, 2 and 5 times each decade where the
- * range spans fewer than three decades; every digit times it where it spans about one. */
-static void plot_log_tics(FILE *p, const char *axis, double lo, double hi)
-{
-    int k0 = (int)floor(log10(lo)), k1 = (int)ceil(log10(hi));
-    double span = log10(hi / lo);
-    int step[2][9] = {{1, 2, 5}, {1, 2, 3, 4, 5, 6, 7, 8, 9}}, nstep = span < 1.2 ? 9 : span < 3 ? 3 : 1;
-    fprintf(p, "set %stics (", axis);
-    int first = 1;
-    for (int k = k0; k <= k1; k++)
-        for (int i = 0; i < nstep; i++) {
-            int m = step[nstep == 9][i];
-            double v = m * pow(10.0, k);
-            if (v < lo || v > hi)
-                continue;
-            if (m == 1)
-                fprintf(p, "%s\"10^{%d}\" %.17g", first ? "" : ", ", k, v);
-            else
-                fprintf(p, "%s\"%d·10^{%d}\" %.17g", first ? "" : ", ", m, k, v);
-            first = 0;
-        }
-    fprintf(p, ")\nset m%stics 10\n", axis);
-}
-
-/* Wrap text at spaces into lines of at most width characters; returns the number of lines. */
-static int plot_wrap(char lines[][160], int maxlines, const char *text, size_t width)
-{
-    int n = 0;
-    const char *s = text;
-    while (*s && n < maxlines) {
-        size_t len = strlen(s);
-        if (len > width) {
-            len = width;
-            while (len > 0 && s[len] != ' ')
-                len--;
-            if (len == 0)
-                len = width;
-        }
-        if (len >= 160)
-            len = 159;
-        memcpy(lines[n], s, len);
-        lines[n++][len] = 0;
-        s += len;
-        while (*s == ' ')
-            s++;
-    }
-    return n;
 }
 
 /* How the grid becomes a picture: the x option's grid line gives the x axis (numbers on a line,
@@ -485,14 +391,14 @@ int sweep_write_png(const sweep_state_t *s, const run_cfg_t *c0, const char *out
                 if (isnan(d.mean[(size_t)l.point[pn * l.nx + t] * (size_t)d.nv + (size_t)v]))
                     fprintf(p, "set label %ld '×' at first %.10g, graph 0.97 center tc rgb '%s' font ',14'\n",
                             1 + (long)v * l.nx + i, plot_dodge(x, &l, l.xv[t], v, d.nv),
-                            plot_colors[v % PLOT_NCOLORS]);
+                            plot_colors[v % plot_ncolors]);
             }
         fprintf(p, "plot ");
         for (int v = 0; v < d.nv; v++) {
             int col = 2 + 4 * v;
             fprintf(p, "%s'%s' index %ld using %d:%d:%d with %s lc rgb '%s' pt %d ps 1.1 lw 1.5 title %s", v ? ", \\\n  " : "",
                     dat, pn, col, col + 1, col + 2, l.categorical ? "yerrorbars" : "yerrorlines",
-                    plot_colors[v % PLOT_NCOLORS], plot_points[v % 6], pn ? "''" : "");
+                    plot_colors[v % plot_ncolors], plot_points[v % 6], pn ? "''" : "");
             if (!pn)
                 plot_str(p, d.name[v]);
         }
@@ -500,7 +406,7 @@ int sweep_write_png(const sweep_state_t *s, const run_cfg_t *c0, const char *out
             if (!d.has_paper[v])
                 continue;
             fprintf(p, ", \\\n  '%s' index %ld using 1:%d with %s dt 2 lc rgb '%s' pt %d ps 1.9 lw 1.5 title ", dat, pn,
-                    5 + 4 * v, l.categorical ? "points" : "linespoints", plot_colors[v % PLOT_NCOLORS],
+                    5 + 4 * v, l.categorical ? "points" : "linespoints", plot_colors[v % plot_ncolors],
                     plot_points[6 + v % 6]);
             if (pn)
                 fprintf(p, "''");
@@ -522,154 +428,4 @@ int sweep_write_png(const sweep_state_t *s, const run_cfg_t *c0, const char *out
     plot_layout_free(&l);
     plot_data_free(&d);
     return ERR_OK;
-}
-
-/* A share below this fraction in every bar leaves its site out of the attribution plot's key. */
-#define PLOT_MIN_SHARE 0.001
-/* The error axis spans at most this factor below the largest error (smaller ones sit on the axis). */
-#define PLOT_ATTR_RANGE 1e-6
-
-/* The attribution plot's data: a row per (point, variant), its full error, then per drawn site
- * its share (%) and its error alone. */
-typedef struct {
-    FILE *d;
-    const char *const *sites;
-    int ns, n;
-    double lo, hi;      /* range of the errors */
-    char nofull[1024];  /* [bar]: no sample without NaN/Inf or numeric events, so no error */
-} sweep_bars_t;
-
-static double plot_site_value(const sweep_attr_t *at, const char *site, const double *what)
-{
-    const run_cfg_t *cg = at->cg;
-    for (int a = 0; a < cg->nvariants; a++)
-        if (cg->vparent[a] == at->v && cg->vmode[a] == RUN_ATTR_ONLY && strcmp(cg->vsite[a], site) == 0)
-            return what[a];
-    return NAN;
-}
-
-static void plot_range(sweep_bars_t *b, double v)
-{
-    if (isfinite(v) && v > 0) {
-        b->lo = v < b->lo ? v : b->lo;
-        b->hi = v > b->hi ? v : b->hi;
-    }
-}
-
-static void sweep_attr_bar(const sweep_attr_t *at, void *arg)
-{
-    sweep_bars_t *b = arg;
-    double full = at->mean[at->v + 1];
-    fprintf(b->d, "\"%s %s\" %.6g", at->label, at->cg->vspec[at->v], full);
-    plot_range(b, full);
-    if (b->n < (int)sizeof b->nofull)
-        b->nofull[b->n] = isnan(full);
-    for (int i = 0; i < b->ns; i++) {
-        double sh = plot_site_value(at, b->sites[i], at->share), alone = plot_site_value(at, b->sites[i], at->alone);
-        fprintf(b->d, " %.6g %.6g", isnan(sh) ? 0.0 : 100 * sh, alone);
-        plot_range(b, alone);
-    }
-    fputc('\n', b->d);
-    b->n++;
-}
-
-/* Sites whose share reaches PLOT_MIN_SHARE in some bar, in order of first appearance. */
-typedef struct {
-    const char *sites[64];
-    int ns;
-} sweep_used_t;
-
-static void sweep_attr_used(const sweep_attr_t *at, void *arg)
-{
-    sweep_used_t *u = arg;
-    const run_cfg_t *cg = at->cg;
-    for (int a = 0; a < cg->nvariants; a++) {
-        if (cg->vparent[a] != at->v || cg->vmode[a] != RUN_ATTR_ONLY || !(at->share[a] >= PLOT_MIN_SHARE))
-            continue;
-        int found = 0;
-        for (int i = 0; i < u->ns; i++)
-            found |= strcmp(u->sites[i], cg->vsite[a]) == 0;
-        if (!found && u->ns < 64)
-            u->sites[u->ns++] = cg->vsite[a];
-    }
-}
-
-/* Two panels over the same bars (a grid point and variant each): each site's share of rel_fro²,
- * stacked, and below it on a log axis the full error and each site's error alone, so that a 100%
- * share of 1e-6 and one of 3e-2 look different. */
-void sweep_write_attr_png(const sweep_state_t *s, const run_cfg_t *c0, const char *outdir)
-{
-    const sweep_t *x = s->x;
-    if (!c0->attribute || !plot_have_gnuplot("attribution plot", x->name))
-        return;
-    char dat[4096], gp[4096], png[4096], tmp[4096];
-    snprintf(dat, sizeof dat, "%s/.%s.attr.dat", outdir, x->name);
-    snprintf(gp, sizeof gp, "%s/.%s.attr.gp", outdir, x->name);
-    snprintf(png, sizeof png, "%s/%s-attribution.png", outdir, x->name);
-    snprintf(tmp, sizeof tmp, "%s/.%s-attribution.png.tmp", outdir, x->name);
-    sweep_used_t used = {{0}, 0};
-    sweep_for_attr(s, sweep_attr_used, &used);
-    FILE *d = fopen(dat, "w");
-    if (!d)
-        return;
-    sweep_bars_t bars = {d, used.sites, used.ns, 0, INFINITY, -INFINITY, {0}};
-    sweep_for_attr(s, sweep_attr_bar, &bars);
-    fclose(d);
-    FILE *p = fopen(gp, "w");
-    if (!p)
-        return;
-    int nbars = bars.n, W = 360 + 62 * nbars, H = 920;
-    double left = 80.0 / W, right = 1 - 200.0 / W;
-    char title[4][160];
-    int ntitle = plot_wrap(title, 3, x->title, (size_t)(W / 9));
-    fprintf(p, "set encoding utf8\nset terminal pngcairo size %d,%d enhanced font ',11'\nset output '%s'\n", W, H, tmp);
-    fprintf(p, "set datafile missing 'nan'\nset multiplot\nset lmargin at screen %.4f\nset rmargin at screen %.4f\n",
-            left, right);
-    for (int i = 0; i < ntitle; i++) {
-        fprintf(p, "set label %d ", 100 + i);
-        plot_str(p, title[i]);
-        fprintf(p, " at screen 0.5, screen %.4f center font ',13'\n", 1 - (24.0 * i + 20) / H);
-    }
-    double t1 = 1 - (24.0 * ntitle + 40) / H;
-    fprintf(p, "set tmargin at screen %.4f\nset bmargin at screen %.4f\nset xrange [-0.5:%g]\n", t1, 0.58, nbars - 0.5);
-    fprintf(p, "set title 'each site''s share of rel\\_fro² (its error alone, squared, over the sum of squares)' "
-               "font ',11'\nset ylabel 'share (%%)'\nset yrange [0:100]\nset grid ytics lc rgb '#dddddd'\n"
-               "set style data histograms\nset style histogram rowstacked\nset style fill solid border -1\n"
-               "set boxwidth 0.75\nset key at screen %.4f, screen %.4f left top font ',10' title 'rounding site'\n"
-               "set format x ''\nset xtics scale 0\n",
-            right + 12.0 / W, t1);
-    for (int i = 0; i < nbars && i < (int)sizeof bars.nofull; i++)
-        if (bars.nofull[i])
-            fprintf(p, "set label %d 'no sample without NaN/Inf or numeric events' at first %d, first 50 center rotate "
-                       "by 90 font ',10'\n",
-                    200 + i, i);
-    fprintf(p, "plot ");
-    for (int i = 0; i < used.ns; i++) {
-        fprintf(p, "%s'%s' using %d lc rgb '%s' title ", i ? ", " : "", dat, 3 + 2 * i, plot_colors[i % PLOT_NCOLORS]);
-        plot_str(p, used.sites[i]);
-    }
-    if (!used.ns)
-        fprintf(p, "'%s' using (0) notitle", dat);
-    fprintf(p, "\nunset label\nunset key\nunset style\nset style fill solid border -1\n");
-    fprintf(p, "set tmargin at screen 0.53\nset bmargin at screen 0.26\nset title 'the errors themselves: every site "
-               "rounded (black bar), and each site alone (its colour)' font ',11'\n"
-               "set ylabel 'relative Frobenius error'\nset logscale y\nset format x '%%g'\n");
-    if (bars.lo <= bars.hi) {
-        double hi = bars.hi * 2, lo = bars.lo / 2 > hi * PLOT_ATTR_RANGE ? bars.lo / 2 : hi * PLOT_ATTR_RANGE;
-        fprintf(p, "set yrange [%.6g:%.6g]\n", lo, hi);
-        plot_log_tics(p, "y", lo, hi);
-    } else
-        fprintf(p, "set autoscale y\n");
-    fprintf(p, "set grid xtics ytics lc rgb '#dddddd'\nset xtics (");
-    for (int i = 0; i < nbars; i++)
-        fprintf(p, "%s'' %d", i ? ", " : "", i);
-    fprintf(p, ") rotate by -35 scale 0\n");
-    fprintf(p, "plot '%s' using 0:2:(0.32):xtic(1) with xerrorbars lc rgb '#000000' pt 0 lw 3 notitle", dat);
-    for (int i = 0; i < used.ns; i++)
-        fprintf(p, ", '%s' using ($0 + %.3f):%d with points lc rgb '%s' pt 7 ps 1.2 notitle", dat,
-                0.5 * (i - (used.ns - 1) / 2.0) / (used.ns > 1 ? used.ns : 1), 4 + 2 * i,
-                plot_colors[i % PLOT_NCOLORS]);
-    fprintf(p, "\nunset multiplot\n");
-    fclose(p);
-    sweep_gnuplot(gp, dat, tmp, png);
 }

@@ -106,4 +106,19 @@ int sweep_write_md(const sweep_state_t *s, const run_cfg_t *c0, const char *path
 int sweep_write_png(const sweep_state_t *s, const run_cfg_t *c0, const char *outdir, err_t *e);
 void sweep_write_attr_png(const sweep_state_t *s, const run_cfg_t *c0, const char *outdir);
 
+/* ---- what the plots share (plot_gp.c) ---- */
+extern const char *const plot_colors[]; /* told apart on white, no yellow */
+extern const int plot_ncolors;
+/* s as a single-quoted string of gnuplot's enhanced text, its markup characters escaped */
+void plot_str(FILE *p, const char *s);
+/* gnuplot on script gp drawing into tmp, then tmp moved to png; gp and dat removed (unless
+ * AMLA_KEEP_PLOT_SCRIPT is set); a failure is a warning */
+void sweep_gnuplot(const char *gp, const char *dat, const char *tmp, const char *png);
+/* whether gnuplot runs here; if not, a warning naming the plot not drawn */
+int plot_have_gnuplot(const char *what, const char *name);
+/* log-axis ticks over [lo, hi] for axis "x" or "y" */
+void plot_log_tics(FILE *p, const char *axis, double lo, double hi);
+/* text wrapped at spaces into lines of at most width characters; returns the line count */
+int plot_wrap(char lines[][160], int maxlines, const char *text, size_t width);
+
 #endif

@@ -1,0 +1,210 @@
+/* acc_tc_f32 -- the tensor-core block models in binary32 and int32 lanes, where the operands
+ * allow (bit-identical to the scalar block model of acc_tc.c) */
+#include "num/acc_tc_int.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "num/acc.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+/* ---- The block model in binary32 and int32 lanes (eight columns at once) ----
+ * Where every operand has at most 12 significant bits (the formats' values: products exact in
+ * binary32), exponents keep every product a normal binary32, and results cannot leave binary32's
+ * normal range (as tc_rows' safe == 2; a C of zeros and normal binary32 values), each block is: the
+ * exponent maximum over binary32 sums of operand exponents; each term |t 2^(f - emax)| < 2^(f+2)
+ * scaled exactly in binary32 and truncated to an int32 (cvttps: toward zero, as trunc); the
+ * integers summed in two int32 halves of the block (each below 2^31 for B <= 16, f <= 25), the
+ * halves joined exactly in binary64; the sum truncated to min(24, f + 1) significant bits
+ * (clearing low significand bits of the exact binary64 integer: toward zero) and scaled by
+ * 2^(emax - f) exactly: acc_tc_block's result, with half the instructions of tc_rows. */
+#define TCF_MR 3
+#define TCF_NR 8
+
+__attribute__((target("avx2,fma"), always_inline)) static inline __m256d tcf_join(__m128i h0, __m128i h1, __m256i keep)
+{
+    __m256d x = _mm256_add_pd(_mm256_cvtepi32_pd(h0), _mm256_cvtepi32_pd(h1)); /* exact: below 2^32 */
+    return _mm256_and_pd(x, _mm256_castsi256_pd(keep));
+}
+
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+tcf_rows(const int mr, double *C, long ldc, long j0, long nr, const float *const a[TCF_MR],
+         const float *const ea[TCF_MR], long K, const float *bp, const float *be, int f, int bsz, int acc,
+         int promote)
+{
+    const __m256 ninf = _mm256_set1_ps(-INFINITY), zero = _mm256_setzero_ps();
+    const int p = f + 1 < 24 ? f + 1 : 24;
+    const __m256i keep = _mm256_set1_epi64x((long long)(~0ULL << (53 - p))); /* p significant bits of an integer */
+    __m256 c[TCF_MR], outer[TCF_MR];
+    _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) {
+        outer[r] = zero;
+        float in[TCF_NR] = {0};
+        for (long j = 0; j < nr && acc; j++)
+            in[j] = (float)C[r * ldc + j0 + j]; /* exact: the caller checked */
+        c[r] = _mm256_loadu_ps(in);
+    }
+    for (long k0 = 0; k0 < K; k0 += bsz) {
+        long k1 = k0 + bsz < K ? k0 + bsz : K, kh = k0 + (k1 - k0) / 2;
+        __m256 em[TCF_MR], up[TCF_MR], live[TCF_MR];
+        __m256i s0[TCF_MR], s1[TCF_MR], ei[TCF_MR];
+        _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) { /* C's exponent: its binade (a normal binary32 here) */
+            __m256i cb = _mm256_srli_epi32(_mm256_castps_si256(c[r]), 23);
+            __m256 ec = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_and_si256(cb, _mm256_set1_epi32(0xff)),
+                                                            _mm256_set1_epi32(127)));
+            em[r] = _mm256_blendv_ps(ninf, ec, _mm256_cmp_ps(c[r], zero, _CMP_NEQ_UQ));
+        }
+        for (long k = k0; k < k1; k++) {
+            __m256 bev = _mm256_loadu_ps(be + k * TCF_NR);
+            _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++)
+                em[r] = _mm256_max_ps(em[r], _mm256_add_ps(_mm256_set1_ps(ea[r][k]), bev));
+        }
+        _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) {
+            live[r] = _mm256_cmp_ps(em[r], ninf, _CMP_NEQ_UQ);
+            ei[r] = _mm256_cvtps_epi32(_mm256_blendv_ps(zero, em[r], live[r])); /* integers: exact */
+            up[r] = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_sub_epi32(_mm256_set1_epi32(127 + f), ei[r]), 23));
+            s0[r] = _mm256_cvttps_epi32(_mm256_mul_ps(c[r], up[r]));
+            s1[r] = _mm256_setzero_si256();
+        }
+        for (long k = k0; k < kh; k++) {
+            __m256 bv = _mm256_loadu_ps(bp + k * TCF_NR);
+            _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++)
+                s0[r] = _mm256_add_epi32(s0[r], _mm256_cvttps_epi32(_mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(a[r][k]), bv), up[r])));
+        }
+        for (long k = kh; k < k1; k++) {
+            __m256 bv = _mm256_loadu_ps(bp + k * TCF_NR);
+            _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++)
+                s1[r] = _mm256_add_epi32(s1[r], _mm256_cvttps_epi32(_mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(a[r][k]), bv), up[r])));
+        }
+        _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) {
+            __m256d lo = tcf_join(_mm256_castsi256_si128(s0[r]), _mm256_castsi256_si128(s1[r]), keep);
+            __m256d hi = tcf_join(_mm256_extracti128_si256(s0[r], 1), _mm256_extracti128_si256(s1[r], 1), keep);
+            /* 2^(emax - f), a normal binary32 here; the product is exact (at most 24 bits, normal) */
+            __m256 down = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_set1_epi32(127 - f), ei[r]), 23));
+            __m256 x = _mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo));
+            c[r] = _mm256_blendv_ps(zero, _mm256_mul_ps(x, down), live[r]);
+        }
+        /* promotion: the tensor-core value added into the FP32 accumulator (RNE; binary32's
+         * own addition is the binary64 sum rounded once, as gemm_tc does it) */
+        if (promote && ((k0 + bsz) % promote == 0 || k0 + bsz >= K))
+            _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) {
+                outer[r] = _mm256_add_ps(outer[r], c[r]);
+                c[r] = zero;
+            }
+    }
+    _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) {
+        float out[TCF_NR];
+        _mm256_storeu_ps(out, promote ? outer[r] : c[r]);
+        for (long j = 0; j < nr; j++)
+            C[r * ldc + j0 + j] = out[j];
+    }
+}
+
+/* tcf_rows with its row count a constant, so that the accumulators stay in registers */
+__attribute__((target("avx2,fma"))) static void tcf_rows_n(int mr, double *C, long ldc, long j0, long nr,
+                                                           const float *const a[TCF_MR], const float *const ea[TCF_MR],
+                                                           long K, const float *bp, const float *be, int f, int bsz,
+                                                           int acc, int promote)
+{
+    if (mr == 3)
+        tcf_rows(3, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote);
+    else if (mr == 2)
+        tcf_rows(2, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote);
+    else
+        tcf_rows(1, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote);
+}
+
+/* One operand for the binary32 lanes: x as binary32, its exponent as the tensor core sees it
+ * (acc_tc_exp; -infinity for a zero) and whether x fits them (finite, at most 12 significant
+ * bits, a binade of at least -126), with the running exponent range. */
+typedef struct {
+    float emx, emn;
+    int ok;
+} tcf_range_t;
+
+static inline void tcf_operand(float *v, float *e, double x, int emin, tcf_range_t *g)
+{
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    int ef = (int)(u >> 52 & 0x7ff), ex = ef - 1023;
+    ex = ex < emin ? emin : ex;
+    int zero = (u << 1) == 0;
+    g->ok &= zero || ((u & ((1ULL << 41) - 1)) == 0 && ef != 0x7ff && ef - 1023 >= -126);
+    *v = (float)x;
+    *e = zero ? -INFINITY : (float)ex;
+    if (!zero) {
+        g->emx = (float)ex > g->emx ? (float)ex : g->emx;
+        g->emn = (float)ex < g->emn ? (float)ex : g->emn;
+    }
+}
+
+/* gemm_tc (with acc, C's own values as the first block's C) in binary32/int32
+ * lanes where its conditions hold (then returns 1), else does nothing and returns 0. */
+__attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, const double *A, long lda, const double *B,
+                                                          long ldb, int b_trans, long M, long N, long K,
+                                                          const acc_tc_t *tc, int emin_a, int emin_b, int acc)
+{
+    if (tc->b > 32 || (tc->b > 16 && tc->f > 13) || tc->f > 25 || M < 1 || N < 1 || K < 1)
+        return 0;
+    double cmax = 0;
+    int cok = 1;
+    for (long i = 0; i < M && acc && cok; i++) /* C: zeros and normal binary32 values only */
+        for (long j = 0; j < N; j++) {
+            double c = C[i * ldc + j], ac = fabs(c);
+            cok &= c == 0 || (ac >= 0x1p-126 && ac < 0x1p127 && (double)(float)c == c);
+            cmax = ac > cmax ? ac : cmax;
+        }
+    if (!cok)
+        return 0;
+    long nbp = (N + TCF_NR - 1) / TCF_NR;
+    float *af = err_malloc((size_t)(M * K + 1), sizeof(float)), *ae = err_malloc((size_t)(M * K + 1), sizeof(float));
+    float *bp = err_malloc((size_t)(nbp * K * TCF_NR + 1), sizeof(float));
+    float *be = err_malloc((size_t)(nbp * K * TCF_NR + 1), sizeof(float));
+    tcf_range_t ga = {-INFINITY, INFINITY, 1}, gb = {-INFINITY, INFINITY, 1};
+    for (long i = 0; i < M; i++)
+        for (long k = 0; k < K; k++)
+            tcf_operand(af + i * K + k, ae + i * K + k, A[i * lda + k], emin_a, &ga);
+    for (long j = 0; j < nbp * TCF_NR; j++) /* panels of TCF_NR columns, zero beyond N */
+        for (long k = 0; k < K; k++) {
+            long at = (j / TCF_NR * K + k) * TCF_NR + j % TCF_NR;
+            tcf_operand(bp + at, be + at, j < N ? acc_b_at(B, ldb, b_trans, k, j) : 0.0, emin_b, &gb);
+        }
+    /* every nonzero operand and product a normal binary32 with its bits; C below 2^128 (as
+     * tc_rows' safe == 2: |C| and K terms of at most 2^(amax + bmax + 2)); results on a grid no
+     * finer than 2^(amin + bmin - f) >= 2^-126 (or C's own, normal), so 2^(f - emax) and
+     * 2^(emax - f) normal too */
+    int ok = ga.ok && gb.ok;
+    if (ok && ga.emx != -INFINITY && gb.emx != -INFINITY)
+        ok = ga.emx <= 127 && gb.emx <= 127 && ga.emn + gb.emn - tc->f >= -126 &&
+             log2(cmax + ((double)K + 1) * ldexp(1.0, (int)(ga.emx + gb.emx) + 2)) + 1 < 128;
+    for (long j0 = 0; j0 < N && ok; j0 += TCF_NR) {
+        long nr = N - j0 < TCF_NR ? N - j0 : TCF_NR;
+        const float *pb = bp + j0 * K, *pe = be + j0 * K;
+        for (long i = 0; i < M; i += TCF_MR) {
+            int mr = M - i < TCF_MR ? (int)(M - i) : TCF_MR;
+            const float *a[TCF_MR], *ea[TCF_MR];
+            for (int r = 0; r < TCF_MR; r++) {
+                a[r] = af + (i + (r < mr ? r : 0)) * K;
+                ea[r] = ae + (i + (r < mr ? r : 0)) * K;
+            }
+            tcf_rows_n(mr, C + i * ldc, ldc, j0, nr, a, ea, K, pb, pe, tc->f, tc->b, acc, tc->promote);
+        }
+    }
+    free(af);
+    free(ae);
+    free(bp);
+    free(be);
+    return ok;
+}
+#else
+int acc_tc_gemm_f32(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
+                    long N, long K, const acc_tc_t *tc, int emin_a, int emin_b, int acc)
+{
+    (void)C, (void)ldc, (void)A, (void)lda, (void)B, (void)ldb, (void)b_trans, (void)M, (void)N, (void)K, (void)tc;
+    (void)emin_a, (void)emin_b, (void)acc;
+    return 0;
+}
+#endif

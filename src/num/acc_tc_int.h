@@ -1,0 +1,20 @@
+/* acc_tc_int -- what the tensor-core model's files share (not for use outside src/num/) */
+#ifndef AMLA_ACC_TC_INT_H
+#define AMLA_ACC_TC_INT_H
+
+/* Parameters of the tensor-core block models: fraction bits F, block B, promotion interval. */
+typedef struct {
+    int f, b, promote;
+} acc_tc_t;
+
+/* Exponent of a nonzero operand as the tensor core sees it: its binade, or for a subnormal of
+ * its format the format's minimum exponent. */
+int acc_tc_exp(double x, int emin);
+
+/* The block model (with acc, C's own values as the first block's C) in binary32 and int32
+ * lanes where its conditions hold: then C is written and 1 returned; else 0, C untouched
+ * (acc_tc_f32.c; 0 without AVX2). */
+int acc_tc_gemm_f32(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
+                    long N, long K, const acc_tc_t *tc, int emin_a, int emin_b, int acc);
+
+#endif
