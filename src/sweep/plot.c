@@ -336,10 +336,11 @@ int sweep_write_png(const sweep_state_t *s, const run_cfg_t *c0, const char *out
                "(offset a little in x)%s' at screen 0.5, screen %.4f center font ',10' tc rgb '#444444'\n",
             nentries > d.nv ? "; paper: open markers" : "", 1 - (24.0 * ntitle + 18) / H);
     if (nmissing) {
-        snprintf(buf, sizeof buf, "x at the top: no sample without NaN/Inf or numeric events (not drawn): ");
+        static const char lead[] = "x at the top: no sample without NaN/Inf or numeric events (not drawn): ";
+        char note[sizeof lead + sizeof missing];
+        memcpy(note, lead, sizeof lead - 1);
+        memcpy(note + sizeof lead - 1, missing, strlen(missing) + 1);
         fprintf(p, "set label 111 ");
-        char note[4600];
-        snprintf(note, sizeof note, "%s%s", buf, missing);
         plot_str(p, note);
         fprintf(p, " at screen 0.5, screen %.4f center font ',10'\n", (19.0 * keyrows + 22) / H);
     }
