@@ -112,23 +112,23 @@ static inline long attn_tile(const attn_ctx_t *ctx, long sk)
     return b < sk ? b : sk > 0 ? sk : 1;
 }
 
-/* Rounding at a resolved site: identity when exact. */
-static inline double attn_round(attn_ctx_t *ctx, int site, double x)
-{
-    const site_t *s = &ctx->site[site];
-    if (s->exact)
-        return x;
-    if (s->fmt == FMT_FP32 && s->mode == FMT_RNE && !s->sat)
-        return (double)(float)x; /* fmt_round's binary32 RNE, inline (the commonest site) */
-    return fmt_round(x, s->fmt, s->mode, s->sat, &ctx->rng);
-}
-
 /* True when the site rounds to binary32 with RNE (not saturating, not exact): a hot loop may
  * then use (double)(float) conversions, which is what attn_round does for it, and vectorize. */
 static inline int attn_site_is_fp32(const attn_ctx_t *ctx, int site)
 {
     const site_t *s = &ctx->site[site];
     return !s->exact && s->fmt == FMT_FP32 && s->mode == FMT_RNE && !s->sat;
+}
+
+/* Rounding at a resolved site: identity when exact. */
+static inline double attn_round(attn_ctx_t *ctx, int site, double x)
+{
+    const site_t *s = &ctx->site[site];
+    if (s->exact)
+        return x;
+    if (attn_site_is_fp32(ctx, site))
+        return (double)(float)x; /* fmt_round's binary32 RNE, inline (the commonest site) */
+    return fmt_round(x, s->fmt, s->mode, s->sat, &ctx->rng);
 }
 
 /* The binary32 arithmetic inside a site whose result goes on to a narrower format (an op

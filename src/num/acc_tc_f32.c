@@ -147,7 +147,8 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
                                                           long ldb, int b_trans, long M, long N, long K,
                                                           const acc_tc_t *tc, int emin_a, int emin_b, int acc)
 {
-    if (tc->b > 32 || (tc->b > 16 && tc->f > 13) || tc->f > 25 || M < 1 || N < 1 || K < 1)
+    /* each int32 half holds at most b/2 terms below 2^(f+2), and C's below 2^(f+1) */
+    if ((double)(tc->b / 2 + 1) * ldexp(1.0, tc->f + 2) >= 0x1p31 || M < 1 || N < 1 || K < 1)
         return 0;
     double cmax = 0;
     int cok = 1;

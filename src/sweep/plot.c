@@ -15,7 +15,7 @@
 
 /* filled circle, square, triangle up, triangle down, diamond, pentagon; then their open forms */
 static const int plot_points[] = {7, 5, 9, 11, 13, 15, 6, 4, 8, 10, 12, 14};
-#define PLOT_NPOINTS ((int)(sizeof plot_points / sizeof plot_points[0]))
+#define PLOT_NSHAPES ((int)(sizeof plot_points / sizeof plot_points[0]) / 2) /* filled, then open */
 
 /* Lab series are offset in x by this fraction of the axis per series, so that equal series and
  * their CI bars stay visible. */
@@ -399,7 +399,7 @@ int sweep_write_png(const sweep_state_t *s, const run_cfg_t *c0, const char *out
             int col = 2 + 4 * v;
             fprintf(p, "%s'%s' index %ld using %d:%d:%d with %s lc rgb '%s' pt %d ps 1.1 lw 1.5 title %s", v ? ", \\\n  " : "",
                     dat, pn, col, col + 1, col + 2, l.categorical ? "yerrorbars" : "yerrorlines",
-                    plot_colors[v % plot_ncolors], plot_points[v % 6], pn ? "''" : "");
+                    plot_colors[v % plot_ncolors], plot_points[v % PLOT_NSHAPES], pn ? "''" : "");
             if (!pn)
                 plot_str(p, d.name[v]);
         }
@@ -408,7 +408,7 @@ int sweep_write_png(const sweep_state_t *s, const run_cfg_t *c0, const char *out
                 continue;
             fprintf(p, ", \\\n  '%s' index %ld using 1:%d with %s dt 2 lc rgb '%s' pt %d ps 1.9 lw 1.5 title ", dat, pn,
                     5 + 4 * v, l.categorical ? "points" : "linespoints", plot_colors[v % plot_ncolors],
-                    plot_points[6 + v % 6]);
+                    plot_points[PLOT_NSHAPES + v % PLOT_NSHAPES]);
             if (pn)
                 fprintf(p, "''");
             else {
