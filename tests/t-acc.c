@@ -5,29 +5,33 @@
 
 #include "num/acc.h"
 #include "num/acc_tc.h"
+#include "num/cpu.h"
 #include "check.h"
 #include "num/fmt.h"
 
-/* C1 (scalar) and C2 (AVX2) bit for bit, sign of zero included; the first mismatches reported. */
+/* C1 (scalar) and C2 (vector kernels up to level simd: acc_simd) bit for bit, sign of zero
+ * included; the first mismatches reported. */
 static void tc_same(const double *C1, const double *C2, long n, int model, fmt_id_t f, int kind, const char *what,
-                    long *compared, long *bad)
+                    int simd, long *compared, long *bad)
 {
     for (long i = 0; i < n; i++) {
         ++*compared;
         if (memcmp(&C1[i], &C2[i], sizeof(double)) != 0 && (*bad)++ < 5)
-            CHECK(0, "%s %s kind %d %s element %ld: simd %a, scalar %a", acc_table[model].name, fmt_table[f].name, kind,
-                  what, i, C2[i], C1[i]);
+            CHECK(0, "%s %s kind %d %s element %ld: simd level %d %a, scalar %a", acc_table[model].name,
+                  fmt_table[f].name, kind, what, i, simd, C2[i], C1[i]);
     }
 }
 
-/* The AVX2 tensor-core kernels against the scalar block models, bit for bit (sign of zero
- * included): operands with zeros, subnormals of their format, cancelling pairs, a spread of
- * 2^-140..2^40, results that overflow and underflow binary32; odd sizes, both layouts. */
+/* The AVX2 and AVX-512 tensor-core kernels against the scalar block models, bit for bit (sign
+ * of zero included): operands with zeros, subnormals of their format, cancelling pairs, a
+ * spread of 2^-140..2^40, results that overflow and underflow binary32; odd sizes (a full and a
+ * partial panel of either width, row tiles of 3 and 4 with a remainder), both layouts. */
 static void tc_simd_vs_scalar(fmt_rng_t *rng)
 {
-    long M = 5, N = 11, K = 300;
+    long M = 5, N = 19, K = 300;
     double *A = malloc(sizeof(double) * (size_t)(M * K)), *B = malloc(sizeof(double) * (size_t)(N * K));
     double *C1 = malloc(sizeof(double) * (size_t)(M * N)), *C2 = malloc(sizeof(double) * (size_t)(M * N));
+    double *C0 = malloc(sizeof(double) * (size_t)(M * N));
     const fmt_id_t fmts[] = {FMT_BF16, FMT_FP16, FMT_E4M3, FMT_E5M2};
     long compared = 0, bad = 0;
     for (int kind = 0; kind < 4; kind++)
@@ -51,7 +55,7 @@ static void tc_simd_vs_scalar(fmt_rng_t *rng)
                         for (long j = 0; j < N; j++)
                             for (long k = K / 2; k < K; k++)
                                 B[j * K + k] = -B[j * K + k - K / 2];
-                    for (int simd = 0; simd < 2; simd++) {
+                    for (int simd = 0; simd <= 2; simd++) { /* scalar, then AVX2, then AVX-512 where present */
                         acc_simd = simd;
                         if (trans) {
                             acc_gemm_f(simd ? C2 : C1, N, A, K, B, K, 1, M, N, K, (acc_model_t)model, f, f);
@@ -63,9 +67,10 @@ static void tc_simd_vs_scalar(fmt_rng_t *rng)
                             acc_gemm_f(simd ? C2 : C1, N, A, K, Bt, N, 0, M, N, K, (acc_model_t)model, f, f);
                             free(Bt);
                         }
+                        if (simd)
+                            tc_same(C1, C2, M * N, model, f, kind, trans ? "trans" : "plain", simd, &compared, &bad);
                     }
-                    acc_simd = 1;
-                    tc_same(C1, C2, M * N, model, f, kind, trans ? "trans" : "plain", &compared, &bad);
+                    acc_simd = 2;
                     if (!trans)
                         continue;
                     /* accumulating (D = A B + C): C binary32 values of every size class (zero,
@@ -77,22 +82,27 @@ static void tc_simd_vs_scalar(fmt_rng_t *rng)
                         double u = ldexp((double)(fmt_rng_next(rng) >> 11), -53) - 0.5;
                         int cls = crange ? 2 + (int)(fmt_rng_next(rng) % 3) : (int)(fmt_rng_next(rng) % 5);
                         int sh = cls == 0 ? -135 : cls == 1 ? 127 : cls == 2 ? (int)(fmt_rng_next(rng) % 60) - 30 : 0;
-                        C1[i] = C2[i] = cls == 4 ? 0.0 : fmt_round(ldexp(u, sh), FMT_FP32, FMT_RNE, 1, NULL);
+                        C0[i] = C1[i] = cls == 4 ? 0.0 : fmt_round(ldexp(u, sh), FMT_FP32, FMT_RNE, 1, NULL);
                     }
-                    for (int simd = 0; simd < 2; simd++) {
+                    for (int simd = 0; simd <= 2; simd++) {
                         acc_simd = simd;
+                        if (simd)
+                            memcpy(C2, C0, sizeof(double) * (size_t)(M * N));
                         acc_tc_gemm_acc(simd ? C2 : C1, N, A, K, B, K, 1, M, N, K, (acc_model_t)model, fmt_table[f].emin,
                                         fmt_table[f].emin);
+                        if (simd)
+                            tc_same(C1, C2, M * N, model, f, kind,
+                                    crange ? "accumulating, C in range" : "accumulating", simd, &compared, &bad);
                     }
-                    acc_simd = 1;
-                    tc_same(C1, C2, M * N, model, f, kind, crange ? "accumulating, C in range" : "accumulating",
-                            &compared, &bad);
+                    acc_simd = 2;
                     }
                 }
     CHECK(bad == 0, "tensor-core kernels: %ld of %ld elements differ from the scalar models", bad, compared);
-    printf("t-acc: tensor-core AVX2 kernels equal the scalar models on %ld elements\n", compared);
+    printf("t-acc: tensor-core vector kernels (AVX2%s) equal the scalar models on %ld elements\n",
+           cpu_has_avx512() ? " and AVX-512" : "", compared);
     free(A);
     free(B);
+    free(C0);
     free(C1);
     free(C2);
 }
@@ -126,21 +136,23 @@ static void fp16_round_vs_scalar(fmt_rng_t *rng)
         x[n++] = ldexp(u, (int)(fmt_rng_next(rng) % 61) - 40);
     }
     long bad = 0;
-    for (int simd = 0; simd < 2; simd++) {
+    for (int simd = 0; simd <= 2; simd++) { /* scalar, AVX2, AVX-512 where present: each against scalar */
         acc_simd = simd;
         acc_gemm(simd ? C2 : C1, 13, &one, 1, x, 13, 0, 1, 13, 1, ACC_FP16);
         for (long r = 1; r < NV / 13; r++) /* the remaining rows of B, 13 columns each */
             acc_gemm((simd ? C2 : C1) + r * 13, 13, &one, 1, x + r * 13, 13, 0, 1, 13, 1, ACC_FP16);
+        if (simd == 0)
+            continue;
+        for (long i = 0; i < NV; i++) {
+            int same = memcmp(&C1[i], &C2[i], sizeof(double)) == 0 || (isnan(C1[i]) && isnan(C2[i]));
+            if (!same && bad++ < 5)
+                CHECK(0, "fp16 rounding of %a: simd %a, scalar %a", x[i], C2[i], C1[i]);
+            if (i < 6 * 1000 && !isnan(x[i])) /* and the scalar against fmt_round itself */
+                CHECK(memcmp(&C1[i], &(double){fmt_round(x[i], FMT_FP16, FMT_RNE, 0, NULL)}, sizeof(double)) == 0,
+                      "fp16-acc scalar of %a", x[i]);
+        }
     }
-    acc_simd = 1;
-    for (long i = 0; i < NV; i++) {
-        int same = memcmp(&C1[i], &C2[i], sizeof(double)) == 0 || (isnan(C1[i]) && isnan(C2[i]));
-        if (!same && bad++ < 5)
-            CHECK(0, "fp16 rounding of %a: simd %a, scalar %a", x[i], C2[i], C1[i]);
-        if (i < 6 * 1000 && !isnan(x[i])) /* and the scalar against fmt_round itself */
-            CHECK(memcmp(&C1[i], &(double){fmt_round(x[i], FMT_FP16, FMT_RNE, 0, NULL)}, sizeof(double)) == 0,
-                  "fp16-acc scalar of %a", x[i]);
-    }
+    acc_simd = 2;
     CHECK(bad == 0, "fp16 rounding: %ld of %d values differ between the vector and scalar paths", bad, NV);
     printf("t-acc: the FP16 accumulator's vector rounding equals the scalar one on %d values\n", NV);
     free(x);
@@ -185,12 +197,12 @@ int main(void)
     }
     /* the element-wise models against the loops they name (the tensor-core models are checked
      * against H100 captures in t-gpu) */
-    for (int simd = 1; simd >= 0; simd--) { /* the AVX2 kernels, then the scalar ones */
+    for (int simd = 2; simd >= 0; simd--) { /* AVX-512 where present, AVX2, then the scalar kernels */
         for (int model = 0; model <= ACC_FP16; model++)
             for (int trans = 0; trans < 2; trans++) {
                 acc_simd = simd;
                 acc_gemm(C, N, A, K, trans ? B : Bt, trans ? K : N, trans, M, N, K, (acc_model_t)model);
-                acc_simd = 1;
+                acc_simd = 2;
                 for (long i = 0; i < M; i++)
                     for (long j = 0; j < N; j++) {
                         double want = 0;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "num/acc_tc.h"
+#include "num/acc_x16.h"
 #include "num/cpu.h"
 #include "num/fmt.h"
 
@@ -140,7 +141,7 @@ __attribute__((target("avx2,fma"))) static void kern64_avx2(double *c, const dou
 
 #endif
 
-int acc_simd = 1;
+int acc_simd = 2;
 
 #ifdef ACC_HAVE_X86
 /* Four rows of B (B[t][k], t < 4) into columns of a packed panel: 4 x 4 blocks converted to
@@ -261,47 +262,62 @@ static void gemm32(double *C, long ldc, const double *A, long lda, const double 
 }
 
 /* A kernel on one register tile: tile rows of A (a[r], K long) against a packed panel bp of
- * ACC_NR64 columns, into c [rows][ACC_NR64]. */
+ * `cols` columns, into c [rows][cols]; with the tile's shape. */
 typedef void acc_kern64_t(double *c, const double *const *a, const double *bp, long K);
+typedef struct {
+    acc_kern64_t *kern;
+    long rows, cols;
+} acc_tile64_t;
 
-/* C = A op(B) through a binary64 kernel: op(B) packed ACC_NR64 columns at a time (zero beyond
- * N), A by tiles of `rows` rows (a zero row beyond M); simd where AVX2 runs, else generic. */
+/* C = A op(B) through a binary64 kernel: op(B) packed t->cols columns at a time (zero beyond
+ * N), A by tiles of t->rows rows (a zero row beyond M). */
 static void acc_panels64(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans,
-                         long M, long N, long K, long rows, acc_kern64_t *simd, acc_kern64_t *generic)
+                         long M, long N, long K, const acc_tile64_t *t)
 {
-    double *bp = err_malloc((size_t)(K * ACC_NR64 + 1), sizeof(double));
+    const long rows = t->rows, cols = t->cols;
+    double *bp = err_malloc((size_t)(K * cols + 1), sizeof(double));
     double *zero = err_calloc((size_t)K + 1, sizeof(double));
-    double c[ACC_MR * ACC_NR64];
+    double c[ACC_MR * ACC_X16_NR];
     const double *a[ACC_MR];
-    acc_kern64_t *kern = simd && acc_simd && cpu_has_avx2_fma() ? simd : generic;
-    for (long j0 = 0; j0 < N; j0 += ACC_NR64) {
-        long nr = N - j0 < ACC_NR64 ? N - j0 : ACC_NR64;
+    for (long j0 = 0; j0 < N; j0 += cols) {
+        long nr = N - j0 < cols ? N - j0 : cols;
         for (long k = 0; k < K; k++)
-            for (long j = 0; j < ACC_NR64; j++)
-                bp[k * ACC_NR64 + j] = j < nr ? acc_b_at(B, ldb, b_trans, k, j0 + j) : 0.0;
+            for (long j = 0; j < cols; j++)
+                bp[k * cols + j] = j < nr ? acc_b_at(B, ldb, b_trans, k, j0 + j) : 0.0;
         for (long i0 = 0; i0 < M; i0 += rows) {
             long mr = M - i0 < rows ? M - i0 : rows;
             for (long r = 0; r < rows; r++)
                 a[r] = r < mr ? A + (i0 + r) * lda : zero;
-            kern(c, a, bp, K);
+            t->kern(c, a, bp, K);
             for (long r = 0; r < mr; r++)
                 for (long j = 0; j < nr; j++)
-                    C[(i0 + r) * ldc + j0 + j] = c[r * ACC_NR64 + j];
+                    C[(i0 + r) * ldc + j0 + j] = c[r * cols + j];
         }
     }
     free(bp);
     free(zero);
 }
 
+/* The tile for a model's kernels: AVX-512 (sixteen columns) where acc_simd allows and the
+ * processor has it, else AVX2, else the generic kernel (eight columns each). */
+static acc_tile64_t acc_tile64(long rows, acc_kern64_t *x16, acc_kern64_t *avx2, acc_kern64_t *generic)
+{
+    if (acc_simd >= 2 && cpu_has_avx512())
+        return (acc_tile64_t){x16, rows, ACC_X16_NR};
+    if (avx2 && acc_simd && cpu_has_avx2_fma())
+        return (acc_tile64_t){avx2, rows, ACC_NR64};
+    return (acc_tile64_t){generic, rows, ACC_NR64};
+}
+
 static void gemm64(double *C, long ldc, const double *A, long lda, const double *B, long ldb,
                    int b_trans, long M, long N, long K)
 {
 #ifdef ACC_HAVE_X86
-    acc_kern64_t *simd = kern64_avx2;
+    acc_tile64_t t = acc_tile64(ACC_MR, acc_kern64_x16, kern64_avx2, kern64_generic);
 #else
-    acc_kern64_t *simd = NULL;
+    acc_tile64_t t = acc_tile64(ACC_MR, NULL, NULL, kern64_generic);
 #endif
-    acc_panels64(C, ldc, A, lda, B, ldb, b_trans, M, N, K, ACC_MR, simd, kern64_generic);
+    acc_panels64(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &t);
 }
 
 /* The FP16-accumulator model. Per group of ACC_FP16_K products of fp16 (or narrower)
@@ -383,11 +399,11 @@ static void gemm16(double *C, long ldc, const double *A, long lda, const double 
                    long N, long K)
 {
 #ifdef ACC_HAVE_X86
-    acc_kern64_t *simd = kern16_avx2;
+    acc_tile64_t t = acc_tile64(ACC_MR16, acc_kern16_x16, kern16_avx2, kern16_generic);
 #else
-    acc_kern64_t *simd = NULL;
+    acc_tile64_t t = acc_tile64(ACC_MR16, NULL, NULL, kern16_generic);
 #endif
-    acc_panels64(C, ldc, A, lda, B, ldb, b_trans, M, N, K, ACC_MR16, simd, kern16_generic);
+    acc_panels64(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &t);
 }
 
 void acc_gemm(double *C, long ldc, const double *A, long lda, const double *B, long ldb,

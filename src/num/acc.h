@@ -35,8 +35,9 @@ int acc_from_name(const char *name);
  * truncated to min(24, f + 1) significant bits in binary32. */
 double acc_tc_block(const double *t, const int *e, int n, int f);
 
-/* 1 (default): use the AVX2 kernels (GEMM models, tensor-core models) where the processor has
- * them; 0: the scalar code (tests compare the two bit for bit). */
+/* 2 (default): the widest vector kernels the processor has (AVX-512 where there is a kernel for
+ * it, else AVX2); 1: AVX2 at most; 0: the scalar code (tests compare each with the scalar code
+ * bit for bit). */
 extern int acc_simd;
 
 /* op(B)[k][j]: B [N][K] read transposed when b_trans, else B [K][N]. */

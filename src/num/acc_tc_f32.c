@@ -9,6 +9,7 @@
 
 #include "base/err.h"
 #include "num/acc.h"
+#include "num/cpu.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -160,17 +161,19 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
         }
     if (!cok)
         return 0;
-    long nbp = (N + TCF_NR - 1) / TCF_NR;
+    /* the AVX-512 kernel takes panels of sixteen columns and four rows at a time */
+    const int wide = acc_simd >= 2 && cpu_has_avx512(), np = wide ? 16 : TCF_NR, mp = wide ? ACC_TCF16_MR : TCF_MR;
+    long nbp = (N + np - 1) / np;
     float *af = err_malloc((size_t)(M * K + 1), sizeof(float)), *ae = err_malloc((size_t)(M * K + 1), sizeof(float));
-    float *bp = err_malloc((size_t)(nbp * K * TCF_NR + 1), sizeof(float));
-    float *be = err_malloc((size_t)(nbp * K * TCF_NR + 1), sizeof(float));
+    float *bp = err_malloc((size_t)(nbp * K * np + 1), sizeof(float));
+    float *be = err_malloc((size_t)(nbp * K * np + 1), sizeof(float));
     tcf_range_t ga = {-INFINITY, INFINITY, 1}, gb = {-INFINITY, INFINITY, 1};
     for (long i = 0; i < M; i++)
         for (long k = 0; k < K; k++)
             tcf_operand(af + i * K + k, ae + i * K + k, A[i * lda + k], emin_a, &ga);
-    for (long j = 0; j < nbp * TCF_NR; j++) /* panels of TCF_NR columns, zero beyond N */
+    for (long j = 0; j < nbp * np; j++) /* panels of np columns, zero beyond N */
         for (long k = 0; k < K; k++) {
-            long at = (j / TCF_NR * K + k) * TCF_NR + j % TCF_NR;
+            long at = (j / np * K + k) * np + j % np;
             tcf_operand(bp + at, be + at, j < N ? acc_b_at(B, ldb, b_trans, k, j) : 0.0, emin_b, &gb);
         }
     /* every nonzero operand and product a normal binary32 with its bits; C below 2^128 (as
@@ -181,17 +184,20 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
     if (ok && ga.emx != -INFINITY && gb.emx != -INFINITY)
         ok = ga.emx <= 127 && gb.emx <= 127 && ga.emn + gb.emn - tc->f >= -126 &&
              log2(cmax + ((double)K + 1) * ldexp(1.0, (int)(ga.emx + gb.emx) + 2)) + 1 < 128;
-    for (long j0 = 0; j0 < N && ok; j0 += TCF_NR) {
-        long nr = N - j0 < TCF_NR ? N - j0 : TCF_NR;
+    for (long j0 = 0; j0 < N && ok; j0 += np) {
+        long nr = N - j0 < np ? N - j0 : np;
         const float *pb = bp + j0 * K, *pe = be + j0 * K;
-        for (long i = 0; i < M; i += TCF_MR) {
-            int mr = M - i < TCF_MR ? (int)(M - i) : TCF_MR;
-            const float *a[TCF_MR], *ea[TCF_MR];
-            for (int r = 0; r < TCF_MR; r++) {
+        for (long i = 0; i < M; i += mp) {
+            int mr = M - i < mp ? (int)(M - i) : mp;
+            const float *a[ACC_TCF16_MR], *ea[ACC_TCF16_MR];
+            for (int r = 0; r < mp; r++) {
                 a[r] = af + (i + (r < mr ? r : 0)) * K;
                 ea[r] = ae + (i + (r < mr ? r : 0)) * K;
             }
-            tcf_rows_n(mr, C + i * ldc, ldc, j0, nr, a, ea, K, pb, pe, tc->f, tc->b, acc, tc->promote);
+            if (wide)
+                acc_tcf16_rows(mr, C + i * ldc, ldc, j0, nr, a, ea, K, pb, pe, tc->f, tc->b, acc, tc->promote);
+            else
+                tcf_rows_n(mr, C + i * ldc, ldc, j0, nr, a, ea, K, pb, pe, tc->f, tc->b, acc, tc->promote);
         }
     }
     free(af);

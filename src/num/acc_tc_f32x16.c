@@ -1,0 +1,120 @@
+/* acc_tc_f32x16 -- acc_tc_f32's block kernel in AVX-512 (sixteen columns at once): the same
+ * operations as the eight-column AVX2 kernel, lane for lane, so bit-identical to it and to the
+ * scalar block model (t-acc checks all three) */
+#include "num/acc_tc_int.h"
+
+#include <math.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+#define T16 __attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma")))
+
+/* two int32 halves of a block, eight lanes, joined exactly in binary64 and truncated to the
+ * significant bits kept */
+T16 static inline __m512d tcf16_join(__m256i h0, __m256i h1, __m512i keep)
+{
+    __m512d x = _mm512_add_pd(_mm512_cvtepi32_pd(h0), _mm512_cvtepi32_pd(h1)); /* exact: below 2^32 */
+    return _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(x), keep));
+}
+
+T16 static inline __attribute__((always_inline)) void
+tcf16_rows(const int mr, const int single, double *C, long ldc, long j0, long nr, const float *const *a,
+           const float *const *ea, long K, const float *bp, const float *be, int f, int bsz, int acc, int promote)
+{
+    const __m512 ninf = _mm512_set1_ps(-INFINITY), zero = _mm512_setzero_ps();
+    const int p = f + 1 < 24 ? f + 1 : 24;
+    const __m512i keep = _mm512_set1_epi64((long long)(~0ULL << (53 - p))); /* p significant bits of an integer */
+    const __m512i keep32 = _mm512_set1_epi32((int)(~0U << (24 - p)));       /* of a binary32 */
+    const __mmask16 cols = (__mmask16)((1u << nr) - 1);
+    __m512 c[ACC_TCF16_MR], outer[ACC_TCF16_MR];
+    _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) {
+        outer[r] = zero;
+        __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
+        if (acc) { /* exact: the caller checked */
+            lo = _mm512_cvtpd_ps(_mm512_maskz_loadu_pd((__mmask8)cols, C + r * ldc + j0));
+            hi = _mm512_cvtpd_ps(_mm512_maskz_loadu_pd((__mmask8)(cols >> 8), C + r * ldc + j0 + 8));
+        }
+        c[r] = _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1);
+    }
+    for (long k0 = 0; k0 < K; k0 += bsz) {
+        long k1 = k0 + bsz < K ? k0 + bsz : K, kh = single ? k1 : k0 + (k1 - k0) / 2;
+        __m512 em[ACC_TCF16_MR], up[ACC_TCF16_MR];
+        __m512i s0[ACC_TCF16_MR], s1[ACC_TCF16_MR], ei[ACC_TCF16_MR];
+        __mmask16 live[ACC_TCF16_MR];
+        _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) { /* C's exponent: its binade (a normal binary32 here) */
+            __m512i cb = _mm512_srli_epi32(_mm512_castps_si512(c[r]), 23);
+            __m512 ec = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_and_si512(cb, _mm512_set1_epi32(0xff)),
+                                                            _mm512_set1_epi32(127)));
+            em[r] = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(c[r], zero, _CMP_NEQ_UQ), ninf, ec);
+        }
+        for (long k = k0; k < k1; k++) {
+            __m512 bev = _mm512_loadu_ps(be + k * 16);
+            _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++)
+                em[r] = _mm512_max_ps(em[r], _mm512_add_ps(_mm512_set1_ps(ea[r][k]), bev));
+        }
+        _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) {
+            live[r] = _mm512_cmp_ps_mask(em[r], ninf, _CMP_NEQ_UQ);
+            ei[r] = _mm512_cvtps_epi32(_mm512_maskz_mov_ps(live[r], em[r])); /* integers: exact */
+            up[r] = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_sub_epi32(_mm512_set1_epi32(127 + f), ei[r]), 23));
+            s0[r] = _mm512_cvttps_epi32(_mm512_mul_ps(c[r], up[r]));
+            s1[r] = _mm512_setzero_si512();
+        }
+        for (long k = k0; k < kh; k++) {
+            __m512 bv = _mm512_loadu_ps(bp + k * 16);
+            _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++)
+                s0[r] = _mm512_add_epi32(s0[r], _mm512_cvttps_epi32(_mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(a[r][k]), bv), up[r])));
+        }
+        for (long k = kh; k < k1; k++) {
+            __m512 bv = _mm512_loadu_ps(bp + k * 16);
+            _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++)
+                s1[r] = _mm512_add_epi32(s1[r], _mm512_cvttps_epi32(_mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(a[r][k]), bv), up[r])));
+        }
+        _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) {
+            __m512 x;
+            if (single) { /* one int32 sum: converted toward zero, it keeps 24 significant bits */
+                x = _mm512_cvt_roundepi32_ps(s0[r], _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+                if (p < 24)
+                    x = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), keep32));
+            } else {
+                __m512d lo = tcf16_join(_mm512_castsi512_si256(s0[r]), _mm512_castsi512_si256(s1[r]), keep);
+                __m512d hi = tcf16_join(_mm512_extracti64x4_epi64(s0[r], 1), _mm512_extracti64x4_epi64(s1[r], 1), keep);
+                x = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo)), _mm512_cvtpd_ps(hi), 1);
+            }
+            /* 2^(emax - f), a normal binary32 here; the product is exact (at most 24 bits, normal) */
+            __m512 down = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_set1_epi32(127 - f), ei[r]), 23));
+            c[r] = _mm512_maskz_mul_ps(live[r], x, down);
+        }
+        /* promotion: the tensor-core value added into the FP32 accumulator (RNE) */
+        if (promote && ((k0 + bsz) % promote == 0 || k0 + bsz >= K))
+            _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) {
+                outer[r] = _mm512_add_ps(outer[r], c[r]);
+                c[r] = zero;
+            }
+    }
+    _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) {
+        __m512 v = promote ? outer[r] : c[r];
+        _mm512_mask_storeu_pd(C + r * ldc + j0, (__mmask8)cols, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
+        _mm512_mask_storeu_pd(C + r * ldc + j0 + 8, (__mmask8)(cols >> 8),
+                              _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
+    }
+}
+
+T16 void acc_tcf16_rows(int mr, double *C, long ldc, long j0, long nr, const float *const *a, const float *const *ea,
+                        long K, const float *bp, const float *be, int f, int bsz, int acc, int promote)
+{
+    /* one int32 sum per block where the block's terms and C (each below 2^(f+2)) cannot leave
+     * it; else two halves joined in binary64 */
+    const int single = (double)(bsz + 1) * ldexp(1.0, f + 2) < 0x1p31;
+    switch (mr * 2 + single) { /* the row count and the form constants: accumulators stay in registers */
+    case 9: tcf16_rows(4, 1, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote); break;
+    case 8: tcf16_rows(4, 0, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote); break;
+    case 7: tcf16_rows(3, 1, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote); break;
+    case 6: tcf16_rows(3, 0, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote); break;
+    case 5: tcf16_rows(2, 1, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote); break;
+    case 4: tcf16_rows(2, 0, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote); break;
+    case 3: tcf16_rows(1, 1, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote); break;
+    default: tcf16_rows(1, 0, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote); break;
+    }
+}
+#endif
