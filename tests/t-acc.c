@@ -5,6 +5,7 @@
 
 #include "num/acc.h"
 #include "num/acc_tc.h"
+#include "num/acc_tc_int.h"
 #include "num/cpu.h"
 #include "check.h"
 #include "num/fmt.h"
@@ -106,6 +107,55 @@ static void tc_simd_vs_scalar(fmt_rng_t *rng)
     free(C1);
     free(C2);
 }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* The binary32 lanes' operand conversion, AVX-512 against one element at a time: each value,
+ * exponent, the exponent range and the fits flag, over every class that must send a GEMM back
+ * to the binary64 lanes (13 significant bits, infinity, NaN, binades below -126, binary64
+ * subnormals) and those that fit (zeros of both signs, 12-bit values, format subnormals
+ * clamped to emin), in runs of 8 with one odd value each (so each lane meets each class). */
+static void tcf_convert_vs_scalar(fmt_rng_t *rng)
+{
+    if (!cpu_has_avx512())
+        return;
+    const double odd[] = {1 + 0x1p-12, INFINITY, -INFINITY, NAN, 0x1p-127, -0x1.8p-130, 0x1p-1070, 0x1p127, -0.0};
+    enum { N = 64 };
+    double x[N];
+    long cases = 0, bad = 0;
+    for (int emin = -133; emin <= -6; emin += 127) /* binade clamps of e4m3-like and bf16-like formats */
+        for (size_t o = 0; o <= sizeof odd / sizeof odd[0]; o++)
+            for (int lane = 0; lane < 8; lane++) {
+                for (int i = 0; i < N; i++) {
+                    double u = ldexp((double)(fmt_rng_next(rng) >> 11), -53) - 0.5;
+                    x[i] = fmt_round(ldexp(u, (int)(fmt_rng_next(rng) % 40) - 20), FMT_BF16, FMT_RNE, 0, NULL);
+                    if (fmt_rng_next(rng) % 5 == 0)
+                        x[i] = ldexp(1.0, emin - 3); /* below emin: its exponent clamps */
+                }
+                if (o < sizeof odd / sizeof odd[0])
+                    x[8 * (lane % 4) + lane] = odd[o];
+                float v1[N], e1[N], v2[N], e2[N];
+                acc_tcf_range_t g1 = {-INFINITY, INFINITY, 1}, g2 = g1;
+                acc_tcf_convert1(v1, e1, x, N - 3, emin, &g1); /* a tail of 5 after 7 vectors */
+                long m = acc_tcf16_convert(v2, e2, x, N - 3, emin, &g2);
+                acc_tcf_convert1(v2 + m, e2 + m, x + m, N - 3 - m, emin, &g2);
+                cases++;
+                int same = memcmp(e1, e2, sizeof(float) * (N - 3)) == 0 && g1.ok == g2.ok && g1.emx == g2.emx &&
+                           g1.emn == g2.emn;
+                for (int i = 0; i < N - 3; i++)
+                    same &= memcmp(&v1[i], &v2[i], sizeof(float)) == 0 || (isnan(v1[i]) && isnan(v2[i]));
+                if (!same && bad++ < 3)
+                    CHECK(0, "binary32-lane conversion, odd value %zu in lane %d, emin %d: ok %d/%d", o, lane, emin,
+                          g2.ok, g1.ok);
+            }
+    CHECK(bad == 0, "binary32-lane conversion: %ld of %ld runs differ between AVX-512 and scalar", bad, cases);
+    printf("t-acc: the binary32 lanes' AVX-512 operand conversion equals the scalar one on %ld runs\n", cases);
+}
+#else
+static void tcf_convert_vs_scalar(fmt_rng_t *rng)
+{
+    (void)rng;
+}
+#endif
 
 /* The FP16 accumulator's rounding, vector against scalar (fmt_round to binary16, RNE, overflow
  * to infinity), on the values that make a binary16 rounding hard: every binary16 midpoint and
@@ -235,6 +285,7 @@ int main(void)
     free(C);
     free(Bt);
     tc_simd_vs_scalar(&rng);
+    tcf_convert_vs_scalar(&rng);
     fp16_round_vs_scalar(&rng);
     return check_done("t-acc");
 }

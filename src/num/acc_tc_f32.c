@@ -118,15 +118,8 @@ __attribute__((target("avx2,fma"))) static void tcf_rows_n(int mr, double *C, lo
         tcf_rows(1, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote);
 }
 
-/* One operand for the binary32 lanes: x as binary32, its exponent as the tensor core sees it
- * (acc_tc_exp; -infinity for a zero) and whether x fits them (finite, at most 12 significant
- * bits, a binade of at least -126), with the running exponent range. */
-typedef struct {
-    float emx, emn;
-    int ok;
-} tcf_range_t;
-
-static inline void tcf_operand(float *v, float *e, double x, int emin, tcf_range_t *g)
+/* One operand for the binary32 lanes (acc_tcf16_convert's contract, one element). */
+static inline void tcf_operand(float *v, float *e, double x, int emin, acc_tcf_range_t *g)
 {
     uint64_t u;
     memcpy(&u, &x, sizeof u);
@@ -140,6 +133,19 @@ static inline void tcf_operand(float *v, float *e, double x, int emin, tcf_range
         g->emx = (float)ex > g->emx ? (float)ex : g->emx;
         g->emn = (float)ex < g->emn ? (float)ex : g->emn;
     }
+}
+
+void acc_tcf_convert1(float *v, float *e, const double *x, long n, int emin, acc_tcf_range_t *g)
+{
+    for (long i = 0; i < n; i++)
+        tcf_operand(v + i, e + i, x[i], emin, g);
+}
+
+/* x[0:n] for the binary32 lanes: AVX-512 where wide (eight at a time), the rest one by one. */
+static void tcf_convert(float *v, float *e, const double *x, long n, int emin, acc_tcf_range_t *g, int wide)
+{
+    long i = wide ? acc_tcf16_convert(v, e, x, n, emin, g) : 0;
+    acc_tcf_convert1(v + i, e + i, x + i, n - i, emin, g);
 }
 
 /* gemm_tc (with acc, C's own values as the first block's C) in binary32/int32
@@ -167,15 +173,36 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
     float *af = err_malloc((size_t)(M * K + 1), sizeof(float)), *ae = err_malloc((size_t)(M * K + 1), sizeof(float));
     float *bp = err_malloc((size_t)(nbp * K * np + 1), sizeof(float));
     float *be = err_malloc((size_t)(nbp * K * np + 1), sizeof(float));
-    tcf_range_t ga = {-INFINITY, INFINITY, 1}, gb = {-INFINITY, INFINITY, 1};
+    acc_tcf_range_t ga = {-INFINITY, INFINITY, 1}, gb = {-INFINITY, INFINITY, 1};
     for (long i = 0; i < M; i++)
-        for (long k = 0; k < K; k++)
-            tcf_operand(af + i * K + k, ae + i * K + k, A[i * lda + k], emin_a, &ga);
-    for (long j = 0; j < nbp * np; j++) /* panels of np columns, zero beyond N */
+        tcf_convert(af + i * K, ae + i * K, A + i * lda, K, emin_a, &ga, wide);
+    /* op(B) by its contiguous lines (a column of op(B) where b_trans, else a row) into panels
+     * of np columns, zero beyond N */
+    long nl = b_trans ? N : K, ll = b_trans ? K : N;
+    float *tv = err_malloc((size_t)ll + 1, sizeof(float)), *te = err_malloc((size_t)ll + 1, sizeof(float));
+    for (long l = 0; l < nl; l++) {
+        tcf_convert(tv, te, B + l * ldb, ll, emin_b, &gb, wide);
+        if (b_trans) { /* column l of op(B): stride np in its panel */
+            float *pv = bp + l / np * K * np + l % np, *pe = be + l / np * K * np + l % np;
+            for (long k = 0; k < K; k++) {
+                pv[k * np] = tv[k];
+                pe[k * np] = te[k];
+            }
+        } else /* row l of op(B): np contiguous values in each panel */
+            for (long j0 = 0; j0 < N; j0 += np) {
+                long w = N - j0 < np ? N - j0 : np;
+                memcpy(bp + (j0 * K + l * np), tv + j0, sizeof(float) * (size_t)w);
+                memcpy(be + (j0 * K + l * np), te + j0, sizeof(float) * (size_t)w);
+            }
+    }
+    for (long j = N; j < nbp * np; j++)
         for (long k = 0; k < K; k++) {
             long at = (j / np * K + k) * np + j % np;
-            tcf_operand(bp + at, be + at, j < N ? acc_b_at(B, ldb, b_trans, k, j) : 0.0, emin_b, &gb);
+            bp[at] = 0.0f;
+            be[at] = -INFINITY;
         }
+    free(tv);
+    free(te);
     /* every nonzero operand and product a normal binary32 with its bits; C below 2^128 (as
      * tc_rows' safe == 2: |C| and K terms of at most 2^(amax + bmax + 2)); results on a grid no
      * finer than 2^(amin + bmin - f) >= 2^-126 (or C's own, normal), so 2^(f - emax) and

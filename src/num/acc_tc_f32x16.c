@@ -4,6 +4,7 @@
 #include "num/acc_tc_int.h"
 
 #include <math.h>
+#include <stdint.h>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -116,5 +117,34 @@ T16 void acc_tcf16_rows(int mr, double *C, long ldc, long j0, long nr, const flo
     case 3: tcf16_rows(1, 1, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote); break;
     default: tcf16_rows(1, 0, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote); break;
     }
+}
+
+T16 long acc_tcf16_convert(float *v, float *e, const double *x, long n, int emin, acc_tcf_range_t *g)
+{
+    const __m512i e11 = _mm512_set1_epi64(0x7ff), low41 = _mm512_set1_epi64((1LL << 41) - 1);
+    const __m512i bias = _mm512_set1_epi64(1023), vmin = _mm512_set1_epi64(emin), zero = _mm512_setzero_si512();
+    __m512i emx = _mm512_set1_epi64(INT32_MIN), emn = _mm512_set1_epi64(INT32_MAX);
+    __mmask8 bad = 0;
+    long i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m512i u = _mm512_loadu_si512(x + i);
+        __m512i ef = _mm512_and_si512(_mm512_srli_epi64(u, 52), e11);
+        __mmask8 z = _mm512_cmpeq_epi64_mask(_mm512_slli_epi64(u, 1), zero);
+        __mmask8 fits = _mm512_cmpeq_epi64_mask(_mm512_and_si512(u, low41), zero) & _mm512_cmpneq_epi64_mask(ef, e11) &
+                        _mm512_cmpge_epi64_mask(ef, _mm512_set1_epi64(1023 - 126));
+        bad |= (__mmask8) ~(z | fits);
+        __m512i ex = _mm512_max_epi64(_mm512_sub_epi64(ef, bias), vmin);
+        emx = _mm512_mask_max_epi64(emx, (__mmask8)~z, emx, ex);
+        emn = _mm512_mask_min_epi64(emn, (__mmask8)~z, emn, ex);
+        _mm256_storeu_ps(v + i, _mm512_cvtpd_ps(_mm512_castsi512_pd(u)));
+        _mm256_storeu_ps(e + i, _mm256_mask_blend_ps(z, _mm512_cvtepi64_ps(ex), _mm256_set1_ps(-INFINITY)));
+    }
+    long mx = _mm512_reduce_max_epi64(emx), mn = _mm512_reduce_min_epi64(emn);
+    if (mx != INT32_MIN) {
+        g->emx = (float)mx > g->emx ? (float)mx : g->emx;
+        g->emn = (float)mn < g->emn ? (float)mn : g->emn;
+    }
+    g->ok &= bad == 0;
+    return i;
 }
 #endif

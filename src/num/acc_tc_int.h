@@ -17,6 +17,23 @@ int acc_tc_exp(double x, int emin);
 int acc_tc_gemm_f32(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
                     long N, long K, const acc_tc_t *tc, int emin_a, int emin_b, int acc);
 
+/* The binary32 lanes' operands: the running exponent range of the nonzero ones (as binary32
+ * values) and whether every one fits the lanes. */
+typedef struct {
+    float emx, emn;
+    int ok;
+} acc_tcf_range_t;
+
+/* x[0:m] as the binary32 lanes take them, m = n rounded down to a multiple of 8 (returned):
+ * v[i] = x[i] as binary32, e[i] its exponent as the tensor core sees it (at least emin;
+ * -infinity for a zero); g's range widened by the nonzero ones, and g->ok cleared unless each
+ * is zero or finite with at most 12 significant bits and a binade of at least -126. The
+ * AVX-512 form of acc_tc_f32.c's tcf_operand (acc_tc_f32x16.c); t-acc compares the two. */
+long acc_tcf16_convert(float *v, float *e, const double *x, long n, int emin, acc_tcf_range_t *g);
+
+/* The same, one element at a time, for any n (acc_tc_f32.c). */
+void acc_tcf_convert1(float *v, float *e, const double *x, long n, int emin, acc_tcf_range_t *g);
+
 /* The binary32-lane kernel's AVX-512 form (acc_tc_f32x16.c): rows i .. i + mr - 1 (mr <= 4) of
  * C against the sixteen columns j0 .. j0 + nr - 1 (nr <= 16) packed in bp (operands) and be
  * (their exponents), k-major, sixteen floats per k; a[r] and ea[r] the rows' operands and
