@@ -315,6 +315,17 @@ SFU_FN float sfu_ftz(float y)
     return y;
 }
 
+/* v 2^e rounded once to binary32 (RNE, subnormals kept: ldexpf's result) for an integer v below
+ * 2^53 and v 2^e within binary64's normal range: the binary64 product is exact, its conversion
+ * the one rounding. Without libm's scaling calls. */
+SFU_FN static float sfu_scale(int64_t v, int e)
+{
+    uint64_t u = (uint64_t)(1023 + e) << 52;
+    double p;
+    memcpy(&p, &u, sizeof p);
+    return (float)((double)v * p);
+}
+
 SFU_FN float sfu_ex2(float x)
 {
     if (x != x)
@@ -326,11 +337,11 @@ SFU_FN float sfu_ex2(float x)
     int i = (int)(mag >> 23);
     uint32_t f = (uint32_t)(mag & 0x7fffff);
     if (x < 0 && f == 0)
-        return sfu_ftz(ldexpf(1.0f, -i));
+        return sfu_ftz(sfu_scale(1, -i));
     if (x < 0) /* 2^-(I + F) = 2^(-I-1) 2^(1 - F): the core at the one's complement of F */
-        return sfu_ftz(ldexpf((float)ldexp((double)sfu_core(SFU_EX2_TAB, ~f & 0x7fffff, 17, 0, SFU_EX2_K), -23),
-                              -i - 1));
-    return sfu_ftz(ldexpf((float)ldexp((double)sfu_core(SFU_EX2_TAB, f, 17, 0, SFU_EX2_K), -23), i));
+        return sfu_ftz(sfu_scale(sfu_core(SFU_EX2_TAB, ~f & 0x7fffff, 17, 0, SFU_EX2_K), -23 - i - 1));
+    /* the core is below 2^24: (float)ldexp(core, -23) was exact, so one rounding as before */
+    return sfu_ftz(sfu_scale(sfu_core(SFU_EX2_TAB, f, 17, 0, SFU_EX2_K), i - 23));
 }
 
 SFU_FN float sfu_rcp(float x)

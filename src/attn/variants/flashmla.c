@@ -109,8 +109,7 @@ static double fmla_softmax(fmla_t *f, double *p, long r, double cs[FMLA_QUAD], i
 static void fmla_scale_half(fmla_t *f, long r, int half, double a)
 {
     long dv = f->g->dv, c0 = half * FMLA_HALF, c1 = half ? dv : (dv < FMLA_HALF ? dv : FMLA_HALF);
-    for (long c = c0; c < c1; c++)
-        f->o[r * dv + c] = gpu_f32(f->ctx, O_RESCALE, f->o[r * dv + c] * a);
+    gpu_f32_scale(f->ctx, O_RESCALE, f->o + r * dv + c0, c1 - c0, a);
 }
 
 /* O's half (+)= P V_half over the block's keys (V rows of masked keys are zero, fill_oob_V) */

@@ -2,6 +2,8 @@
 #include "attn/variants/gpu_fp.h"
 
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include "num/acc_tc.h"
@@ -10,6 +12,23 @@
 double gpu_f32(attn_ctx_t *ctx, int site, double x)
 {
     return ctx->site[site].exact ? x : (double)sfu_ftz((float)x);
+}
+
+void gpu_f32_scale(attn_ctx_t *ctx, int site, double *x, long n, double a)
+{
+    if (ctx->site[site].exact) {
+        for (long i = 0; i < n; i++)
+            x[i] *= a;
+        return;
+    }
+    for (long i = 0; i < n; i++) { /* sfu_ftz's flush, written so that the loop vectorizes */
+        float y = (float)(x[i] * a);
+        uint32_t b;
+        memcpy(&b, &y, 4);
+        b = (b & 0x7f800000u) ? b : b & 0x80000000u;
+        memcpy(&y, &b, 4);
+        x[i] = y;
+    }
 }
 
 double gpu_ex2(attn_ctx_t *ctx, int site, double x)

@@ -8,6 +8,8 @@
 #include "attn/attn.h"
 
 double gpu_f32(attn_ctx_t *ctx, int site, double x);
+/* x[0:n] = gpu_f32(x[i] a): a binary32 product (x and a binary32 values), flushed */
+void gpu_f32_scale(attn_ctx_t *ctx, int site, double *x, long n, double a);
 double gpu_ex2(attn_ctx_t *ctx, int site, double x);
 double gpu_lg2(attn_ctx_t *ctx, int site, double x);
 double gpu_rcp(attn_ctx_t *ctx, int site, double x);
