@@ -76,15 +76,21 @@ static void tc_simd_vs_scalar(fmt_rng_t *rng)
                         continue;
                     /* accumulating (D = A B + C): C binary32 values of every size class (zero,
                      * binary32 subnormals, near its maximum, the products' scale), either sign */
-                    for (int crange = 0; crange < 2; crange++) {
+                    for (int crange = 0; crange < 3; crange++) {
                     /* crange 1: C of normal binary32 magnitudes near the products' and zeros only
-                     * (the binary32-lane kernel takes those; every class sends it back) */
+                     * (the binary32-lane kernel takes those; every class sends it back); crange 2:
+                     * tiny normal C (2^-126 .. 2^-96) under blocks of A that are all zero, whose
+                     * maximum is C's own binade (the lanes must notice and send it back) */
                     for (long i = 0; i < M * N; i++) {
                         double u = ldexp((double)(fmt_rng_next(rng) >> 11), -53) - 0.5;
                         int cls = crange ? 2 + (int)(fmt_rng_next(rng) % 3) : (int)(fmt_rng_next(rng) % 5);
                         int sh = cls == 0 ? -135 : cls == 1 ? 127 : cls == 2 ? (int)(fmt_rng_next(rng) % 60) - 30 : 0;
                         C0[i] = C1[i] = cls == 4 ? 0.0 : fmt_round(ldexp(u, sh), FMT_FP32, FMT_RNE, 1, NULL);
+                        if (crange == 2)
+                            C0[i] = C1[i] = ldexp(u < 0 ? -1.0 : 1.0, -96 - (int)(fmt_rng_next(rng) % 31));
                     }
+                    for (long i = 0; i < M * K && crange == 2; i++)
+                        A[i] = i % K < 64 ? 0.0 : A[i];
                     for (int simd = 0; simd <= 2; simd++) {
                         acc_simd = simd;
                         if (simd)

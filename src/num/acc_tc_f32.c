@@ -35,9 +35,9 @@ __attribute__((target("avx2,fma"), always_inline)) static inline __m256d tcf_joi
 __attribute__((target("avx2,fma"), always_inline)) static inline void
 tcf_rows(const int mr, double *C, long ldc, long j0, long nr, const float *const a[TCF_MR],
          const float *const ea[TCF_MR], long K, const float *bp, const float *be, int f, int bsz, int acc,
-         int promote)
+         int promote, int *low)
 {
-    const __m256 ninf = _mm256_set1_ps(-INFINITY), zero = _mm256_setzero_ps();
+    const __m256 ninf = _mm256_set1_ps(-INFINITY), zero = _mm256_setzero_ps(), emlow = _mm256_set1_ps((float)(f - 126));
     const int p = f + 1 < 24 ? f + 1 : 24;
     const __m256i keep = _mm256_set1_epi64x((long long)(~0ULL << (53 - p))); /* p significant bits of an integer */
     __m256 c[TCF_MR], outer[TCF_MR];
@@ -65,6 +65,8 @@ tcf_rows(const int mr, double *C, long ldc, long j0, long nr, const float *const
         }
         _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) {
             live[r] = _mm256_cmp_ps(em[r], ninf, _CMP_NEQ_UQ);
+            /* a block whose maximum is below f - 126 (C alone, tiny): its scales leave binary32 */
+            *low |= _mm256_movemask_ps(_mm256_and_ps(live[r], _mm256_cmp_ps(em[r], emlow, _CMP_LT_OQ)));
             ei[r] = _mm256_cvtps_epi32(_mm256_blendv_ps(zero, em[r], live[r])); /* integers: exact */
             up[r] = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_sub_epi32(_mm256_set1_epi32(127 + f), ei[r]), 23));
             s0[r] = _mm256_cvttps_epi32(_mm256_mul_ps(c[r], up[r]));
@@ -108,14 +110,14 @@ tcf_rows(const int mr, double *C, long ldc, long j0, long nr, const float *const
 __attribute__((target("avx2,fma"))) static void tcf_rows_n(int mr, double *C, long ldc, long j0, long nr,
                                                            const float *const a[TCF_MR], const float *const ea[TCF_MR],
                                                            long K, const float *bp, const float *be, int f, int bsz,
-                                                           int acc, int promote)
+                                                           int acc, int promote, int *low)
 {
     if (mr == 3)
-        tcf_rows(3, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote);
+        tcf_rows(3, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote, low);
     else if (mr == 2)
-        tcf_rows(2, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote);
+        tcf_rows(2, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote, low);
     else
-        tcf_rows(1, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote);
+        tcf_rows(1, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote, low);
 }
 
 /* One operand for the binary32 lanes (acc_tcf16_convert's contract, one element). */
@@ -191,8 +193,10 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
         } else /* row l of op(B): np contiguous values in each panel */
             for (long j0 = 0; j0 < N; j0 += np) {
                 long w = N - j0 < np ? N - j0 : np;
-                memcpy(bp + (j0 * K + l * np), tv + j0, sizeof(float) * (size_t)w);
-                memcpy(be + (j0 * K + l * np), te + j0, sizeof(float) * (size_t)w);
+                for (long t = 0; t < w; t++) { /* a loop, not memcpy: w is at most 16 */
+                    bp[j0 * K + l * np + t] = tv[j0 + t];
+                    be[j0 * K + l * np + t] = te[j0 + t];
+                }
             }
     }
     for (long j = N; j < nbp * np; j++)
@@ -205,13 +209,22 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
     free(te);
     /* every nonzero operand and product a normal binary32 with its bits; C below 2^128 (as
      * tc_rows' safe == 2: |C| and K terms of at most 2^(amax + bmax + 2)); results on a grid no
-     * finer than 2^(amin + bmin - f) >= 2^-126 (or C's own, normal), so 2^(f - emax) and
-     * 2^(emax - f) normal too */
-    int ok = ga.ok && gb.ok;
+     * finer than 2^(amin + bmin - f) >= 2^-126, so 2^(f - emax) and 2^(emax - f) normal too
+     * in a block with a nonzero product. A block of C alone takes C's binade as its maximum,
+     * and a tiny C (below 2^(f - 126): given, or left by cancellation) would scale out of
+     * binary32: the kernels report it (low), and the whole product goes back, C restored, to
+     * the caller's binary64 lanes. */
+    int ok = ga.ok && gb.ok, low = 0;
+    double *c0 = NULL;
+    if (acc) {
+        c0 = err_malloc((size_t)(M * N), sizeof(double));
+        for (long i = 0; i < M; i++)
+            memcpy(c0 + i * N, C + i * ldc, sizeof(double) * (size_t)N);
+    }
     if (ok && ga.emx != -INFINITY && gb.emx != -INFINITY)
         ok = ga.emx <= 127 && gb.emx <= 127 && ga.emn + gb.emn - tc->f >= -126 &&
              log2(cmax + ((double)K + 1) * ldexp(1.0, (int)(ga.emx + gb.emx) + 2)) + 1 < 128;
-    for (long j0 = 0; j0 < N && ok; j0 += np) {
+    for (long j0 = 0; j0 < N && ok && !low; j0 += np) {
         long nr = N - j0 < np ? N - j0 : np;
         const float *pb = bp + j0 * K, *pe = be + j0 * K;
         for (long i = 0; i < M; i += mp) {
@@ -222,16 +235,20 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
                 ea[r] = ae + (i + (r < mr ? r : 0)) * K;
             }
             if (wide)
-                acc_tcf16_rows(mr, C + i * ldc, ldc, j0, nr, a, ea, K, pb, pe, tc->f, tc->b, acc, tc->promote);
+                acc_tcf16_rows(mr, C + i * ldc, ldc, j0, nr, a, ea, K, pb, pe, tc->f, tc->b, acc, tc->promote, &low);
             else
-                tcf_rows_n(mr, C + i * ldc, ldc, j0, nr, a, ea, K, pb, pe, tc->f, tc->b, acc, tc->promote);
+                tcf_rows_n(mr, C + i * ldc, ldc, j0, nr, a, ea, K, pb, pe, tc->f, tc->b, acc, tc->promote, &low);
         }
     }
+    if (low && acc)
+        for (long i = 0; i < M; i++)
+            memcpy(C + i * ldc, c0 + i * N, sizeof(double) * (size_t)N);
+    free(c0);
     free(af);
     free(ae);
     free(bp);
     free(be);
-    return ok;
+    return ok && !low;
 }
 #else
 int acc_tc_gemm_f32(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,

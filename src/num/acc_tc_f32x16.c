@@ -21,9 +21,9 @@ T16 static inline __m512d tcf16_join(__m256i h0, __m256i h1, __m512i keep)
 
 T16 static inline __attribute__((always_inline)) void
 tcf16_rows(const int mr, const int single, double *C, long ldc, long j0, long nr, const float *const *a,
-           const float *const *ea, long K, const float *bp, const float *be, int f, int bsz, int acc, int promote)
+           const float *const *ea, long K, const float *bp, const float *be, int f, int bsz, int acc, int promote, int *low)
 {
-    const __m512 ninf = _mm512_set1_ps(-INFINITY), zero = _mm512_setzero_ps();
+    const __m512 ninf = _mm512_set1_ps(-INFINITY), zero = _mm512_setzero_ps(), emlow = _mm512_set1_ps((float)(f - 126));
     const int p = f + 1 < 24 ? f + 1 : 24;
     const __m512i keep = _mm512_set1_epi64((long long)(~0ULL << (53 - p))); /* p significant bits of an integer */
     const __m512i keep32 = _mm512_set1_epi32((int)(~0U << (24 - p)));       /* of a binary32 */
@@ -56,6 +56,7 @@ tcf16_rows(const int mr, const int single, double *C, long ldc, long j0, long nr
         }
         _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) {
             live[r] = _mm512_cmp_ps_mask(em[r], ninf, _CMP_NEQ_UQ);
+            *low |= _mm512_mask_cmp_ps_mask(live[r], em[r], emlow, _CMP_LT_OQ) != 0; /* as the AVX2 kernel */
             ei[r] = _mm512_cvtps_epi32(_mm512_maskz_mov_ps(live[r], em[r])); /* integers: exact */
             up[r] = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_sub_epi32(_mm512_set1_epi32(127 + f), ei[r]), 23));
             s0[r] = _mm512_cvttps_epi32(_mm512_mul_ps(c[r], up[r]));
@@ -102,20 +103,20 @@ tcf16_rows(const int mr, const int single, double *C, long ldc, long j0, long nr
 }
 
 T16 void acc_tcf16_rows(int mr, double *C, long ldc, long j0, long nr, const float *const *a, const float *const *ea,
-                        long K, const float *bp, const float *be, int f, int bsz, int acc, int promote)
+                        long K, const float *bp, const float *be, int f, int bsz, int acc, int promote, int *low)
 {
     /* one int32 sum per block where the block's terms and C (each below 2^(f+2)) cannot leave
      * it; else two halves joined in binary64 */
     const int single = (double)(bsz + 1) * ldexp(1.0, f + 2) < 0x1p31;
     switch (mr * 2 + single) { /* the row count and the form constants: accumulators stay in registers */
-    case 9: tcf16_rows(4, 1, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote); break;
-    case 8: tcf16_rows(4, 0, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote); break;
-    case 7: tcf16_rows(3, 1, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote); break;
-    case 6: tcf16_rows(3, 0, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote); break;
-    case 5: tcf16_rows(2, 1, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote); break;
-    case 4: tcf16_rows(2, 0, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote); break;
-    case 3: tcf16_rows(1, 1, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote); break;
-    default: tcf16_rows(1, 0, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote); break;
+    case 9: tcf16_rows(4, 1, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote, low); break;
+    case 8: tcf16_rows(4, 0, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote, low); break;
+    case 7: tcf16_rows(3, 1, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote, low); break;
+    case 6: tcf16_rows(3, 0, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote, low); break;
+    case 5: tcf16_rows(2, 1, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote, low); break;
+    case 4: tcf16_rows(2, 0, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote, low); break;
+    case 3: tcf16_rows(1, 1, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote, low); break;
+    default: tcf16_rows(1, 0, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote, low); break;
     }
 }
 

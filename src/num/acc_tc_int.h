@@ -37,9 +37,10 @@ void acc_tcf_convert1(float *v, float *e, const double *x, long n, int emin, acc
 /* The binary32-lane kernel's AVX-512 form (acc_tc_f32x16.c): rows i .. i + mr - 1 (mr <= 4) of
  * C against the sixteen columns j0 .. j0 + nr - 1 (nr <= 16) packed in bp (operands) and be
  * (their exponents), k-major, sixteen floats per k; a[r] and ea[r] the rows' operands and
- * exponents. Only where cpu_has_avx512() says so. */
+ * exponents. *low is set where a block's exponent maximum falls below f - 126 (the caller
+ * then discards C). Only where cpu_has_avx512() says so. */
 #define ACC_TCF16_MR 4
 void acc_tcf16_rows(int mr, double *C, long ldc, long j0, long nr, const float *const *a, const float *const *ea,
-                    long K, const float *bp, const float *be, int f, int bsz, int acc, int promote);
+                    long K, const float *bp, const float *be, int f, int bsz, int acc, int promote, int *low);
 
 #endif
