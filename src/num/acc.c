@@ -226,7 +226,10 @@ static void gemm32(double *C, long ldc, const double *A, long lda, const double 
     float *bp = err_malloc((size_t)(kc * ACC_NR32 + 1), sizeof(float));
     float *af = err_malloc((size_t)(M * K + 1), sizeof(float));
     float *zero = err_calloc((size_t)K + 1, sizeof(float));
-    long mpad = (M + ACC_MR - 1) / ACC_MR * ACC_MR;
+    /* twelve rows a tile in AVX-512 (sixteen columns in one vector), six in AVX2 */
+    const int x16 = acc_simd >= 2 && cpu_has_avx512();
+    const long tr = x16 ? ACC_X16_MR32 : ACC_MR;
+    long mpad = (M + tr - 1) / tr * tr;
     float *cf = err_calloc((size_t)(mpad * ACC_NR32), sizeof(float)); /* one column panel of C */
     int avx = acc_simd && cpu_has_avx2_fma();
     for (long i = 0; i < M; i++)
@@ -237,13 +240,15 @@ static void gemm32(double *C, long ldc, const double *A, long lda, const double 
         for (long k0 = 0; k0 < K; k0 += kc) {
             long kn = K - k0 < kc ? K - k0 : kc;
             acc_pack32(bp, B + (b_trans ? k0 : k0 * ldb), ldb, b_trans, j0, nr, kn);
-            for (long i0 = 0; i0 < M; i0 += ACC_MR) {
-                long mr = M - i0 < ACC_MR ? M - i0 : ACC_MR;
-                const float *a[ACC_MR];
-                for (long r = 0; r < ACC_MR; r++)
+            for (long i0 = 0; i0 < M; i0 += tr) {
+                long mr = M - i0 < tr ? M - i0 : tr;
+                const float *a[ACC_X16_MR32];
+                for (long r = 0; r < tr; r++)
                     a[r] = r < mr ? af + (i0 + r) * K + k0 : zero;
 #ifdef ACC_HAVE_X86
-                if (avx)
+                if (x16)
+                    acc_kern32_x16(cf + i0 * ACC_NR32, a, bp, kn, fused);
+                else if (avx)
                     kern32_avx2(cf + i0 * ACC_NR32, a, bp, kn, fused);
                 else
 #endif
@@ -254,7 +259,7 @@ static void gemm32(double *C, long ldc, const double *A, long lda, const double 
             for (long j = 0; j < nr; j++)
                 C[i * ldc + j0 + j] = cf[i * ACC_NR32 + j];
     }
-    (void)avx;
+    (void)avx, (void)x16;
     free(bp);
     free(af);
     free(zero);
