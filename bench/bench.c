@@ -18,6 +18,7 @@
 #include "config/opts.h"
 #include "data/gen.h"
 #include "num/acc.h"
+#include "num/cpu.h"
 #include "num/fmt.h"
 #include "ref/golden.h"
 
@@ -400,9 +401,12 @@ int main(int argc, char **argv)
                    "time / %d), against OpenBLAS on %d threads; **efficiency** = 1-core time / all-core wall time.\n"
                    "- **memory**: peak resident growth while one sample runs, over its inputs and outputs (%.1f MB "
                    "as binary64).\n- Targets (issue 17, per core): Golden ≤ %.0f× FP64 BLAS; a tensor-core "
-                   "accumulation model ≤ %.0f×; every other variant ≤ %.0f× FP32 BLAS; flashmla ≤ %.0f× base.\n\n",
+                   "accumulation model ≤ %.0f×; every other variant ≤ %.0f× FP32 BLAS; flashmla ≤ %.0f× base.\n"
+                   "- Vector width: OpenBLAS chose its %s kernels here; the lab's GEMM and tensor-core models run "
+                   "their %s kernels (the widest this processor has; every width gives the same bits).\n\n",
                 threads, threads, threads, (double)(R * dk + sk * dk + sk * dv + R * dv) * 8 / 1e6,
-                BENCH_TARGET_GOLDEN, BENCH_TARGET_TC, BENCH_TARGET_PLAIN, BENCH_TARGET_FLASHMLA);
+                BENCH_TARGET_GOLDEN, BENCH_TARGET_TC, BENCH_TARGET_PLAIN, BENCH_TARGET_FLASHMLA,
+                openblas_get_corename(), cpu_has_avx512() ? "AVX-512" : cpu_has_avx2_fma() ? "AVX2" : "scalar");
         fprintf(f, "| stage | s/sample, 1 core | ratio | target | met | s/sample, all cores | ratio | efficiency | "
                    "memory |\n| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |\n");
         fprintf(f, "| BLAS FP64 attention | %.4f | | | | %.4f | | | |\n", ref1[0], refn[0]);

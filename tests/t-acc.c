@@ -115,7 +115,7 @@ static void tc_simd_vs_scalar(fmt_rng_t *rng)
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-/* The binary32 lanes' operand conversion, AVX-512 against one element at a time: each value,
+/* The binary32 lanes' operand conversion and C check, AVX-512 against one element at a time: each value,
  * exponent, the exponent range and the fits flag, over every class that must send a GEMM back
  * to the binary64 lanes (13 significant bits, infinity, NaN, binades below -126, binary64
  * subnormals) and those that fit (zeros of both signs, 12-bit values, format subnormals
@@ -153,8 +153,24 @@ static void tcf_convert_vs_scalar(fmt_rng_t *rng)
                     CHECK(0, "binary32-lane conversion, odd value %zu in lane %d, emin %d: ok %d/%d", o, lane, emin,
                           g2.ok, g1.ok);
             }
-    CHECK(bad == 0, "binary32-lane conversion: %ld of %ld runs differ between AVX-512 and scalar", bad, cases);
-    printf("t-acc: the binary32 lanes' AVX-512 operand conversion equals the scalar one on %ld runs\n", cases);
+    /* C's check, the same way: one odd C value per run, at each position of a 5 x 13 C (ldc 16) */
+    const double oddc[] = {0x1p-127, 0x1p-126, -0x1p-126, 0x1p127, 0x1.fffffep126, 1 + 0x1p-30, NAN, INFINITY, -0.0,
+                           0x1p-1074, 3.0};
+    double Cm[5 * 16];
+    for (size_t o = 0; o < sizeof oddc / sizeof oddc[0]; o++)
+        for (int at = 0; at < 5 * 13; at++) {
+            for (int i = 0; i < 5 * 16; i++)
+                Cm[i] = i % 16 >= 13 ? NAN /* beyond N: never read */
+                                     : fmt_round(ldexp((double)(fmt_rng_next(rng) >> 11), -53) - 0.5, FMT_FP32, FMT_RNE, 0, NULL);
+            Cm[at / 13 * 16 + at % 13] = oddc[o];
+            double m1 = 0, m2 = 0;
+            int ok1 = acc_tcf_check_c1(Cm, 16, 5, 13, &m1), ok2 = acc_tcf16_check_c(Cm, 16, 5, 13, &m2);
+            cases++;
+            if ((ok1 != ok2 || (ok1 && m1 != m2)) && bad++ < 3)
+                CHECK(0, "C check, odd value %a at %d: AVX-512 %d (max %a), scalar %d (max %a)", oddc[o], at, ok2, m2, ok1, m1);
+        }
+    CHECK(bad == 0, "binary32-lane conversion and C check: %ld of %ld runs differ between AVX-512 and scalar", bad, cases);
+    printf("t-acc: the binary32 lanes' AVX-512 operand conversion and C check equal the scalar ones on %ld runs\n", cases);
 }
 #else
 static void tcf_convert_vs_scalar(fmt_rng_t *rng)

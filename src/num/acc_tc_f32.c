@@ -143,6 +143,18 @@ void acc_tcf_convert1(float *v, float *e, const double *x, long n, int emin, acc
         tcf_operand(v + i, e + i, x[i], emin, g);
 }
 
+int acc_tcf_check_c1(const double *C, long ldc, long M, long N, double *cmax)
+{
+    int cok = 1;
+    for (long i = 0; i < M && cok; i++)
+        for (long j = 0; j < N; j++) {
+            double c = C[i * ldc + j], ac = fabs(c);
+            cok &= c == 0 || (ac >= 0x1p-126 && ac < 0x1p127 && (double)(float)c == c);
+            *cmax = ac > *cmax ? ac : *cmax;
+        }
+    return cok;
+}
+
 /* x[0:n] for the binary32 lanes: AVX-512 where wide (eight at a time), the rest one by one. */
 static void tcf_convert(float *v, float *e, const double *x, long n, int emin, acc_tcf_range_t *g, int wide)
 {
@@ -159,18 +171,11 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
     /* each int32 half holds at most b/2 terms below 2^(f+2), and C's below 2^(f+1) */
     if ((double)(tc->b / 2 + 1) * ldexp(1.0, tc->f + 2) >= 0x1p31 || M < 1 || N < 1 || K < 1)
         return 0;
-    double cmax = 0;
-    int cok = 1;
-    for (long i = 0; i < M && acc && cok; i++) /* C: zeros and normal binary32 values only */
-        for (long j = 0; j < N; j++) {
-            double c = C[i * ldc + j], ac = fabs(c);
-            cok &= c == 0 || (ac >= 0x1p-126 && ac < 0x1p127 && (double)(float)c == c);
-            cmax = ac > cmax ? ac : cmax;
-        }
-    if (!cok)
-        return 0;
     /* the AVX-512 kernel takes panels of sixteen columns and four rows at a time */
     const int wide = acc_simd >= 2 && cpu_has_avx512(), np = wide ? 16 : TCF_NR, mp = wide ? ACC_TCF16_MR : TCF_MR;
+    double cmax = 0;
+    if (acc && !(wide ? acc_tcf16_check_c : acc_tcf_check_c1)(C, ldc, M, N, &cmax))
+        return 0;
     long nbp = (N + np - 1) / np;
     float *af = err_malloc((size_t)(M * K + 1), sizeof(float)), *ae = err_malloc((size_t)(M * K + 1), sizeof(float));
     float *bp = err_malloc((size_t)(nbp * K * np + 1), sizeof(float));

@@ -148,4 +148,25 @@ T16 long acc_tcf16_convert(float *v, float *e, const double *x, long n, int emin
     g->ok &= bad == 0;
     return i;
 }
+
+T16 int acc_tcf16_check_c(const double *C, long ldc, long M, long N, double *cmax)
+{
+    const __m512i absmask = _mm512_set1_epi64(0x7fffffffffffffffLL);
+    const __m512d lo = _mm512_set1_pd(0x1p-126), hi = _mm512_set1_pd(0x1p127), zero = _mm512_setzero_pd();
+    __m512d mx = _mm512_set1_pd(*cmax);
+    for (long i = 0; i < M; i++)
+        for (long j = 0; j < N; j += 8) {
+            __mmask8 in = (__mmask8)(N - j >= 8 ? 0xff : (1u << (N - j)) - 1);
+            __m512d c = _mm512_maskz_loadu_pd(in, C + i * ldc + j); /* zero beyond N: it suits */
+            __m512d ac = _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(c), absmask));
+            __mmask8 fits = _mm512_cmp_pd_mask(c, zero, _CMP_EQ_OQ) |
+                            (_mm512_cmp_pd_mask(ac, lo, _CMP_GE_OQ) & _mm512_cmp_pd_mask(ac, hi, _CMP_LT_OQ) &
+                             _mm512_cmp_pd_mask(_mm512_cvtps_pd(_mm512_cvtpd_ps(c)), c, _CMP_EQ_OQ));
+            if (fits != 0xff)
+                return 0;
+            mx = _mm512_max_pd(mx, ac);
+        }
+    *cmax = _mm512_reduce_max_pd(mx);
+    return 1;
+}
 #endif

@@ -34,6 +34,13 @@ long acc_tcf16_convert(float *v, float *e, const double *x, long n, int emin, ac
 /* The same, one element at a time, for any n (acc_tc_f32.c). */
 void acc_tcf_convert1(float *v, float *e, const double *x, long n, int emin, acc_tcf_range_t *g);
 
+/* Whether the C [M][N] an accumulating product starts from suits the binary32 lanes: zeros and
+ * normal binary32 values only (below 2^127); *cmax raised to the largest |C| seen (all of it
+ * where it suits). Element by element (acc_tc_f32.c) and in AVX-512 (acc_tc_f32x16.c); t-acc
+ * compares the two. */
+int acc_tcf_check_c1(const double *C, long ldc, long M, long N, double *cmax);
+int acc_tcf16_check_c(const double *C, long ldc, long M, long N, double *cmax);
+
 /* The binary32-lane kernel's AVX-512 form (acc_tc_f32x16.c): rows i .. i + mr - 1 (mr <= 4) of
  * C against the sixteen columns j0 .. j0 + nr - 1 (nr <= 16) packed in bp (operands) and be
  * (their exponents), k-major, sixteen floats per k; a[r] and ea[r] the rows' operands and
