@@ -220,15 +220,15 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
      * binary32: the kernels report it (low), and the whole product goes back, C restored, to
      * the caller's binary64 lanes. */
     int ok = ga.ok && gb.ok, low = 0;
+    if (ok && ga.emx != -INFINITY && gb.emx != -INFINITY)
+        ok = ga.emx <= 127 && gb.emx <= 127 && ga.emn + gb.emn - tc->f >= -126 &&
+             log2(cmax + ((double)K + 1) * ldexp(1.0, (int)(ga.emx + gb.emx) + 2)) + 1 < 128;
     double *c0 = NULL;
-    if (acc) {
+    if (acc && ok) { /* kept to restore C (the kernels run only where ok) */
         c0 = err_malloc((size_t)(M * N), sizeof(double));
         for (long i = 0; i < M; i++)
             memcpy(c0 + i * N, C + i * ldc, sizeof(double) * (size_t)N);
     }
-    if (ok && ga.emx != -INFINITY && gb.emx != -INFINITY)
-        ok = ga.emx <= 127 && gb.emx <= 127 && ga.emn + gb.emn - tc->f >= -126 &&
-             log2(cmax + ((double)K + 1) * ldexp(1.0, (int)(ga.emx + gb.emx) + 2)) + 1 < 128;
     for (long j0 = 0; j0 < N && ok && !low; j0 += np) {
         long nr = N - j0 < np ? N - j0 : np;
         const float *pb = bp + j0 * K, *pe = be + j0 * K;
