@@ -10,11 +10,13 @@
 #include <mpfr.h>
 
 #include "check.h"
+#include "num/acc.h"
 #include "num/sfu.h"
 
 #define N (1 << 23)
 
 static int32_t res[N];
+static float xs[N], ys[N];
 
 /* the measured residuals of one core: hardware minus correctly rounded binary32, in ulps */
 static int load(const char *name)
@@ -92,6 +94,40 @@ static void check_cuda_math(void)
           "__logf: 1, a subnormal (scaled by 2^24)");
 }
 
+/* sfu_ex2_n at every width against sfu_ex2 (scalar) on bit patterns spread over all 2^32 (a
+ * stride coprime to 2^32, offset so that each binade's first and last patterns come too), and on
+ * every class its lanes treat apart: NaNs, infinities, |x| >= 128, integers, subnormal inputs,
+ * results just above and below binary32's normal range, lengths that leave a scalar tail */
+static void check_ex2_widths(void)
+{
+    static const float special[] = {NAN, -NAN, INFINITY, -INFINITY, 128.0f, -128.0f, 127.99999f, -127.99999f, 0.0f,
+                                    -0.0f, 0x1p-140f, -0x1p-140f, -126.0f, -126.5f, -127.0f, -127.5f, -149.0f, -0x1p-23f,
+                                    3.0f, -1.0f, 1e-30f, -1e-30f, 0x1.fffffep6f, -0x1.fffffep6f, 0.5f, -0.5f};
+    const long ns = (long)(sizeof special / sizeof special[0]);
+    int saved = acc_simd;
+    for (int w = 2; w >= 0; w--) {
+        acc_simd = w;
+        long bad = 0, n = 0;
+        for (uint64_t start = 0; start < 3; start++) {
+            long m = 0;
+            for (uint64_t u = start * 0x7fffff; u < (1ULL << 32) && m < N; u += 4099 + 2 * start, m++) {
+                uint32_t b = (uint32_t)u;
+                memcpy(&xs[m], &b, 4);
+            }
+            for (long i = 0; i < ns && m < N; i++)
+                xs[m++] = special[i];
+            for (long len = m; len > m - 9; len--) { /* every tail length of the eight-lane loop */
+                sfu_ex2_n(ys, xs, len);
+                for (long i = 0; i < len; i++)
+                    bad += bits(ys[i]) != bits(sfu_ex2(xs[i]));
+                n += len;
+            }
+        }
+        CHECK(bad == 0, "sfu_ex2_n at width %d: %ld of %ld results differ from sfu_ex2", w, bad, n);
+    }
+    acc_simd = saved;
+}
+
 int main(void)
 {
     static const struct {
@@ -119,7 +155,17 @@ int main(void)
                 CHECK(0, "%s(%a): model 0x%08x, H100 0x%08x", fn == 2 ? "lg2" : fn ? "rcp" : "ex2", (double)x, got, want);
         }
         CHECK(bad == 0, "%s: %ld of %d inputs differ from the H100", cores[c].name, bad, N);
+        if (cores[c].fn == 0) { /* the vector ex2 (the widest this processor has) on the same inputs */
+            for (uint32_t f = 0; f < N; f++)
+                xs[f] = (float)(cores[c].base + f * cores[c].step);
+            sfu_ex2_n(ys, xs, N);
+            long vbad = 0;
+            for (uint32_t f = 0; f < N; f++)
+                vbad += bits(ys[f]) != hw_bits(exp2(xs[f]), res[f]);
+            CHECK(vbad == 0, "%s: sfu_ex2_n differs from the H100 on %ld of %d inputs", cores[c].name, vbad, N);
+        }
     }
+    check_ex2_widths();
     /* special inputs, as the probes over every binary32 input found them (probe3.txt) */
     CHECK(isnan(sfu_ex2(NAN)) && isnan(sfu_rcp(NAN)), "NaN");
     CHECK(sfu_ex2(INFINITY) == INFINITY && bits(sfu_ex2(-INFINITY)) == 0, "ex2(+-inf)");

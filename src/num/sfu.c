@@ -326,6 +326,13 @@ SFU_FN static float sfu_scale(int64_t v, int e)
     return (float)((double)v * p);
 }
 
+#ifndef __CUDACC__
+const int32_t (*sfu_ex2_table(void))[3]
+{
+    return SFU_EX2_TAB;
+}
+#endif
+
 SFU_FN float sfu_ex2(float x)
 {
     if (x != x)

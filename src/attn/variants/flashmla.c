@@ -97,8 +97,7 @@ static double fmla_softmax(fmla_t *f, double *p, long r, double cs[FMLA_QUAD], i
         cs[q] = 0;
     if (skip_exp)
         return scale;
-    for (long c = 0; c < FMLA_BLOCK; c++)
-        p[c] = gpu_ex2(ctx, P_EXP, gpu_fma(ctx, P_EXP, p[c], f->sl2, -mnew));
+    gpu_ex2_fma_n(ctx, P_EXP, p, FMLA_BLOCK, f->sl2, -mnew);
     /* thread q holds columns 8j + 2q and 8j + 2q + 1: cur_sum += p_a + p_b, j in order */
     for (int q = 0; q < FMLA_QUAD; q++)
         for (int j = 0; j < FMLA_BLOCK / 8; j++)

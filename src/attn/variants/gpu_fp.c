@@ -9,11 +9,6 @@
 #include "num/acc_tc.h"
 #include "num/sfu.h"
 
-double gpu_f32(attn_ctx_t *ctx, int site, double x)
-{
-    return ctx->site[site].exact ? x : (double)sfu_ftz((float)x);
-}
-
 void gpu_f32_scale(attn_ctx_t *ctx, int site, double *x, long n, double a)
 {
     if (ctx->site[site].exact) {
@@ -21,14 +16,8 @@ void gpu_f32_scale(attn_ctx_t *ctx, int site, double *x, long n, double a)
             x[i] *= a;
         return;
     }
-    for (long i = 0; i < n; i++) { /* sfu_ftz's flush, written so that the loop vectorizes */
-        float y = (float)(x[i] * a);
-        uint32_t b;
-        memcpy(&b, &y, 4);
-        b = (b & 0x7f800000u) ? b : b & 0x80000000u;
-        memcpy(&y, &b, 4);
-        x[i] = y;
-    }
+    for (long i = 0; i < n; i++)
+        x[i] = gpu_ftz((float)(x[i] * a));
 }
 
 double gpu_ex2(attn_ctx_t *ctx, int site, double x)
@@ -46,9 +35,23 @@ double gpu_rcp(attn_ctx_t *ctx, int site, double x)
     return ctx->site[site].exact ? 1.0 / x : (double)sfu_rcp((float)x);
 }
 
-double gpu_fma(attn_ctx_t *ctx, int site, double a, double b, double c)
+void gpu_ex2_fma_n(attn_ctx_t *ctx, int site, double *p, long n, double a, double b)
 {
-    return ctx->site[site].exact ? a * b + c : (double)sfu_ftz(fmaf((float)a, (float)b, (float)c));
+    if (ctx->site[site].exact) {
+        for (long i = 0; i < n; i++)
+            p[i] = exp2(p[i] * a + b);
+        return;
+    }
+    enum { CHUNK = 256 };
+    float t[CHUNK], fa = (float)a, fb = (float)b;
+    for (long i0 = 0; i0 < n; i0 += CHUNK) {
+        long m = n - i0 < CHUNK ? n - i0 : CHUNK;
+        for (long i = 0; i < m; i++)
+            t[i] = gpu_ftz(fmaf((float)p[i0 + i], fa, fb));
+        sfu_ex2_n(t, t, m);
+        for (long i = 0; i < m; i++)
+            p[i0 + i] = t[i];
+    }
 }
 
 double gpu_r32(attn_ctx_t *ctx, int site, double x)

@@ -5,15 +5,40 @@
 #ifndef AMLA_GPU_FP_H
 #define AMLA_GPU_FP_H
 
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
 #include "attn/attn.h"
 
-double gpu_f32(attn_ctx_t *ctx, int site, double x);
+/* A binary32 result flushed to zero (sfu_ftz, inline so that loops around it vectorize). */
+static inline float gpu_ftz(float y)
+{
+    uint32_t b;
+    memcpy(&b, &y, 4);
+    b = (b & 0x7f800000u) ? b : b & 0x80000000u;
+    memcpy(&y, &b, 4);
+    return y;
+}
+
+static inline double gpu_f32(attn_ctx_t *ctx, int site, double x)
+{
+    return ctx->site[site].exact ? x : (double)gpu_ftz((float)x);
+}
+
+static inline double gpu_fma(attn_ctx_t *ctx, int site, double a, double b, double c)
+{
+    return ctx->site[site].exact ? a * b + c : (double)gpu_ftz(fmaf((float)a, (float)b, (float)c));
+}
+
 /* x[0:n] = gpu_f32(x[i] a): a binary32 product (x and a binary32 values), flushed */
 void gpu_f32_scale(attn_ctx_t *ctx, int site, double *x, long n, double a);
 double gpu_ex2(attn_ctx_t *ctx, int site, double x);
 double gpu_lg2(attn_ctx_t *ctx, int site, double x);
 double gpu_rcp(attn_ctx_t *ctx, int site, double x);
-double gpu_fma(attn_ctx_t *ctx, int site, double a, double b, double c);
+/* p[i] = gpu_ex2(gpu_fma(p[i], a, b)) for i < n: the FFMA and ex2.approx of a softmax row, the
+ * ex2s eight at a time where the processor allows (sfu_ex2_n) */
+void gpu_ex2_fma_n(attn_ctx_t *ctx, int site, double *p, long n, double a, double b);
 
 /* The same operations in a kernel built without --use_fast_math (PyTorch's FlashAttention-2):
  * IEEE binary32 with subnormals kept, FFMA, the IEEE reciprocal 1/x, and CUDA's exp2f, expf,
