@@ -23,6 +23,27 @@ static void tc_same(const double *C1, const double *C2, long n, int model, fmt_i
     }
 }
 
+/* A held (acc_tc_hold) gives the scalar model's bits: the product on all of A, and on rows 1..
+ * and columns 7.. of it (A inside the held operand at an offset), at the widest level; then a
+ * held operand of another format's minimum exponent, which must not be taken. */
+static void tc_held_same(const double *A, const double *B, long M, long N, long K, int model, fmt_id_t f, int kind,
+                         long *compared, long *bad)
+{
+    double *C1 = malloc(sizeof(double) * (size_t)(M * N)), *C2 = malloc(sizeof(double) * (size_t)(M * N));
+    for (int part = 0; part < 3; part++) {
+        long r0 = part ? 1 : 0, k0 = part ? 7 : 0;
+        acc_simd = 0;
+        acc_gemm_f(C1, N, A + r0 * K + k0, K, B + k0, K, 1, M - r0, N, K - k0, (acc_model_t)model, f, f);
+        acc_simd = 2;
+        acc_tc_hold(A, K, M, K, part == 2 ? fmt_table[f].emin - 1 : fmt_table[f].emin);
+        acc_gemm_f(C2, N, A + r0 * K + k0, K, B + k0, K, 1, M - r0, N, K - k0, (acc_model_t)model, f, f);
+        acc_tc_release();
+        tc_same(C1, C2, (M - r0) * N, model, f, kind, part ? "held, inside" : "held", 2, compared, bad);
+    }
+    free(C1);
+    free(C2);
+}
+
 /* The AVX2 and AVX-512 tensor-core kernels against the scalar block models, bit for bit (sign
  * of zero included): operands with zeros, subnormals of their format, cancelling pairs, a
  * spread of 2^-140..2^40, results that overflow and underflow binary32; odd sizes (a full and a
@@ -74,6 +95,7 @@ static void tc_simd_vs_scalar(fmt_rng_t *rng)
                     acc_simd = 2;
                     if (!trans)
                         continue;
+                    tc_held_same(A, B, M, N, K, model, f, kind, &compared, &bad);
                     /* accumulating (D = A B + C): C binary32 values of every size class (zero,
                      * binary32 subnormals, near its maximum, the products' scale), either sign */
                     for (int crange = 0; crange < 3; crange++) {

@@ -226,9 +226,9 @@ tc_rows(int mr, double *C, long ldc, long j0, long nr, const double *const a[TC_
     }
 }
 
-__attribute__((target("avx2,fma"))) static void gemm_tc_avx2(double *C, long ldc, const double *A, long lda,
-                                                             const double *B, long ldb, int b_trans, long M, long N,
-                                                             long K, const acc_tc_t *tc, int emin_a, int emin_b, int acc)
+__attribute__((target("avx2,fma"))) void acc_tc_gemm_x64(double *C, long ldc, const double *A, long lda,
+                                                          const double *B, long ldb, int b_trans, long M, long N,
+                                                          long K, const acc_tc_t *tc, int emin_a, int emin_b, int acc)
 {
     double *bp = err_malloc((size_t)(K * 4 + 1), sizeof(double)), *be = err_malloc((size_t)(K * 4 + 1), sizeof(double));
     double *ae = err_malloc((size_t)(M * K + 1), sizeof(double));
@@ -290,7 +290,7 @@ void acc_tc_gemm(double *C, long ldc, const double *A, long lda, const double *B
 #ifdef ACC_HAVE_X86
     if (acc_simd && cpu_has_avx2_fma()) {
         if (!acc_tc_gemm_f32(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &ACC_TC[model], emin_a, emin_b, 0))
-            gemm_tc_avx2(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &ACC_TC[model], emin_a, emin_b, 0);
+            acc_tc_gemm_x64(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &ACC_TC[model], emin_a, emin_b, 0);
         return;
     }
 #endif
@@ -301,16 +301,21 @@ void acc_tc_gemm_acc(double *C, long ldc, const double *A, long lda, const doubl
                      long N, long K, acc_model_t model, int emin_a, int emin_b)
 {
 #ifdef ACC_HAVE_X86
-    /* the vector model takes a C of finite binary32 magnitudes (a C that is not goes through
-     * the scalar one, which takes any double) */
-    int cok = acc_simd && cpu_has_avx2_fma();
-    for (long i = 0; i < M && cok; i++)
-        for (long j = 0; j < N && cok; j++)
-            cok = fabs(C[i * ldc + j]) < 0x1p128;
-    if (cok) {
-        if (!acc_tc_gemm_f32(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &ACC_TC[model], emin_a, emin_b, 1))
-            gemm_tc_avx2(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &ACC_TC[model], emin_a, emin_b, 1);
-        return;
+    if (acc_simd && cpu_has_avx2_fma()) {
+        /* the binary32 lanes check C themselves (a stricter check than the binary64 lanes'), and
+         * leave it untouched where they decline */
+        if (acc_tc_gemm_f32(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &ACC_TC[model], emin_a, emin_b, 1))
+            return;
+        /* the binary64 lanes take a C of finite binary32 magnitudes (a C that is not goes
+         * through the scalar model, which takes any double) */
+        int cok = 1;
+        for (long i = 0; i < M && cok; i++)
+            for (long j = 0; j < N && cok; j++)
+                cok = fabs(C[i * ldc + j]) < 0x1p128;
+        if (cok) {
+            acc_tc_gemm_x64(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &ACC_TC[model], emin_a, emin_b, 1);
+            return;
+        }
     }
 #endif
     gemm_tc(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &ACC_TC[model], emin_a, emin_b, 1);

@@ -14,4 +14,12 @@ void acc_tc_gemm(double *C, long ldc, const double *A, long lda, const double *B
 void acc_tc_gemm_acc(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
                      long N, long K, acc_model_t model, int emin_a, int emin_b);
 
+/* A [M][K] (row stride lda, values of a format with minimum exponent emin) converted once for
+ * the binary32 lanes and used by every product of this thread whose A lies inside it (its rows
+ * and columns, the same lda and emin) until acc_tc_release or the next hold; A must not change
+ * meanwhile. Bits are the same with or without it: a product's operands are converted either
+ * way, this only does it once (an attention's Q against block after block of K). */
+void acc_tc_hold(const double *A, long lda, long M, long K, int emin);
+void acc_tc_release(void);
+
 #endif

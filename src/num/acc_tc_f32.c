@@ -9,6 +9,7 @@
 
 #include "base/err.h"
 #include "num/acc.h"
+#include "num/acc_tc.h"
 #include "num/cpu.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -98,6 +99,8 @@ tcf_rows(const int mr, double *C, long ldc, long j0, long nr, const float *const
                 c[r] = zero;
             }
     }
+    if (*low) /* C left as it was: the caller recomputes these rows in binary64 lanes */
+        return;
     _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) {
         float out[TCF_NR];
         _mm256_storeu_ps(out, promote ? outer[r] : c[r]);
@@ -162,6 +165,50 @@ static void tcf_convert(float *v, float *e, const double *x, long n, int emin, a
     acc_tcf_convert1(v + i, e + i, x + i, n - i, emin, g);
 }
 
+/* The operand held for this thread's products (acc_tc_hold): A [m][k] converted once. */
+typedef struct {
+    const double *a;
+    long lda, m, k;
+    int emin;
+    float *v, *e;
+    acc_tcf_range_t g;
+} tcf_held_t;
+
+static _Thread_local tcf_held_t tcf_held;
+
+void acc_tc_hold(const double *A, long lda, long M, long K, int emin)
+{
+    acc_tc_release();
+    if (M < 1 || K < 1)
+        return;
+    tcf_held_t *h = &tcf_held;
+    const int wide = acc_simd >= 2 && cpu_has_avx512();
+    *h = (tcf_held_t){A, lda, M, K, emin, err_malloc((size_t)(M * K), sizeof(float)),
+                      err_malloc((size_t)(M * K), sizeof(float)), {-INFINITY, INFINITY, 1}};
+    for (long i = 0; i < M; i++)
+        tcf_convert(h->v + i * K, h->e + i * K, A + i * lda, K, emin, &h->g, wide);
+}
+
+void acc_tc_release(void)
+{
+    free(tcf_held.v);
+    free(tcf_held.e);
+    memset(&tcf_held, 0, sizeof tcf_held);
+}
+
+/* Whether A [M][K] (stride lda, minimum exponent emin) lies inside the held operand: then its
+ * first element's row and column there. */
+static int tcf_held_has(const double *A, long lda, long M, long K, int emin, long *row, long *col)
+{
+    const tcf_held_t *h = &tcf_held;
+    if (!h->v || h->lda != lda || h->emin != emin || A < h->a)
+        return 0;
+    long off = A - h->a;
+    *row = off / lda;
+    *col = off % lda;
+    return *row + M <= h->m && *col + K <= h->k;
+}
+
 /* gemm_tc (with acc, C's own values as the first block's C) in binary32/int32
  * lanes where its conditions hold (then returns 1), else does nothing and returns 0. */
 __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, const double *A, long lda, const double *B,
@@ -177,12 +224,26 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
     if (acc && !(wide ? acc_tcf16_check_c : acc_tcf_check_c1)(C, ldc, M, N, &cmax))
         return 0;
     long nbp = (N + np - 1) / np;
-    float *af = err_malloc((size_t)(M * K + 1), sizeof(float)), *ae = err_malloc((size_t)(M * K + 1), sizeof(float));
     float *bp = err_malloc((size_t)(nbp * K * np + 1), sizeof(float));
     float *be = err_malloc((size_t)(nbp * K * np + 1), sizeof(float));
     acc_tcf_range_t ga = {-INFINITY, INFINITY, 1}, gb = {-INFINITY, INFINITY, 1};
-    for (long i = 0; i < M; i++)
-        tcf_convert(af + i * K, ae + i * K, A + i * lda, K, emin_a, &ga, wide);
+    /* A's operands: the held ones where A lies inside them (their range covers A's: the checks
+     * below may only be stricter), else converted here; row i at av + i ak */
+    float *af = NULL, *ae = NULL;
+    const float *av, *aw;
+    long ak, hr, hc;
+    if (tcf_held_has(A, lda, M, K, emin_a, &hr, &hc)) {
+        ak = tcf_held.k;
+        av = tcf_held.v + hr * ak + hc;
+        aw = tcf_held.e + hr * ak + hc;
+        ga = tcf_held.g;
+    } else {
+        af = err_malloc((size_t)(M * K + 1), sizeof(float));
+        ae = err_malloc((size_t)(M * K + 1), sizeof(float));
+        for (long i = 0; i < M; i++)
+            tcf_convert(af + i * K, ae + i * K, A + i * lda, K, emin_a, &ga, wide);
+        av = af, aw = ae, ak = K;
+    }
     /* op(B) by its contiguous lines (a column of op(B) where b_trans, else a row) into panels
      * of np columns, zero beyond N */
     long nl = b_trans ? N : K, ll = b_trans ? K : N;
@@ -217,43 +278,36 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
      * finer than 2^(amin + bmin - f) >= 2^-126, so 2^(f - emax) and 2^(emax - f) normal too
      * in a block with a nonzero product. A block of C alone takes C's binade as its maximum,
      * and a tiny C (below 2^(f - 126): given, or left by cancellation) would scale out of
-     * binary32: the kernels report it (low), and the whole product goes back, C restored, to
-     * the caller's binary64 lanes. */
-    int ok = ga.ok && gb.ok, low = 0;
+     * binary32: the kernels report it (low) and leave their tile of C as it was, and the tile
+     * goes to the binary64 lanes (acc_tc_gemm_x64). */
+    int ok = ga.ok && gb.ok;
     if (ok && ga.emx != -INFINITY && gb.emx != -INFINITY)
         ok = ga.emx <= 127 && gb.emx <= 127 && ga.emn + gb.emn - tc->f >= -126 &&
              log2(cmax + ((double)K + 1) * ldexp(1.0, (int)(ga.emx + gb.emx) + 2)) + 1 < 128;
-    double *c0 = NULL;
-    if (acc && ok) { /* kept to restore C (the kernels run only where ok) */
-        c0 = err_malloc((size_t)(M * N), sizeof(double));
-        for (long i = 0; i < M; i++)
-            memcpy(c0 + i * N, C + i * ldc, sizeof(double) * (size_t)N);
-    }
-    for (long j0 = 0; j0 < N && ok && !low; j0 += np) {
+    for (long j0 = 0; j0 < N && ok; j0 += np) {
         long nr = N - j0 < np ? N - j0 : np;
         const float *pb = bp + j0 * K, *pe = be + j0 * K;
         for (long i = 0; i < M; i += mp) {
-            int mr = M - i < mp ? (int)(M - i) : mp;
+            int mr = M - i < mp ? (int)(M - i) : mp, low = 0;
             const float *a[ACC_TCF16_MR], *ea[ACC_TCF16_MR];
             for (int r = 0; r < mp; r++) {
-                a[r] = af + (i + (r < mr ? r : 0)) * K;
-                ea[r] = ae + (i + (r < mr ? r : 0)) * K;
+                a[r] = av + (i + (r < mr ? r : 0)) * ak;
+                ea[r] = aw + (i + (r < mr ? r : 0)) * ak;
             }
             if (wide)
                 acc_tcf16_rows(mr, C + i * ldc, ldc, j0, nr, a, ea, K, pb, pe, tc->f, tc->b, acc, tc->promote, &low);
             else
                 tcf_rows_n(mr, C + i * ldc, ldc, j0, nr, a, ea, K, pb, pe, tc->f, tc->b, acc, tc->promote, &low);
+            if (low) /* this tile in binary64 lanes (its C untouched; |C| < 2^127 as they need) */
+                acc_tc_gemm_x64(C + i * ldc + j0, ldc, A + i * lda, lda, b_trans ? B + j0 * ldb : B + j0, ldb, b_trans,
+                                mr, nr, K, tc, emin_a, emin_b, acc);
         }
     }
-    if (low && acc)
-        for (long i = 0; i < M; i++)
-            memcpy(C + i * ldc, c0 + i * N, sizeof(double) * (size_t)N);
-    free(c0);
     free(af);
     free(ae);
     free(bp);
     free(be);
-    return ok && !low;
+    return ok;
 }
 #else
 int acc_tc_gemm_f32(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
@@ -262,5 +316,14 @@ int acc_tc_gemm_f32(double *C, long ldc, const double *A, long lda, const double
     (void)C, (void)ldc, (void)A, (void)lda, (void)B, (void)ldb, (void)b_trans, (void)M, (void)N, (void)K, (void)tc;
     (void)emin_a, (void)emin_b, (void)acc;
     return 0;
+}
+
+void acc_tc_hold(const double *A, long lda, long M, long K, int emin)
+{
+    (void)A, (void)lda, (void)M, (void)K, (void)emin;
+}
+
+void acc_tc_release(void)
+{
 }
 #endif

@@ -94,6 +94,8 @@ tcf16_rows(const int mr, const int single, double *C, long ldc, long j0, long nr
                 c[r] = zero;
             }
     }
+    if (*low) /* C left as it was: the caller recomputes these rows in binary64 lanes */
+        return;
     _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) {
         __m512 v = promote ? outer[r] : c[r];
         _mm512_mask_storeu_pd(C + r * ldc + j0, (__mmask8)cols, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));

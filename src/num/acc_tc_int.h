@@ -17,6 +17,11 @@ int acc_tc_exp(double x, int emin);
 int acc_tc_gemm_f32(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
                     long N, long K, const acc_tc_t *tc, int emin_a, int emin_b, int acc);
 
+/* The block model in binary64 lanes (AVX2, four columns at once; acc_tc.c), for any operands
+ * whose exponents keep binary64's scalings exact and a C (with acc) below 2^128 in magnitude. */
+void acc_tc_gemm_x64(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
+                     long N, long K, const acc_tc_t *tc, int emin_a, int emin_b, int acc);
+
 /* The binary32 lanes' operands: the running exponent range of the nonzero ones (as binary32
  * values) and whether every one fits the lanes. */
 typedef struct {
@@ -44,8 +49,8 @@ int acc_tcf16_check_c(const double *C, long ldc, long M, long N, double *cmax);
 /* The binary32-lane kernel's AVX-512 form (acc_tc_f32x16.c): rows i .. i + mr - 1 (mr <= 4) of
  * C against the sixteen columns j0 .. j0 + nr - 1 (nr <= 16) packed in bp (operands) and be
  * (their exponents), k-major, sixteen floats per k; a[r] and ea[r] the rows' operands and
- * exponents. *low is set where a block's exponent maximum falls below f - 126 (the caller
- * then discards C). Only where cpu_has_avx512() says so. */
+ * exponents. Where a block's exponent maximum falls below f - 126, *low is set and C is left
+ * as it was (the caller recomputes the tile otherwise). Only where cpu_has_avx512() says so. */
 #define ACC_TCF16_MR 4
 void acc_tcf16_rows(int mr, double *C, long ldc, long j0, long nr, const float *const *a, const float *const *ea,
                     long K, const float *bp, const float *be, int f, int bsz, int acc, int promote, int *low);
