@@ -1,4 +1,4 @@
-/* sfu_x8 -- ex2.approx.ftz.f32 (sfu_ex2) eight inputs at a time in AVX-512: the same integer
+/* sfu_x8 -- ex2.approx.ftz.f32 (sfu_ex2), and CUDA's exp2f on it, eight inputs at a time in AVX-512: the same integer
  * datapath, lane for lane (the segment's quadratic in int64 lanes, the square's partial
  * products as sfu_sq forms them, the one rounding to binary32 from an exact binary64 product),
  * so bit-identical to the scalar model on every binary32 input (checked exhaustively, and
@@ -85,4 +85,18 @@ void sfu_ex2_n(float *y, const float *x, long n)
 #endif
     for (; i < n; i++)
         y[i] = sfu_ex2(x[i]);
+}
+
+void sfu_cuda_exp2f_n(float *y, const float *x, long n)
+{
+    enum { CHUNK = 256 };
+    float h[CHUNK];
+    for (long i0 = 0; i0 < n; i0 += CHUNK) {
+        long m = n - i0 < CHUNK ? n - i0 : CHUNK;
+        for (long i = 0; i < m; i++)
+            h[i] = x[i0 + i] < -126.0f ? x[i0 + i] * 0.5f : x[i0 + i];
+        sfu_ex2_n(h, h, m);
+        for (long i = 0; i < m; i++)
+            y[i0 + i] = x[i0 + i] < -126.0f ? h[i] * h[i] : h[i];
+    }
 }

@@ -54,11 +54,6 @@ void gpu_ex2_fma_n(attn_ctx_t *ctx, int site, double *p, long n, double a, doubl
     }
 }
 
-double gpu_r32(attn_ctx_t *ctx, int site, double x)
-{
-    return ctx->site[site].exact ? x : (double)(float)x;
-}
-
 double gpu_fmaf(attn_ctx_t *ctx, int site, double a, double b, double c)
 {
     return ctx->site[site].exact ? a * b + c : (double)fmaf((float)a, (float)b, (float)c);
@@ -72,6 +67,25 @@ double gpu_div1(attn_ctx_t *ctx, int site, double x)
 double gpu_exp2f(attn_ctx_t *ctx, int site, double x)
 {
     return ctx->site[site].exact ? exp2(x) : (double)sfu_cuda_exp2f((float)x);
+}
+
+void gpu_exp2f_n(attn_ctx_t *ctx, int site, double *x, long n)
+{
+    if (ctx->site[site].exact) {
+        for (long i = 0; i < n; i++)
+            x[i] = exp2(x[i]);
+        return;
+    }
+    enum { CHUNK = 256 };
+    float t[CHUNK];
+    for (long i0 = 0; i0 < n; i0 += CHUNK) {
+        long m = n - i0 < CHUNK ? n - i0 : CHUNK;
+        for (long i = 0; i < m; i++)
+            t[i] = (float)x[i0 + i];
+        sfu_cuda_exp2f_n(t, t, m);
+        for (long i = 0; i < m; i++)
+            x[i0 + i] = t[i];
+    }
 }
 
 double gpu_expf(attn_ctx_t *ctx, int site, double x)
