@@ -1,6 +1,7 @@
 /* attn -- resolving a variant's sites and running it group by group */
 #include "base/err.h"
 #include "attn/attn.h"
+#include "num/acc_tc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -69,7 +70,15 @@ static void attn_run_cb(double *o, const attn_group_t *g, void *varg)
     a->ctx->row0 = (o - a->o0) / a->dv;
     if (a->ctx->lse_out) /* the group's rows: O's rows [R][dv] are the LSE's [R] */
         a->ctx->lse = a->ctx->lse_out + a->ctx->row0;
+    /* Q is the A of the group's Q.K^T products, tile after tile of keys: where a site runs a
+     * tensor-core model, its operands are converted once for them all (the same bits) */
+    int tc = 0;
+    for (int i = 0; i < a->ctx->nsites; i++)
+        tc |= !a->ctx->site[i].exact && a->ctx->site[i].def->src >= SITE_ACC_QK && a->ctx->site[i].acc >= ACC_TC_VOLTA;
+    if (tc)
+        acc_tc_hold(g->q, g->dk, g->R, g->dk, fmt_table[a->ctx->cfg->in_format].emin);
     attn_variants[a->vi].fn(o, g, a->ctx);
+    acc_tc_release();
 }
 
 void attn_run(double *o, int vi, const attn_input_t *in, attn_ctx_t *ctx)

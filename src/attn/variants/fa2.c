@@ -19,7 +19,6 @@
 #include "attn/variants/fa2.h"
 #include "attn/variants/gpu_fp.h"
 #include "attn/variants/variants.h"
-#include "num/acc_tc.h"
 
 #define FA2_QUAD 4                     /* threads sharing a row of the m16n8 accumulator */
 #define FA2_LOG2E 0x1.71547652b82fep0  /* M_LOG2E */
@@ -211,9 +210,6 @@ ATTN_VARIANT(attn_fa2)
     f.s = err_malloc((size_t)(R * f.bn), sizeof(double));
     f.pb = err_malloc((size_t)(R * f.bn), sizeof(double));
     double *m = err_malloc((size_t)R, sizeof(double)), *L = err_malloc((size_t)R, sizeof(double));
-    /* Q is the A of every block's Q.K^T: its operands converted once (the same bits) */
-    if (!ctx->site[QK_ACC].exact && ctx->site[QK_ACC].acc >= ACC_TC_VOLTA)
-        acc_tc_hold(g->q, dk, R, dk, fmt_table[ctx->cfg->in_format].emin);
     if (nsplit <= 1) { /* flash_fwd_kernel: every block, then normalize_softmax_lse */
         fa2_range(&f, 0, nblocks, o, m, L);
         for (long r = 0; r < R; r++) {
@@ -250,7 +246,6 @@ ATTN_VARIANT(attn_fa2)
         free(oacc);
         free(lse);
     }
-    acc_tc_release();
     free(f.s);
     free(f.pb);
     free(m);

@@ -12,7 +12,6 @@
 #include "attn/variants/flashmla.h"
 #include "attn/variants/gpu_fp.h"
 #include "attn/variants/variants.h"
-#include "num/acc_tc.h"
 
 #define FMLA_BLOCK ATTN_KERNEL_TILE /* keys per block (PAGE_BLOCK_SIZE) */
 #define FMLA_HALF 256               /* O columns per warpgroup (HEAD_DIM_V / 2) */
@@ -360,9 +359,6 @@ ATTN_VARIANT(attn_flashmla)
     long alone = sk, nb = ctx->batch_n > 0 ? ctx->batch_n : 1, bi = ctx->batch_n > 0 ? ctx->batch_i : 0;
     const long *seqlens = ctx->batch_n > 0 ? ctx->batch_seqlens : &alone;
     long nblocks = (sk + FMLA_BLOCK - 1) / FMLA_BLOCK;
-    /* Q is the A of every block's Q.K^T: its operands converted once (the same bits) */
-    if (!ctx->site[QK_ACC].exact && ctx->site[QK_ACC].acc >= ACC_TC_VOLTA)
-        acc_tc_hold(g->q, g->dk, R, g->dk, fmt_table[ctx->cfg->in_format].emin);
     long *begin = err_malloc((size_t)(parts + 1), sizeof(long));
     long first, total;
     long nsplit = fmla_schedule(begin, &first, &total, seqlens, nb, bi, parts);
@@ -411,7 +407,6 @@ ATTN_VARIANT(attn_flashmla)
         free(oacc);
         free(lse);
     }
-    acc_tc_release();
     free(begin);
     free(lsum);
     free(msum);
