@@ -106,6 +106,10 @@ void quant_round_quotients(double *out, const double *x, long n, double s, int f
          * Without fp32, a chunk whose binary64 quotients are not all binary32 values (then the
          * two roundings could differ) goes element by element instead. */
         enum { CH = 256 };
+        /* a power-of-two s (a normal one, with a normal reciprocal): x / s and x (1/s) are the
+         * correctly rounded values of the same quotient, and a product is cheaper */
+        int mant, p2 = isfinite(s) && frexp(s, &mant) == 0.5 && fabs(s) >= 0x1p-1021 && fabs(s) <= 0x1p1021;
+        double rs = 1.0 / s, q[CH];
         float yf[CH];
         uint16_t c16[CH];
         uint8_t c8[CH];
@@ -114,14 +118,20 @@ void quant_round_quotients(double *out, const double *x, long n, double s, int f
             long m = n - j0 < CH ? n - j0 : CH;
             int inexact = 0;
             const double *xj = x + j0;
+            if (p2)
+                for (long j = 0; j < m; j++)
+                    q[j] = xj[j] * rs;
+            else
+                for (long j = 0; j < m; j++)
+                    q[j] = xj[j] / s;
             if (fp32) {
 #pragma omp simd
                 for (long j = 0; j < m; j++)
-                    yf[j] = (float)(xj[j] / s);
+                    yf[j] = (float)q[j];
             } else {
 #pragma omp simd reduction(| : inexact)
                 for (long j = 0; j < m; j++) {
-                    double y = xj[j] / s;
+                    double y = q[j];
                     yf[j] = (float)y;
                     inexact |= (double)yf[j] != y && y == y;
                 }

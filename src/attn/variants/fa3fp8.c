@@ -99,23 +99,31 @@ static void fa3_quant_rows(double *out, const double *scale_of_row, const double
                               st->exact, &ctx->rng);
 }
 
+/* K's rows j0 .. j0+nb-1 as the products take them: rotated into buf [nb][dk] where the
+ * transform is on (sign), else K's own rows. */
+static const double *fa3_k_tile(double *buf, const double *k, long j0, long nb, long dk, const double *sign,
+                                attn_ctx_t *ctx)
+{
+    if (!sign)
+        return k + j0 * dk;
+    fa3_rotate(buf, k + j0 * dk, nb, dk, sign, ctx);
+    return buf;
+}
+
 ATTN_VARIANT(attn_fa3fp8)
 {
     long R = g->R, sk = g->sk, dk = g->dk, dv = g->dv, B = FA3_BLOCK;
     int block = ctx->cfg->fa3_block, had = ctx->cfg->fa3_hadamard;
-    const double *q = g->q, *k = g->k; /* rotated copies when the Hadamard transform is on */
-    double *qr = NULL, *kr = NULL;
+    const double *q = g->q; /* a rotated copy when the Hadamard transform is on */
+    double *qr = NULL, *sign = NULL;
+    double *kt = err_malloc((size_t)(B * dk), sizeof(double)); /* a tile of rotated K */
     if (had) {
-        double *sign = err_malloc((size_t)dk, sizeof(double));
+        sign = err_malloc((size_t)dk, sizeof(double));
         for (long i = 0; i < dk; i++)
             sign[i] = (fmt_rng_next(&ctx->rng) >> 63) ? -1.0 : 1.0;
         qr = err_malloc((size_t)(R * dk), sizeof(double));
-        kr = err_malloc((size_t)(sk * dk), sizeof(double));
         fa3_rotate(qr, g->q, R, dk, sign, ctx);
-        fa3_rotate(kr, g->k, sk, dk, sign, ctx);
         q = qr;
-        k = kr;
-        free(sign);
     }
     double *q8 = err_malloc((size_t)(R * dk), sizeof(double)), *k8 = err_malloc((size_t)(B * dk), sizeof(double));
     double *v8 = err_malloc((size_t)(B * dv), sizeof(double));
@@ -123,7 +131,20 @@ ATTN_VARIANT(attn_fa3fp8)
            *sv = err_malloc((size_t)sk, sizeof(double));
     fa3_scales(sq, q, R, dk, block);
     fa3_quant_rows(q8, sq, q, 0, R, dk, ctx, Q_QUANT);
-    fa3_scales(skk, k, sk, dk, block);
+    /* K's scales: of the rotated K, which is rotated a tile at a time (never all of it in
+     * memory); per tensor, the largest tile's (the scale grows with the amax it is made of) */
+    if (!had || !block) {
+        if (!had)
+            fa3_scales(skk, g->k, sk, dk, block);
+        double st = 0;
+        for (long j0 = 0; j0 < sk && had; j0 += B) {
+            long nb = sk - j0 < B ? sk - j0 : B;
+            fa3_scales(skk + j0, fa3_k_tile(kt, g->k, j0, nb, dk, sign, ctx), nb, dk, 0);
+            st = skk[j0] > st ? skk[j0] : st;
+        }
+        for (long j = 0; j < sk && had; j++)
+            skk[j] = st;
+    }
     fa3_scales(sv, g->v, sk, dv, block);
     double *s = err_malloc((size_t)(R * B), sizeof(double)), *t = err_malloc((size_t)(R * dv), sizeof(double));
     double *m = err_malloc((size_t)R, sizeof(double)), *l = err_calloc((size_t)R, sizeof(double));
@@ -134,7 +155,10 @@ ATTN_VARIANT(attn_fa3fp8)
         o[i] = 0.0;
     for (long j0 = 0; j0 < sk; j0 += B) {
         long nb = sk - j0 < B ? sk - j0 : B;
-        fa3_quant_rows(k8, skk, k, j0, nb, dk, ctx, K_QUANT);
+        const double *kj = fa3_k_tile(kt, g->k, j0, nb, dk, sign, ctx);
+        if (had && block) /* this tile's scale, as it is rotated */
+            fa3_scales(skk + j0, kj, nb, dk, 1);
+        fa3_quant_rows(k8, skk + j0, kj, 0, nb, dk, ctx, K_QUANT);
         fa3_quant_rows(v8, sv, g->v, j0, nb, dv, ctx, V_QUANT);
         attn_gemm(ctx, QK_ACC, s, nb, q8, dk, k8, dk, 1, R, nb, dk);
         for (long r = 0; r < R; r++) {
@@ -173,7 +197,8 @@ ATTN_VARIANT(attn_fa3fp8)
     }
     attn_finish(o, R, dv, l, ctx, O_DIV, OUT_CAST);
     free(qr);
-    free(kr);
+    free(sign);
+    free(kt);
     free(q8);
     free(k8);
     free(v8);
