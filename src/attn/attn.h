@@ -131,6 +131,20 @@ static inline double attn_round(attn_ctx_t *ctx, int site, double x)
     return fmt_round(x, s->fmt, s->mode, s->sat, &ctx->rng);
 }
 
+/* x[i] = attn_round(ctx, site, x[i]) for i < n: round-to-nearest-even sites vectorized. */
+static inline void attn_round_n(attn_ctx_t *ctx, int site, double *x, long n)
+{
+    const site_t *s = &ctx->site[site];
+    if (s->exact)
+        return;
+    if (s->mode == FMT_RNE) {
+        fmt_round_array_rne(x, n, s->fmt, s->sat);
+        return;
+    }
+    for (long i = 0; i < n; i++)
+        x[i] = fmt_round(x[i], s->fmt, s->mode, s->sat, &ctx->rng);
+}
+
 /* The binary32 arithmetic inside a site whose result goes on to a narrower format (an op
  * computing in fp32 "opmath" and returning bf16): identity when the site is exact. */
 static inline double attn_fp32(attn_ctx_t *ctx, int site, double x)

@@ -141,8 +141,8 @@ static void fmla_pair(fmla_t *f, long j0, long nb0, long nb1)
         fmla_scale_half(f, r, 0, f->sc0[r]);
         for (int q = 0; q < FMLA_QUAD; q++)
             st->l[0][q] = gpu_fma(ctx, L_SUM, st->l[0][q], f->sc0[r], cs[q]);
-        for (long c = 0; c < FMLA_BLOCK; c++)
-            f->pb[0][r * FMLA_BLOCK + c] = attn_round(ctx, P_CAST, p0[c]);
+        memcpy(f->pb[0] + r * FMLA_BLOCK, p0, sizeof(double) * FMLA_BLOCK);
+        attn_round_n(ctx, P_CAST, f->pb[0] + r * FMLA_BLOCK, FMLA_BLOCK);
     }
     fmla_pv(f, 0, f->pb[0], j0, nb0); /* O_L += P0 V0L */
     for (long r = 0; r < R; r++) { /* warpgroup 1: bunch 0 on block 1 (all masked when absent) */
@@ -157,12 +157,15 @@ static void fmla_pair(fmla_t *f, long j0, long nb0, long nb1)
         fmla_scale_half(f, r, 1, scale_o1);
         for (int q = 0; q < FMLA_QUAD; q++)
             st->l[1][q] = gpu_fma(ctx, L_SUM, st->l[1][q], scale_o1, cs[q]);
-        for (long c = 0; c < FMLA_BLOCK && has1; c++)
-            f->pb[1][r * FMLA_BLOCK + c] = attn_round(ctx, P_CAST, p1[c]);
+        if (has1) {
+            memcpy(f->pb[1] + r * FMLA_BLOCK, p1, sizeof(double) * FMLA_BLOCK);
+            attn_round_n(ctx, P_CAST, f->pb[1] + r * FMLA_BLOCK, FMLA_BLOCK);
+        }
         /* warpgroup 0's P rescaled by scale_1 in fp32, cast, for warpgroup 1 (wg0_scale_rP0) */
+        double *ps = f->pb0s + r * FMLA_BLOCK;
         for (long c = 0; c < FMLA_BLOCK; c++)
-            f->pb0s[r * FMLA_BLOCK + c] =
-                attn_round(ctx, P_CAST, attn_fp32(ctx, P_CAST, gpu_f32(ctx, O_RESCALE, f->s[0][r * FMLA_BLOCK + c] * sc1[r])));
+            ps[c] = attn_fp32(ctx, P_CAST, gpu_f32(ctx, O_RESCALE, f->s[0][r * FMLA_BLOCK + c] * sc1[r]));
+        attn_round_n(ctx, P_CAST, ps, FMLA_BLOCK);
     }
     if (has1)
         fmla_pv(f, 1, f->pb[1], j0 + FMLA_BLOCK, nb1); /* O_R += P1 V1R */
