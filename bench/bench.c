@@ -435,13 +435,14 @@ int main(int argc, char **argv)
                    "FP64 attentions of work.\n"
                    "- A tensor-core model does, per product, an exponent maximum and a scaled truncation besides the "
                    "product (binary32/int32 lanes where the operands allow, binary64 lanes otherwise), and per block of "
-                   "4, 8, 16 or 32 products a normalization; flashmla and fa2 run it on 64-key blocks (with per-block operand "
-                   "packing), plus the SFU models of ex2, lg2 and rcp per element.\n"
+                   "4, 8, 16 or 32 products a normalization; flashmla and fa2 run it on 64-key blocks (each block's K and "
+                   "V packed for the lanes, Q once per head group), plus the SFU model of ex2 per score (eight at a "
+                   "time in AVX-512: a 17-step partial-product square and a gathered quadratic per lane).\n"
                    "- The FP16 accumulator rounds to binary16 after every 4 products: one vector rounding (seven "
                    "operations) per four multiply-adds, in binary64 lanes (eight per AVX-512 vector, where the FP32 "
                    "reference's AVX2 kernels hold eight binary32).\n"
-                   "- fa3-fp8 rotates Q and K with a Hadamard transform and quantizes Q, K and V (a division per "
-                   "element) before the products (its rotation writes the rotated K, 37 MB, and is bound by memory); "
+                   "- fa3-fp8 rotates Q and K with a Hadamard transform (K a 64-key tile at a time) and quantizes Q, "
+                   "K and V (a division per element) before the products; "
                    "the SnapMLA configs and flashmla-fp8 quantize and dequantize per element; base with fp64 does its "
                    "products in binary64, as many lanes per AVX-512 vector as the FP32 reference has per AVX2 one.\n\n");
         fclose(f);
