@@ -1,6 +1,7 @@
 /* t-quant -- scales and FP8 quantization by granularity: hand-computed cases, round-trip bounds */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 #include "attn/quant.h"
@@ -90,9 +91,48 @@ static void test_round_trip(void)
     free(q);
 }
 
+/* quant_round_quotients (chunked, vectorized casts, a power-of-two scale by its reciprocal)
+ * against its definition element by element: fmt_round of x / s (through binary32 where fp32),
+ * by a plain division. Scales: powers of two from 2^-130 (huge quotients: overflow, saturation)
+ * to 2^40 (quotients below binary32's and the formats' subnormals), negative and non-power
+ * ones; x of bf16 values over 2^-140 .. 2^40 with zeros, infinities and a NaN; lengths that
+ * leave a partial chunk. */
+static void test_quotients(void)
+{
+    enum { N = 700 };
+    double x[N], out[N];
+    fmt_rng_t rng;
+    fmt_rng_seed(&rng, 17);
+    for (long i = 0; i < N; i++) {
+        double u = ldexp((double)(fmt_rng_next(&rng) >> 11), -53) - 0.5;
+        x[i] = fmt_round(ldexp(u, (int)(fmt_rng_next(&rng) % 180) - 140), FMT_BF16, FMT_RNE, 0, NULL);
+    }
+    x[3] = 0.0, x[4] = -0.0, x[5] = INFINITY, x[6] = -INFINITY, x[7] = NAN;
+    const double scales[] = {0x1p-130, 0x1p-20, 0x1p-7, 1.0, 0x1p3, 0x1p40, -0x1p-5, 3.0, 0x1.8p-9, 1e-30};
+    const fmt_id_t fmts[] = {FMT_E4M3, FMT_E5M2, FMT_BF16};
+    long bad = 0, n = 0;
+    for (size_t si = 0; si < sizeof scales / sizeof scales[0]; si++)
+        for (int fi = 0; fi < 3; fi++)
+            for (int fp32 = 0; fp32 < 2; fp32++)
+                for (int sat = 0; sat < 2; sat++) {
+                    double sc = scales[si];
+                    quant_round_quotients(out, x, N - 1, sc, fp32, fmts[fi], FMT_RNE, sat, 0, NULL);
+                    for (long i = 0; i < N - 1; i++, n++) {
+                        double y = x[i] / sc;
+                        double want = fmt_round(fp32 ? fmt_fp32(y) : y, fmts[fi], FMT_RNE, sat, NULL);
+                        int same = (isnan(want) && isnan(out[i])) || memcmp(&want, &out[i], sizeof want) == 0;
+                        if (!same && bad++ < 5)
+                            CHECK(0, "%s s %a fp32 %d sat %d: x %a gives %a, fmt_round(x / s) %a",
+                                  fmt_table[fmts[fi]].name, sc, fp32, sat, x[i], out[i], want);
+                    }
+                }
+    CHECK(bad == 0, "quant_round_quotients: %ld of %ld values differ from fmt_round(x / s)", bad, n);
+}
+
 int main(void)
 {
     test_hand();
+    test_quotients();
     test_round_trip();
     return check_done("t-quant");
 }

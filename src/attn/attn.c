@@ -71,10 +71,13 @@ static void attn_run_cb(double *o, const attn_group_t *g, void *varg)
     if (a->ctx->lse_out) /* the group's rows: O's rows [R][dv] are the LSE's [R] */
         a->ctx->lse = a->ctx->lse_out + a->ctx->row0;
     /* Q is the A of the group's Q.K^T products, tile after tile of keys: where a site runs a
-     * tensor-core model, its operands are converted once for them all (the same bits) */
+     * tensor-core model on operands of the input format, Q's are converted once for them all
+     * (the same bits) */
     int tc = 0;
-    for (int i = 0; i < a->ctx->nsites; i++)
-        tc |= !a->ctx->site[i].exact && a->ctx->site[i].def->src >= SITE_ACC_QK && a->ctx->site[i].acc >= ACC_TC_VOLTA;
+    for (int i = 0; i < a->ctx->nsites; i++) {
+        const site_t *s = &a->ctx->site[i];
+        tc |= site_is_acc(s->def) && !s->exact && s->acc >= ACC_TC_VOLTA && s->def->fmt == FMT_FP32;
+    }
     if (tc)
         acc_tc_hold(g->q, g->dk, g->R, g->dk, fmt_table[a->ctx->cfg->in_format].emin);
     attn_variants[a->vi].fn(o, g, a->ctx);

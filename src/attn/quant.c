@@ -108,7 +108,7 @@ void quant_round_quotients(double *out, const double *x, long n, double s, int f
         enum { CH = 256 };
         /* a power-of-two s (a normal one, with a normal reciprocal): x / s and x (1/s) are the
          * correctly rounded values of the same quotient, and a product is cheaper */
-        int mant, p2 = isfinite(s) && frexp(s, &mant) == 0.5 && fabs(s) >= 0x1p-1021 && fabs(s) <= 0x1p1021;
+        int ex, p2 = s >= 0x1p-1021 && s <= 0x1p1021 && frexp(s, &ex) == 0.5;
         double rs = 1.0 / s, q[CH];
         float yf[CH];
         uint16_t c16[CH];

@@ -45,8 +45,7 @@ int site_check_list(const char *list, const site_def_t *defs, const char *varian
 
 void site_describe(char *buf, int n, const site_t *s)
 {
-    if (s->def->src == SITE_ACC_QK || s->def->src == SITE_ACC_PV || s->def->src == SITE_ACC_FP16 ||
-        s->def->src == SITE_ACC_HOPPER)
+    if (site_is_acc(s->def))
         snprintf(buf, (size_t)n, "%-12s %-44s acc %s%s", s->def->name, s->def->what,
                  acc_table[s->acc].name, s->exact ? " (exact: fp64)" : "");
     else

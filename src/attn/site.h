@@ -29,6 +29,12 @@ typedef struct {
     int sat;
 } site_def_t;
 
+/* Is the site an accumulation site (its rounding is an accumulation model's)? */
+static inline int site_is_acc(const site_def_t *d)
+{
+    return d->src == SITE_ACC_QK || d->src == SITE_ACC_PV || d->src == SITE_ACC_FP16 || d->src == SITE_ACC_HOPPER;
+}
+
 /* A variant declares its sites once, as a list X(ID, "name", "what", source, format, mode,
  * saturating); its enum of site indices and its table are both made from that list, so the
  * two cannot drift apart:

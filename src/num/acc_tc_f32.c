@@ -201,9 +201,11 @@ void acc_tc_release(void)
 static int tcf_held_has(const double *A, long lda, long M, long K, int emin, long *row, long *col)
 {
     const tcf_held_t *h = &tcf_held;
-    if (!h->v || h->lda != lda || h->emin != emin || A < h->a)
+    /* as integers: A need not point into the held array at all */
+    uintptr_t a = (uintptr_t)A, h0 = (uintptr_t)h->a;
+    if (!h->v || h->lda != lda || h->emin != emin || a < h0 || (a - h0) % sizeof(double))
         return 0;
-    long off = A - h->a;
+    long off = (long)((a - h0) / sizeof(double));
     *row = off / lda;
     *col = off % lda;
     return *row + M <= h->m && *col + K <= h->k;

@@ -131,18 +131,19 @@ ATTN_VARIANT(attn_fa3fp8)
            *sv = err_malloc((size_t)sk, sizeof(double));
     fa3_scales(sq, q, R, dk, block);
     fa3_quant_rows(q8, sq, q, 0, R, dk, ctx, Q_QUANT);
-    /* K's scales: of the rotated K, which is rotated a tile at a time (never all of it in
-     * memory); per tensor, the largest tile's (the scale grows with the amax it is made of) */
-    if (!had || !block) {
-        if (!had)
-            fa3_scales(skk, g->k, sk, dk, block);
+    /* K's scales. The rotated K is made a tile at a time (never all of it in memory): with
+     * block scales, each tile's scale is taken in the loop below as the tile is rotated; per
+     * tensor, it is the largest tile's (the scale grows with the amax it is made of). */
+    if (!had) {
+        fa3_scales(skk, g->k, sk, dk, block);
+    } else if (!block) {
         double st = 0;
-        for (long j0 = 0; j0 < sk && had; j0 += B) {
+        for (long j0 = 0; j0 < sk; j0 += B) {
             long nb = sk - j0 < B ? sk - j0 : B;
             fa3_scales(skk + j0, fa3_k_tile(kt, g->k, j0, nb, dk, sign, ctx), nb, dk, 0);
             st = skk[j0] > st ? skk[j0] : st;
         }
-        for (long j = 0; j < sk && had; j++)
+        for (long j = 0; j < sk; j++)
             skk[j] = st;
     }
     fa3_scales(sv, g->v, sk, dv, block);
@@ -156,7 +157,7 @@ ATTN_VARIANT(attn_fa3fp8)
     for (long j0 = 0; j0 < sk; j0 += B) {
         long nb = sk - j0 < B ? sk - j0 : B;
         const double *kj = fa3_k_tile(kt, g->k, j0, nb, dk, sign, ctx);
-        if (had && block) /* this tile's scale, as it is rotated */
+        if (had && block) /* this tile's scale, of its rotated rows */
             fa3_scales(skk + j0, kj, nb, dk, 1);
         fa3_quant_rows(k8, skk + j0, kj, 0, nb, dk, ctx, K_QUANT);
         fa3_quant_rows(v8, sv, g->v, j0, nb, dv, ctx, V_QUANT);

@@ -35,6 +35,21 @@ double gpu_rcp(attn_ctx_t *ctx, int site, double x)
     return ctx->site[site].exact ? 1.0 / x : (double)sfu_rcp((float)x);
 }
 
+/* x[i] = fn(x[i]) for i < n, fn a binary32 array function (an SFU model's vector form) */
+static void gpu_apply32(double *x, long n, void (*fn)(float *, const float *, long))
+{
+    enum { CHUNK = 256 };
+    float t[CHUNK];
+    for (long i0 = 0; i0 < n; i0 += CHUNK) {
+        long m = n - i0 < CHUNK ? n - i0 : CHUNK;
+        for (long i = 0; i < m; i++)
+            t[i] = (float)x[i0 + i];
+        fn(t, t, m);
+        for (long i = 0; i < m; i++)
+            x[i0 + i] = t[i];
+    }
+}
+
 void gpu_ex2_fma_n(attn_ctx_t *ctx, int site, double *p, long n, double a, double b)
 {
     if (ctx->site[site].exact) {
@@ -42,16 +57,9 @@ void gpu_ex2_fma_n(attn_ctx_t *ctx, int site, double *p, long n, double a, doubl
             p[i] = exp2(p[i] * a + b);
         return;
     }
-    enum { CHUNK = 256 };
-    float t[CHUNK], fa = (float)a, fb = (float)b;
-    for (long i0 = 0; i0 < n; i0 += CHUNK) {
-        long m = n - i0 < CHUNK ? n - i0 : CHUNK;
-        for (long i = 0; i < m; i++)
-            t[i] = gpu_ftz(fmaf((float)p[i0 + i], fa, fb));
-        sfu_ex2_n(t, t, m);
-        for (long i = 0; i < m; i++)
-            p[i0 + i] = t[i];
-    }
+    for (long i = 0; i < n; i++)
+        p[i] = gpu_fma(ctx, site, p[i], a, b);
+    gpu_apply32(p, n, sfu_ex2_n);
 }
 
 double gpu_fmaf(attn_ctx_t *ctx, int site, double a, double b, double c)
@@ -76,16 +84,7 @@ void gpu_exp2f_n(attn_ctx_t *ctx, int site, double *x, long n)
             x[i] = exp2(x[i]);
         return;
     }
-    enum { CHUNK = 256 };
-    float t[CHUNK];
-    for (long i0 = 0; i0 < n; i0 += CHUNK) {
-        long m = n - i0 < CHUNK ? n - i0 : CHUNK;
-        for (long i = 0; i < m; i++)
-            t[i] = (float)x[i0 + i];
-        sfu_cuda_exp2f_n(t, t, m);
-        for (long i = 0; i < m; i++)
-            x[i0 + i] = t[i];
-    }
+    gpu_apply32(x, n, sfu_cuda_exp2f_n);
 }
 
 double gpu_expf(attn_ctx_t *ctx, int site, double x)

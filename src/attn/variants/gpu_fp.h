@@ -36,11 +36,6 @@ void gpu_f32_scale(attn_ctx_t *ctx, int site, double *x, long n, double a);
 double gpu_ex2(attn_ctx_t *ctx, int site, double x);
 double gpu_lg2(attn_ctx_t *ctx, int site, double x);
 double gpu_rcp(attn_ctx_t *ctx, int site, double x);
-static inline double gpu_r32(attn_ctx_t *ctx, int site, double x)
-{
-    return ctx->site[site].exact ? x : (double)(float)x;
-}
-
 /* p[i] = gpu_ex2(gpu_fma(p[i], a, b)) for i < n: the FFMA and ex2.approx of a softmax row, the
  * ex2s eight at a time where the processor allows (sfu_ex2_n) */
 void gpu_ex2_fma_n(attn_ctx_t *ctx, int site, double *p, long n, double a, double b);
@@ -48,6 +43,11 @@ void gpu_ex2_fma_n(attn_ctx_t *ctx, int site, double *p, long n, double a, doubl
 /* The same operations in a kernel built without --use_fast_math (PyTorch's FlashAttention-2):
  * IEEE binary32 with subnormals kept, FFMA, the IEEE reciprocal 1/x, and CUDA's exp2f, expf,
  * logf and __logf (num/sfu.h); each exact in binary64 when the site is exact. */
+static inline double gpu_r32(attn_ctx_t *ctx, int site, double x)
+{
+    return ctx->site[site].exact ? x : (double)(float)x;
+}
+
 double gpu_fmaf(attn_ctx_t *ctx, int site, double a, double b, double c);
 double gpu_div1(attn_ctx_t *ctx, int site, double x);
 double gpu_exp2f(attn_ctx_t *ctx, int site, double x);
