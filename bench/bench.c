@@ -241,21 +241,33 @@ static const char *met(double r, double target)
     return r <= target ? "yes" : "no";
 }
 
+/* 1 when name is one of the comma-separated list's items */
+static int listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+            return 1;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int reps = 5, threads = omp_get_num_procs();
-    const char *md = NULL, *only = NULL;
+    const char *md = NULL, *only = NULL, *stages = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
             reps = atoi(argv[++i]);
         else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
             threads = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--md") == 0 && i + 1 < argc)
+        else if (strcmp(argv[i], "--md") == 0 && i + 1 < argc && !stages)
             md = argv[++i];
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
             only = argv[++i]; /* run one stage reps times on one thread (for a profiler), no table */
+        else if (strcmp(argv[i], "--stages") == 0 && i + 1 < argc && !md)
+            stages = argv[++i]; /* the table for these stages only (a,b,...), no file */
         else {
-            fprintf(stderr, "usage: bench [--reps N] [--threads N] [--md FILE] [--only STAGE]\n");
+            fprintf(stderr, "usage: bench [--reps N] [--threads N] [--md FILE | --stages A,B,...] [--only STAGE]\n");
             return 2;
         }
     }
@@ -321,6 +333,18 @@ int main(int argc, char **argv)
         return 2;
     }
 
+    if (stages) { /* keep the listed stages */
+        int n = 0;
+        for (int i = 0; i < nst; i++)
+            if (listed(stages, st[i].name))
+                st[n++] = st[i];
+        nst = n;
+        base_i = flashmla_i = -1;
+        for (int i = 0; i < nst; i++) {
+            base_i = strcmp(st[i].name, "base") == 0 ? i : base_i;
+            flashmla_i = strcmp(st[i].name, "flashmla") == 0 ? i : flashmla_i;
+        }
+    }
     for (int i = 0; i < nst; i++)
         st[i].mem = stage_memory(c, st[i].slot, o, &in);
     double ref1[2], refn[2], tr[BENCH_MAX_REPS];
@@ -354,6 +378,8 @@ int main(int argc, char **argv)
     nmet += fr <= BENCH_TARGET_FLASHMLA;
     total++;
     printf("%-26s %9s %7.2f %7.1f %4s\n", "flashmla / base", "", fr, BENCH_TARGET_FLASHMLA, met(fr, BENCH_TARGET_FLASHMLA));
+    if (stages)
+        return 0;
 
     /* cast: binary32 arrays to each narrow format, RNE (fmt_cast_f32, what `cast --in` runs),
      * values per second on one core; 2^24 values, output pages touched before timing */
