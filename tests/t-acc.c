@@ -254,6 +254,84 @@ static void fp16_round_vs_scalar(fmt_rng_t *rng)
     free(C2);
 }
 
+/* The FP16 accumulator's kernels for binary32 operands (exact products, fma chains, a rounding
+ * with a deferred overflow test, and without that test where a bound rules overflow out),
+ * against the scalar path:
+ * - every value of fp16_round_vs_scalar's list as the sum hi + lo of two binary32 values
+ *   (C = [1 1] [hi lo]^T, B in both layouts, a partial panel), so each rounding case reaches
+ *   the binary32 kernels: midpoints and their binary64 neighbours, 65520, subnormals, -0, inf;
+ * - products of bf16 values whose sums grow past 2^15 (some overflowing to infinity), so that
+ *   the tile with the deferred test is recomputed, beside tiles that are not. */
+static void fp16_f32_operands(fmt_rng_t *rng)
+{
+    enum { NV = 13 * 1024 + 5 };
+    double *x = malloc(sizeof(double) * NV), *B = malloc(sizeof(double) * 2 * NV), *Bt = malloc(sizeof(double) * 2 * NV);
+    double *C1 = malloc(sizeof(double) * NV), *C2 = malloc(sizeof(double) * NV), one[2] = {1.0, 1.0};
+    long n = 0;
+    for (uint32_t h = 0; h < 0x7c00 && n + 6 <= NV - 40; h += 2) {
+        double lo = fmt_decode(h, FMT_FP16), hi = fmt_decode(h + 1, FMT_FP16), mid = 0.5 * (lo + hi);
+        double v[3] = {mid, nextafter(mid, 0), nextafter(mid, INFINITY)};
+        for (int i = 0; i < 3; i++) {
+            x[n++] = v[i];
+            x[n++] = -v[i];
+        }
+    }
+    double fixed[] = {65504, 65520, nextafter(65520, 0), nextafter(65520, INFINITY), 0x1p-24, 0x1p-25,
+                      nextafter(0x1p-25, 1), -0x1p-26, 0x1p-14, 0x1.ffcp-15, 0.0, -0.0, INFINITY, -INFINITY, -0x1p-30};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        x[n++] = fixed[i];
+    while (n < NV) {
+        double u = ldexp((double)(fmt_rng_next(rng) >> 11), -53) - 0.5;
+        x[n++] = ldexp(u, (int)(fmt_rng_next(rng) % 50) - 30);
+    }
+    for (long i = 0; i < NV; i++) { /* x as hi + lo, both binary32 (x itself where lo would not be) */
+        double hi = (float)x[i], lo = isfinite(x[i]) ? (float)(x[i] - hi) : 0.0;
+        x[i] = hi + lo;
+        B[i] = Bt[2 * i] = hi;
+        B[NV + i] = Bt[2 * i + 1] = lo;
+    }
+    long bad = 0;
+    for (int trans = 0; trans < 2; trans++)
+        for (int simd = 0; simd <= 2; simd += 2) {
+            acc_simd = simd;
+            acc_gemm(simd ? C2 : C1, NV, one, 2, trans ? Bt : B, trans ? 2 : NV, trans, 1, NV, 2, ACC_FP16);
+            acc_simd = 2;
+            for (long i = 0; simd && i < NV; i++) {
+                double want = fmt_round(x[i], FMT_FP16, FMT_RNE, 0, NULL);
+                int ok = memcmp(&C2[i], &want, sizeof(double)) == 0 && memcmp(&C1[i], &want, sizeof(double)) == 0;
+                if (!ok && bad++ < 5)
+                    CHECK(0, "fp16-acc of %a (trans %d): simd %a, scalar %a, want %a", x[i], trans, C2[i], C1[i], want);
+            }
+        }
+    CHECK(bad == 0, "fp16-acc, binary32 operands: %ld of %d sums rounded differently", bad, 2 * NV);
+    /* growing sums: bf16 A (9 rows: a tile of eight and one more) against bf16 B scaled so
+     * that some columns' sums pass 2^15 and overflow, K = 301 (a partial group of four) */
+    long M = 9, N = 40, K = 301;
+    double *A = malloc(sizeof(double) * (size_t)(M * K)), *G = malloc(sizeof(double) * (size_t)(N * K));
+    double *D1 = malloc(sizeof(double) * (size_t)(M * N)), *D2 = malloc(sizeof(double) * (size_t)(M * N));
+    for (long i = 0; i < M * K; i++)
+        A[i] = fmt_round(ldexp((double)(fmt_rng_next(rng) >> 11), -53) * 4 - 1, FMT_BF16, FMT_RNE, 0, NULL);
+    for (long j = 0; j < N; j++)
+        for (long k = 0; k < K; k++) /* column j: magnitude 2^(j / 3), all of one sign for j >= 20 */
+            G[j * K + k] = fmt_round(ldexp(ldexp((double)(fmt_rng_next(rng) >> 11), -53) - (j < 20 ? 0.5 : 0), j / 3),
+                                     FMT_BF16, FMT_RNE, 0, NULL);
+    long over = 0;
+    for (int simd = 0; simd <= 2; simd += 2) {
+        acc_simd = simd;
+        acc_gemm(simd ? D2 : D1, N, A, K, G, K, 1, M, N, K, ACC_FP16);
+    }
+    acc_simd = 2;
+    for (long i = 0; i < M * N; i++) {
+        over += isinf(D1[i]);
+        CHECK(memcmp(&D1[i], &D2[i], sizeof(double)) == 0, "fp16-acc growing sums [%ld]: simd %a, scalar %a", i, D2[i],
+              D1[i]);
+    }
+    CHECK(over > 0 && over < M * N, "fp16-acc growing sums: %ld of %ld overflow (want some, not all)", over, M * N);
+    printf("t-acc: the FP16 accumulator's binary32-operand kernels equal the scalar path (%d sums, %ld overflowing)\n",
+           2 * NV, over);
+    free(x), free(B), free(Bt), free(C1), free(C2), free(A), free(G), free(D1), free(D2);
+}
+
 int main(void)
 {
     fmt_rng_t rng;
@@ -331,5 +409,6 @@ int main(void)
     tc_simd_vs_scalar(&rng);
     tcf_convert_vs_scalar(&rng);
     fp16_round_vs_scalar(&rng);
+    fp16_f32_operands(&rng);
     return check_done("t-acc");
 }

@@ -272,28 +272,54 @@ typedef void acc_kern64_t(double *c, const double *const *a, const double *bp, l
 typedef struct {
     acc_kern64_t *kern;
     long rows, cols;
+    acc_kern64_t *exact; /* the same bits, where A and the panel hold binary32 values (AVX-512 only) */
+    long exact_rows;
+    acc_kern64_t *bounded; /* exact's, where max_i sum_k |A[i][k]| * max |panel| <= limit */
+    double limit;
 } acc_tile64_t;
+
+/* Panel of op(B)[0:K][j0:j0+nr], cols wide, zero beyond nr; B read along its rows. */
+static void acc_pack64(double *bp, const double *B, long ldb, int b_trans, long j0, long nr, long cols, long K)
+{
+    if (nr < cols)
+        memset(bp, 0, sizeof(double) * (size_t)(K * cols));
+    if (b_trans)
+        for (long j = 0; j < nr; j++) {
+            const double *b = B + (j0 + j) * ldb;
+            for (long k = 0; k < K; k++)
+                bp[k * cols + j] = b[k];
+        }
+    else
+        for (long k = 0; k < K; k++)
+            memcpy(bp + k * cols, B + k * ldb + j0, sizeof(double) * (size_t)nr);
+}
 
 /* C = A op(B) through a binary64 kernel: op(B) packed t->cols columns at a time (zero beyond
  * N), A by tiles of t->rows rows (a zero row beyond M). */
 static void acc_panels64(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans,
                          long M, long N, long K, const acc_tile64_t *t)
 {
-    const long rows = t->rows, cols = t->cols;
+    const long cols = t->cols;
     double *bp = err_malloc((size_t)(K * cols + 1), sizeof(double));
     double *zero = err_calloc((size_t)K + 1, sizeof(double));
-    double c[ACC_MR * ACC_X16_NR];
-    const double *a[ACC_MR];
+    double c[ACC_X16_MR16F * ACC_X16_NR];
+    const double *a[ACC_X16_MR16F];
+    double asum = 0, bmax = 0;
+    const int a_f32 = t->exact && acc_f32_values_x16(A, lda, M, K, &asum);
     for (long j0 = 0; j0 < N; j0 += cols) {
         long nr = N - j0 < cols ? N - j0 : cols;
-        for (long k = 0; k < K; k++)
-            for (long j = 0; j < cols; j++)
-                bp[k * cols + j] = j < nr ? acc_b_at(B, ldb, b_trans, k, j0 + j) : 0.0;
+        acc_kern64_t *kern = t->kern;
+        long rows = t->rows;
+        if (a_f32 ? acc_pack64_x16(bp, B, ldb, b_trans, j0, nr, K, &bmax)
+                  : (acc_pack64(bp, B, ldb, b_trans, j0, nr, cols, K), 0)) {
+            kern = t->bounded && asum * bmax <= t->limit ? t->bounded : t->exact;
+            rows = t->exact_rows;
+        }
         for (long i0 = 0; i0 < M; i0 += rows) {
             long mr = M - i0 < rows ? M - i0 : rows;
             for (long r = 0; r < rows; r++)
                 a[r] = r < mr ? A + (i0 + r) * lda : zero;
-            t->kern(c, a, bp, K);
+            kern(c, a, bp, K);
             for (long r = 0; r < mr; r++)
                 for (long j = 0; j < nr; j++)
                     C[(i0 + r) * ldc + j0 + j] = c[r * cols + j];
@@ -308,10 +334,10 @@ static void acc_panels64(double *C, long ldc, const double *A, long lda, const d
 static acc_tile64_t acc_tile64(long rows, acc_kern64_t *x16, acc_kern64_t *avx2, acc_kern64_t *generic)
 {
     if (acc_simd >= 2 && cpu_has_avx512())
-        return (acc_tile64_t){x16, rows, ACC_X16_NR};
+        return (acc_tile64_t){x16, rows, ACC_X16_NR, NULL, 0, NULL, 0};
     if (avx2 && acc_simd && cpu_has_avx2_fma())
-        return (acc_tile64_t){avx2, rows, ACC_NR64};
-    return (acc_tile64_t){generic, rows, ACC_NR64};
+        return (acc_tile64_t){avx2, rows, ACC_NR64, NULL, 0, NULL, 0};
+    return (acc_tile64_t){generic, rows, ACC_NR64, NULL, 0, NULL, 0};
 }
 
 static void gemm64(double *C, long ldc, const double *A, long lda, const double *B, long ldb,
@@ -405,6 +431,16 @@ static void gemm16(double *C, long ldc, const double *A, long lda, const double 
 {
 #ifdef ACC_HAVE_X86
     acc_tile64_t t = acc_tile64(ACC_MR16, acc_kern16_x16, kern16_avx2, kern16_generic);
+    if (t.kern == acc_kern16_x16) { /* binary32 operands (a format <= fp32): exact products, fma chains */
+        t.exact = acc_kern16f_x16, t.exact_rows = ACC_X16_MR16F;
+        /* No partial sum reaches 2^15 (so no rounding overflows) where S = sum_k |a_k b_k| is at
+         * most the limit: each of the G = ceil(K/4) roundings multiplies a bound by at most
+         * (1 + 2^-11)(1 + 2^-53)^4 <= 1 + 2^-10 and adds at most 2^-25 (binary16's subnormal
+         * half-quantum), so every sum is below (S + G 2^-25) exp(G / 1024); the limit keeps that
+         * below 2^14, a factor 2 for the binary64 evaluation of S and of this bound. */
+        double G = (double)((K + ACC_FP16_K - 1) / ACC_FP16_K);
+        t.bounded = acc_kern16b_x16, t.limit = ldexp(1, 14) * exp(-G / 1024) - G * ldexp(1, -25);
+    }
 #else
     acc_tile64_t t = acc_tile64(ACC_MR16, NULL, NULL, kern16_generic);
 #endif

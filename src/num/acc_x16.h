@@ -16,4 +16,18 @@ void acc_kern32_x16(float *c, const float *const *a, const float *bp, long K, in
 void acc_kern64_x16(double *c, const double *const *a, const double *bp, long K);
 void acc_kern16_x16(double *c, const double *const *a, const double *bp, long K);
 
+/* acc_kern16_x16 on rows a[0..7], into c [8][16], for operands whose products are exact in
+ * binary64 (binary32 values, as acc_f32_values_x16 tells): the same bits in fewer operations.
+ * acc_kern16b_x16 is acc_kern16f_x16 without its test for sums that might overflow binary16:
+ * only where no partial sum can reach 2^15 (acc.c bounds them). */
+#define ACC_X16_MR16F 8
+void acc_kern16f_x16(double *c, const double *const *a, const double *bp, long K);
+void acc_kern16b_x16(double *c, const double *const *a, const double *bp, long K);
+/* 1 when every X[i][j] (i < rows, j < cols, row stride ld) is a binary32 value; *sum_max = the
+ * largest row sum of |X[i][j]| (computed in binary64; meaningful when 1 is returned). */
+int acc_f32_values_x16(const double *X, long ld, long rows, long cols, double *sum_max);
+/* acc.c's panel of op(B)[0:K][j0:j0+nr], ACC_X16_NR wide (zero beyond nr); 1 when every value
+ * packed is a binary32 value; *bmax = the largest |value| packed. */
+int acc_pack64_x16(double *bp, const double *B, long ldb, int b_trans, long j0, long nr, long K, double *bmax);
+
 #endif
