@@ -2,6 +2,7 @@
 #include "attn/flash.h"
 
 #include <math.h>
+#include <string.h>
 
 void attn_gemm(attn_ctx_t *ctx, int site, double *C, long ldc, const double *A, long lda,
                const double *B, long ldb, int b_trans, long M, long N, long K)
@@ -26,16 +27,40 @@ void attn_tile_scores_k(double *s, long *valid, double *tmax, attn_ctx_t *ctx, i
         double *row = s + r * nb;
         long v = g->limit[r] - j0 + 1; /* keys j0 .. j0+v-1 are visible */
         valid[r] = v > nb ? nb : v;
-        tmax[r] = -INFINITY;
-        for (long c = 0; c < nb; c++) {
-            if (c < valid[r]) {
-                row[c] = attn_round(ctx, sc, row[c] * scale);
-                tmax[r] = row[c] > tmax[r] ? row[c] : tmax[r];
-            } else {
-                row[c] = 0.0;
-            }
-        }
+        v = valid[r] > 0 ? valid[r] : 0;
+        tmax[r] = attn_scale_max(ctx, sc, row, v, scale);
+        memset(row + v, 0, sizeof(double) * (size_t)(nb - v));
     }
+}
+
+double attn_row_max(const double *x, long n, double init)
+{
+    /* four running maxima side by side: the same value; only which of -0 and +0 comes first
+     * can differ, so a zero maximum is found again in order */
+    double t[4] = {init, init, init, init};
+    long c = 0;
+    for (; c + 4 <= n; c += 4)
+        for (int j = 0; j < 4; j++)
+            t[j] = x[c + j] > t[j] ? x[c + j] : t[j];
+    for (; c < n; c++)
+        t[0] = x[c] > t[0] ? x[c] : t[0];
+    double m = t[0];
+    for (int j = 1; j < 4; j++)
+        m = t[j] > m ? t[j] : m;
+    if (m == 0.0) {
+        m = init;
+        for (c = 0; c < n; c++)
+            m = x[c] > m ? x[c] : m;
+    }
+    return m;
+}
+
+double attn_scale_max(attn_ctx_t *ctx, int site, double *row, long n, double scale)
+{
+    for (long c = 0; c < n; c++)
+        row[c] *= scale;
+    attn_round_n(ctx, site, row, n);
+    return attn_row_max(row, n, -INFINITY);
 }
 
 double attn_online_row(double *row, long nb, long valid, double tmax, double *m, double *l, attn_ctx_t *ctx,

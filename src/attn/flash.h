@@ -15,6 +15,13 @@ void attn_tile_scores(double *s, long *valid, double *tmax, attn_ctx_t *ctx, int
 void attn_tile_scores_k(double *s, long *valid, double *tmax, attn_ctx_t *ctx, int qk, int sc,
                         const attn_group_t *g, long j0, long nb, double scale, const double *kt);
 
+/* The loop m = init; m = x[c] > m ? x[c] : m for c < n, with four maxima side by side. */
+double attn_row_max(const double *x, long n, double init);
+
+/* row[c] = site(row[c] * scale) for c < n (vectorized where the site allows); returns their
+ * largest as the loop t = row[c] > t ? row[c] : t from t = -inf gives it (-inf when n = 0). */
+double attn_scale_max(attn_ctx_t *ctx, int site, double *row, long n, double scale);
+
 /* FlashAttention-2's update of one row by one tile, given the tile's largest score tmax:
  * m_new = max(m, tmax), alpha = exp(m - m_new) (at alpha_site), p = exp(s - m_new) for the
  * valid entries (exp_site; 0 beyond), l = l alpha + sequential sum of the uncast p (sum_site),

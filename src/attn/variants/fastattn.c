@@ -93,11 +93,7 @@ static void fa_rows(double *o, const attn_group_t *g, attn_ctx_t *ctx, long r0, 
                     alpha[r] = 1.0;
                     continue;
                 }
-                double tmax = -INFINITY;
-                for (long c = 0; c < vis[r]; c++) {
-                    row[c] = attn_round(ctx, S_SCALE, row[c] * scale);
-                    tmax = row[c] > tmax ? row[c] : tmax;
-                }
+                double tmax = attn_scale_max(ctx, S_SCALE, row, vis[r], scale);
                 alpha[r] = attn_online_row(row, nb, vis[r], tmax, &m[r], &l[r], ctx, P_EXP, P_EXP, L_SUM, P_CAST);
             }
         attn_gemm(ctx, PV_ACC, t, dv, s, nb, g->v + j0 * dv, dv, 0, Br, dv, nb);

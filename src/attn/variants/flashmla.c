@@ -86,9 +86,7 @@ static double fmla_softmax(fmla_t *f, double *p, long r, double cs[FMLA_QUAD], i
 {
     attn_ctx_t *ctx = f->ctx;
     fmla_row_t *st = &f->st[r];
-    double cur = FMLA_MASKED;
-    for (long c = 0; c < FMLA_BLOCK; c++)
-        cur = p[c] > cur ? p[c] : cur;
+    double cur = attn_row_max(p, FMLA_BLOCK, FMLA_MASKED);
     cur = gpu_f32(ctx, P_EXP, cur * f->sl2);
     double mnew = st->m > cur ? st->m : cur;
     double scale = gpu_ex2(ctx, O_RESCALE, gpu_f32(ctx, O_RESCALE, st->m - mnew));
