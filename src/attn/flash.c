@@ -1,5 +1,6 @@
 /* flash -- the machinery the tiled (flash) variants share (see flash.h) */
 #include "attn/flash.h"
+#include "num/vec.h"
 
 #include <math.h>
 #include <string.h>
@@ -81,13 +82,8 @@ double attn_online_row(double *row, long nb, long valid, double tmax, double *m,
 
 void attn_rescale_add(double *o, const double *t, long n, double a, double ts, attn_ctx_t *ctx, int site)
 {
-    if (attn_site_is_fp32(ctx, site)) { /* the same roundings, in loops the compiler vectorizes */
-        if (ts == 0)
-            for (long c = 0; c < n; c++)
-                o[c] = (double)(float)((double)(float)(o[c] * a) + t[c]);
-        else
-            for (long c = 0; c < n; c++)
-                o[c] = (double)(float)((double)(float)(o[c] * a) + (double)(float)(t[c] * ts));
+    if (attn_site_is_fp32(ctx, site)) { /* the same roundings, vectorized */
+        vec_rescale_add32(o, t, n, a, ts);
         return;
     }
     for (long c = 0; c < n; c++)

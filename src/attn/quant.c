@@ -1,10 +1,10 @@
 /* quant -- amax scales per group and the scaled conversion to FP8 */
 #include "base/err.h"
 #include "attn/quant.h"
+#include "num/vec.h"
 
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 void quant_scales(quant_scales_t *s, const double *x, long rows, long cols, long ld, const quant_cfg_t *cfg)
 {
@@ -39,22 +39,8 @@ void quant_scales(quant_scales_t *s, const double *x, long rows, long cols, long
     double fmax = fmt_table[cfg->fmt].max_finite;
     for (long r = 0; r < rows; r++) /* amax first, group by group (no division per element) */
         for (long c0 = 0, gi = (r / s->gr) * s->ngc; c0 < cols; c0 += s->gc, gi++) {
-            /* four running maxima, then theirs: the same maximum (of magnitudes: no signed
-             * zeros; a NaN is skipped by every comparison alike), without one long chain */
-            double a4[4] = {s->scale[gi], s->scale[gi], s->scale[gi], s->scale[gi]};
-            long c1 = c0 + s->gc < cols ? c0 + s->gc : cols, c = c0;
-            for (; c + 4 <= c1; c += 4)
-                for (int t = 0; t < 4; t++) {
-                    double v = fabs(x[r * ld + c + t]);
-                    a4[t] = v > a4[t] ? v : a4[t];
-                }
-            for (; c < c1; c++) {
-                double v = fabs(x[r * ld + c]);
-                a4[0] = v > a4[0] ? v : a4[0];
-            }
-            for (int t = 1; t < 4; t++)
-                a4[0] = a4[t] > a4[0] ? a4[t] : a4[0];
-            s->scale[gi] = a4[0];
+            long c1 = c0 + s->gc < cols ? c0 + s->gc : cols;
+            s->scale[gi] = vec_absmax(x + r * ld + c0, c1 - c0, s->scale[gi]);
         }
     for (long i = 0; i < s->ngr * s->ngc; i++) {
         double amax = s->scale[i];
@@ -97,64 +83,21 @@ void quant_round_quotients(double *out, const double *x, long n, double s, int f
                            int sat, int exact, fmt_rng_t *rng)
 {
     if (exact) {
-        for (long j = 0; j < n; j++)
-            out[j] = x[j] / s;
+        vec_div(out, x, n, s);
         return;
     }
-    if (mode == FMT_RNE && (f == FMT_E4M3 || f == FMT_E5M2 || f == FMT_BF16)) {
-        /* binary32 quotients, then fmt_cast_f32's RNE codes (equal to fmt_round's), decoded.
-         * Without fp32, a chunk whose binary64 quotients are not all binary32 values (then the
-         * two roundings could differ) goes element by element instead. */
-        enum { CH = 256 };
+    if (mode == FMT_RNE) {
         /* a power-of-two s (a normal one, with a normal reciprocal): x / s and x (1/s) are the
-         * correctly rounded values of the same quotient, and a product is cheaper */
+         * correctly rounded values of the same quotient, and a product is cheaper; then the
+         * vectorized roundings, each equal to fmt_round element by element */
         int ex, p2 = s >= 0x1p-1021 && s <= 0x1p1021 && frexp(s, &ex) == 0.5;
-        double rs = 1.0 / s, q[CH];
-        float yf[CH];
-        uint16_t c16[CH];
-        uint8_t c8[CH];
-        const double *table = fmt_decode_table8(f);
-        for (long j0 = 0; j0 < n; j0 += CH) {
-            long m = n - j0 < CH ? n - j0 : CH;
-            int inexact = 0;
-            const double *xj = x + j0;
-            if (p2)
-                for (long j = 0; j < m; j++)
-                    q[j] = xj[j] * rs;
-            else
-                for (long j = 0; j < m; j++)
-                    q[j] = xj[j] / s;
-            if (fp32) {
-#pragma omp simd
-                for (long j = 0; j < m; j++)
-                    yf[j] = (float)q[j];
-            } else {
-#pragma omp simd reduction(| : inexact)
-                for (long j = 0; j < m; j++) {
-                    double y = q[j];
-                    yf[j] = (float)y;
-                    inexact |= (double)yf[j] != y && y == y;
-                }
-            }
-            if (inexact) {
-                for (long j = 0; j < m; j++)
-                    out[j0 + j] = fmt_round(x[j0 + j] / s, f, mode, sat, rng);
-                continue;
-            }
-            if (f == FMT_BF16) {
-                fmt_cast_f32(c16, yf, m, f, sat);
-                for (long j = 0; j < m; j++) {
-                    uint32_t u = (uint32_t)c16[j] << 16;
-                    float v;
-                    memcpy(&v, &u, sizeof v);
-                    out[j0 + j] = v;
-                }
-            } else {
-                fmt_cast_f32(c8, yf, m, f, sat);
-                for (long j = 0; j < m; j++)
-                    out[j0 + j] = table[c8[j]];
-            }
-        }
+        if (p2)
+            vec_mul(out, x, n, 1.0 / s);
+        else
+            vec_div(out, x, n, s);
+        if (fp32)
+            fmt_round_array_rne(out, n, FMT_FP32, 0);
+        fmt_round_array_rne(out, n, f, sat);
         return;
     }
     for (long j = 0; j < n; j++) {

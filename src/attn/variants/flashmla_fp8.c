@@ -6,6 +6,7 @@
 #include "attn/variants/base.h"
 #include "attn/variants/variants.h"
 #include "attn/quant.h"
+#include "num/vec.h"
 
 #define FLASHMLA_TILE 128       /* one scale per 1 x 128 content tile */
 #define FLASHMLA_SCALE_FLOOR 1e-4 /* scale = 2^ceil(log2(max(amax / 448, 1e-4))) */
@@ -49,8 +50,7 @@ static void flashmla_dequant(double *out, const double *x, long r0, long n, long
             double s = quant_scale_at(qs, r, j0), *o = out + i * d + j0;
             /* division by a power of two: exact */
             quant_round_quotients(o, x + r * d + j0, m, s, 0, st->fmt, st->mode, st->sat, st->exact, &ctx->rng);
-            for (long j = 0; j < m; j++)
-                o[j] *= s;
+            vec_mul(o, o, m, s);
         }
         for (long j = dc; j < d; j++)
             out[i * d + j] = x[r * d + j];

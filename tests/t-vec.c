@@ -1,0 +1,76 @@
+/* t-vec -- the AVX2 array loops of num/vec against the plain C expressions they stand for, bit
+ * for bit, on values that make each step hard: binary32 midpoints and their neighbours, the
+ * binary32 overflow threshold, subnormals of both formats, signed zeros, infinities, NaN, and
+ * every length up to 37 (the vector body and each tail) */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "num/fmt.h"
+#include "num/vec.h"
+
+static int same(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0 || (isnan(a) && isnan(b));
+}
+
+static double f32(double y)
+{
+    return (double)(float)y;
+}
+
+int main(void)
+{
+    enum { N = 4096 };
+    fmt_rng_t rng;
+    fmt_rng_seed(&rng, 17);
+    double *x = malloc(sizeof(double) * N), *t = malloc(sizeof(double) * N), *o = malloc(sizeof(double) * N);
+    double *w = malloc(sizeof(double) * N);
+    const double special[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 0x1p-149, 0x1p-150, 0x1.8p-150, 0x1p-1074,
+                              0x1p-1022, 0x1.fffffep127, 0x1.ffffffp127, 0x1.fffffefffffffp127, 1.0 + 0x1p-24,
+                              1.0 + 0x1p-24 + 0x1p-52, 1.0 - 0x1p-25, 3.0, -5.5, 1e300, -1e-300};
+    const long ns = sizeof special / sizeof special[0];
+    for (long i = 0; i < N; i++) {
+        double u = ldexp((double)(fmt_rng_next(&rng) >> 11), -53) - 0.5;
+        x[i] = i % 7 == 0 ? special[(i / 7) % ns] : ldexp(u, (int)(fmt_rng_next(&rng) % 80) - 40);
+        u = ldexp((double)(fmt_rng_next(&rng) >> 11), -53) - 0.5;
+        t[i] = i % 5 == 0 ? special[(i / 5 + 3) % ns] : ldexp(u, (int)(fmt_rng_next(&rng) % 80) - 40);
+    }
+    const double scales[] = {3.0, 0.1, 0x1p-20, 0x1p100, -7.0, 1e-310, 0.0, INFINITY, NAN};
+    long bad = 0, runs = 0;
+    for (size_t si = 0; si < sizeof scales / sizeof scales[0]; si++) {
+        double s = scales[si], ts = si % 2 ? 0.0 : scales[(si + 1) % 9];
+        for (long n = 0; n <= N; n = n < 37 ? n + 1 : n * 2 + 3) {
+            long m = n < N ? n : N;
+            runs++;
+            vec_mul(o, x, m, s);
+            for (long i = 0; i < m; i++)
+                bad += !same(o[i], x[i] * s);
+            vec_div(o, x, m, s);
+            for (long i = 0; i < m; i++)
+                bad += !same(o[i], x[i] / s);
+            memcpy(o, x, sizeof(double) * (size_t)m);
+            vec_mul(o, o, m, s); /* in place */
+            for (long i = 0; i < m; i++)
+                bad += !same(o[i], x[i] * s);
+            memcpy(o, x, sizeof(double) * (size_t)m);
+            memcpy(w, x, sizeof(double) * (size_t)m);
+            vec_rescale_add32(o, t, m, s, ts);
+            for (long i = 0; i < m; i++)
+                bad += !same(o[i], f32(f32(w[i] * s) + (ts != 0 ? f32(t[i] * ts) : t[i])));
+            double want = s;
+            for (long i = 0; i < m; i++)
+                want = fabs(x[i]) > want ? fabs(x[i]) : want;
+            bad += !same(vec_absmax(x, m, s), want);
+        }
+    }
+    /* a NaN after the largest value in the same lane must not hide it */
+    double y[16] = {5, 0, 0, 0, 0, 0, 0, 0, NAN, 1, 1, 1, 1, 1, 1, 1};
+    CHECK(vec_absmax(y, 16, 0) == 5, "absmax with a NaN after 5: %a", vec_absmax(y, 16, 0));
+    CHECK(bad == 0, "%ld results differ from the plain loops", bad);
+    printf("t-vec: vec_mul, vec_div, vec_rescale_add32 and vec_absmax equal the plain loops (%ld runs)\n", runs);
+    free(x), free(t), free(o), free(w);
+    return check_done("t-vec");
+}
