@@ -269,8 +269,8 @@ static void array_cast(int stride)
 
 /* fmt_round_array_rne (vectorized) against MPFR (finite values; non-finite ones against
  * decode(encode)) element by element: binary64 values over 2^-160..2^140 of both signs
- * (normal, subnormal and overflowing results of every format), exact ties of each format,
- * zeros, infinities and NaN; sat 0 and 1. */
+ * (normal, subnormal and overflowing results of every format), exact ties of each format
+ * (between normals and between subnormals), signed zeros, infinities and NaN; sat 0 and 1. */
 static void array_round(void)
 {
     long n = 1 << 16;
@@ -286,8 +286,11 @@ static void array_round(void)
                 if (i % 5 == 0) /* a tie of this format: half an ulp at its precision */
                     m = 1.0 + ldexp((double)(r % 256), -8) + ldexp(1.0, -fmt_table[f].prec);
                 x[i] = ldexp(m, (int)(r % 300) - 160) * (r >> 63 ? -1 : 1);
+                if (i % 7 == 3) /* an exact tie between subnormals (or zero) of this format */
+                    x[i] = ldexp((double)(r % (1u << (fmt_table[f].prec - 1))) + 0.5,
+                                 fmt_table[f].emin - fmt_table[f].prec + 1) * (r >> 63 ? -1 : 1);
                 if (i % 97 == 0)
-                    x[i] = i % 3 == 0 ? 0.0 : i % 3 == 1 ? -INFINITY : NAN;
+                    x[i] = i % 3 == 0 ? (i % 2 ? -0.0 : 0.0) : i % 3 == 1 ? -INFINITY : NAN;
                 y[i] = x[i];
             }
             fmt_round_array_rne(y, n, (fmt_id_t)f, sat);

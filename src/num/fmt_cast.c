@@ -1,4 +1,5 @@
 /* fmt_cast -- binary32 arrays to narrow encodings, vectorized (fmt_cast_f32) */
+#include <math.h>
 #include <string.h>
 
 #include "num/cpu.h"
@@ -79,9 +80,25 @@ static inline __attribute__((always_inline)) void fmt_cast_body(void *out, const
     }
 }
 
-/* x[i] <- fmt_round(x[i], f, RNE, sat): results in the format's normal range on the binary64
- * bits, branch-free (the rounding fmt_round's inline path does); the rest (zeros, subnormal
- * results, overflow, NaN) are then redone one by one by fmt_round. */
+/* x[i] <- fmt_round(x[i], f, RNE, sat), branch-free: results in the format's normal range on the
+ * binary64 bits (the rounding fmt_round's inline path does); |x| below the smallest normal
+ * (zeros and subnormal results) by (|x| + C) - C with C = 2^52 times the subnormal quantum q,
+ * one binary64 addition in RNE to a multiple of q (|x| + C stays in C's binade, whose ulp is q;
+ * C's own bits there are zero, so ties go to the even multiple); the rest (overflow, infinity,
+ * NaN) are then redone one by one by fmt_round. */
+static inline __attribute__((always_inline)) uint64_t fmt_round_step(uint64_t u, uint64_t lo, uint64_t hi, int sh,
+                                                                     double C, int *ok)
+{
+    uint64_t a = u & 0x7fffffffffffffffULL, r, rs;
+    double ax, sub;
+    memcpy(&ax, &a, sizeof ax);
+    sub = (ax + C) - C;
+    memcpy(&rs, &sub, sizeof rs);
+    r = a < lo ? rs : fmt_rne_bits(a, sh);
+    *ok = a < lo || r <= hi;
+    return *ok ? r | (u & 0x8000000000000000ULL) : u;
+}
+
 static inline __attribute__((always_inline)) void fmt_round_body(double *x, long n, fmt_id_t f, int sat)
 {
     if (f == FMT_FP64)
@@ -91,24 +108,30 @@ static inline __attribute__((always_inline)) void fmt_round_body(double *x, long
     const uint64_t lo = (uint64_t)(F->emin + 1023) << 52;
     uint64_t hi;
     memcpy(&hi, &F->max_finite, sizeof hi);
+    const double C = ldexp(1.0, F->emin - F->prec + 1 + 52);
     enum { CH = 512 };
-    unsigned char odd[CH];
     for (long i0 = 0; i0 < n; i0 += CH) {
         long m = n - i0 < CH ? n - i0 : CH;
         double *y = x + i0;
+        int bad = 0;
         for (long i = 0; i < m; i++) {
-            uint64_t u, a, r;
+            uint64_t u;
+            int ok;
             memcpy(&u, &y[i], sizeof u);
-            a = u & 0x7fffffffffffffffULL;
-            r = fmt_rne_bits(a, sh);
-            int ok = a >= lo && r <= hi;
-            odd[i] = (unsigned char)!ok;
-            r = ok ? r | (u & 0x8000000000000000ULL) : u;
-            memcpy(&y[i], &r, sizeof r);
+            u = fmt_round_step(u, lo, hi, sh, C, &ok);
+            bad |= !ok;
+            memcpy(&y[i], &u, sizeof u);
         }
-        for (long i = 0; i < m; i++)
-            if (odd[i])
+        /* a chunk with a value left as it was: found again (a rounded value passes the test
+         * again) and redone */
+        for (long i = 0; bad && i < m; i++) {
+            uint64_t u;
+            int ok;
+            memcpy(&u, &y[i], sizeof u);
+            fmt_round_step(u, lo, hi, sh, C, &ok);
+            if (!ok)
                 y[i] = fmt_round(y[i], f, FMT_RNE, sat, NULL);
+        }
     }
 }
 
