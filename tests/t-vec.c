@@ -16,6 +16,15 @@ static int same(double a, double b)
     return memcmp(&a, &b, sizeof a) == 0 || (isnan(a) && isnan(b));
 }
 
+static double ftz(float y)
+{
+    uint32_t u;
+    memcpy(&u, &y, sizeof u);
+    u = (u & 0x7f800000u) ? u : u & 0x80000000u;
+    memcpy(&y, &u, sizeof y);
+    return y;
+}
+
 static double f32(double y)
 {
     return (double)(float)y;
@@ -66,11 +75,53 @@ int main(void)
             bad += !same(vec_absmax(x, m, s), want);
         }
     }
+    /* vec_prod against the product; vec_fwht against the butterflies stage by stage, on values
+     * whose sums round (a spread of 2^80), for every power of two up to 256 */
+    for (long n = 0; n <= 37; n++) {
+        vec_prod(o, x, t, n);
+        for (long i = 0; i < n; i++)
+            bad += !same(o[i], x[i] * t[i]);
+    }
+    for (long h = 1; h <= 256; h *= 2)
+        for (int rep = 0; rep < 8; rep++) {
+            for (long i = 0; i < h; i++) {
+                double u = ldexp((double)(fmt_rng_next(&rng) >> 11), -53) - 0.5;
+                o[i] = w[i] = ldexp(u, (int)(fmt_rng_next(&rng) % 80) - 40);
+            }
+            if (rep == 7) /* and the special values */
+                for (long i = 0; i < h; i++)
+                    o[i] = w[i] = special[(i * 3 + h) % ns];
+            vec_fwht(o, h);
+            for (long len = 1; len < h; len *= 2)
+                for (long i = 0; i < h; i += 2 * len)
+                    for (long j = i; j < i + len; j++) {
+                        double u = w[j], v = w[j + len];
+                        w[j] = u + v;
+                        w[j + len] = u - v;
+                    }
+            for (long i = 0; i < h; i++)
+                bad += !same(o[i], w[i]);
+        }
+    /* the flushing binary32 steps: scales and addends that put results in and around binary32's
+     * subnormal range, at its overflow, and on NaN and infinities */
+    const double sa[] = {1.0, 0x1p-120, 0x1p-140, 0x1p100, -3.0, 1e-30};
+    for (size_t ai = 0; ai < sizeof sa / sizeof sa[0]; ai++)
+        for (long n = 0; n <= 37; n++) {
+            double a = sa[ai], b = sa[(ai + 2) % 6] * 0x1p-10;
+            vec_scale32_ftz(o, x, n, a);
+            for (long i = 0; i < n; i++)
+                bad += !same(o[i], ftz((float)(x[i] * a)));
+            for (long i = 0; i < n; i++)
+                w[i] = o[i] = (float)x[i];
+            vec_fma32_ftz(o, n, a, b);
+            for (long i = 0; i < n; i++)
+                bad += !same(o[i], ftz(fmaf((float)w[i], (float)a, (float)b)));
+        }
     /* a NaN after the largest value in the same lane must not hide it */
     double y[16] = {5, 0, 0, 0, 0, 0, 0, 0, NAN, 1, 1, 1, 1, 1, 1, 1};
     CHECK(vec_absmax(y, 16, 0) == 5, "absmax with a NaN after 5: %a", vec_absmax(y, 16, 0));
     CHECK(bad == 0, "%ld results differ from the plain loops", bad);
-    printf("t-vec: vec_mul, vec_div, vec_rescale_add32 and vec_absmax equal the plain loops (%ld runs)\n", runs);
+    printf("t-vec: vec_mul, vec_div, vec_rescale_add32, vec_absmax, vec_prod, vec_fwht, vec_scale32_ftz and vec_fma32_ftz equal the plain loops (%ld runs)\n", runs);
     free(x), free(t), free(o), free(w);
     return check_done("t-vec");
 }

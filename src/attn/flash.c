@@ -70,11 +70,15 @@ double attn_online_row(double *row, long nb, long valid, double tmax, double *m,
     double mnew = tmax > *m ? tmax : *m;
     double alpha = attn_round(ctx, alpha_site, exp(attn_round(ctx, alpha_site, *m - mnew)));
     double sum = 0.0;
+    /* a cast in RNE (no random bits drawn) is done after the loop, vectorized: the same values */
+    const int defer = ctx->site[cast_site].exact || ctx->site[cast_site].mode == FMT_RNE;
     for (long c = 0; c < nb; c++) {
         double p = c < valid ? attn_round(ctx, exp_site, exp(attn_round(ctx, exp_site, row[c] - mnew))) : 0.0;
         sum = attn_round(ctx, sum_site, sum + p);
-        row[c] = attn_round(ctx, cast_site, p);
+        row[c] = defer ? p : attn_round(ctx, cast_site, p);
     }
+    if (defer)
+        attn_round_n(ctx, cast_site, row, nb);
     *l = attn_round(ctx, sum_site, attn_round(ctx, sum_site, *l * alpha) + sum);
     *m = mnew;
     return alpha;

@@ -2,6 +2,8 @@
 #include "num/vec.h"
 
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "num/cpu.h"
 
@@ -60,6 +62,61 @@ VEC_AVX2 static double absmax_avx2(const double *x, long n, double m)
         m = fabs(x[i]) > m ? fabs(x[i]) : m;
     return m;
 }
+VEC_AVX2 static void prod_avx2(double *o, const double *x, const double *y, long n)
+{
+    long i = 0;
+    for (; i + 4 <= n; i += 4)
+        _mm256_storeu_pd(o + i, _mm256_mul_pd(_mm256_loadu_pd(x + i), _mm256_loadu_pd(y + i)));
+    for (; i < n; i++)
+        o[i] = x[i] * y[i];
+}
+
+/* stages len = 1 and 2 inside each vector of four (the partner lanes by permutation: lane t's
+ * sum is v_t + v_partner, its difference v_partner - v_t where t is the upper of the pair), then
+ * len >= 4 a vector at a time */
+VEC_AVX2 static void fwht_avx2(double *v, long h)
+{
+    for (long i = 0; i < h; i += 4) {
+        __m256d a = _mm256_loadu_pd(v + i), s = _mm256_permute_pd(a, 0x5);
+        __m256d b = _mm256_blend_pd(_mm256_add_pd(a, s), _mm256_sub_pd(s, a), 0xa);
+        s = _mm256_permute2f128_pd(b, b, 0x01);
+        _mm256_storeu_pd(v + i, _mm256_blend_pd(_mm256_add_pd(b, s), _mm256_sub_pd(s, b), 0xc));
+    }
+    for (long len = 4; len < h; len *= 2)
+        for (long i = 0; i < h; i += 2 * len)
+            for (long j = i; j < i + len; j += 4) {
+                __m256d u = _mm256_loadu_pd(v + j), w = _mm256_loadu_pd(v + j + len);
+                _mm256_storeu_pd(v + j, _mm256_add_pd(u, w));
+                _mm256_storeu_pd(v + j + len, _mm256_sub_pd(u, w));
+            }
+}
+/* ftz in four binary32 lanes: a lane whose exponent field is zero keeps only its sign */
+VEC_AVX2 static inline __m128 ftz4(__m128 y)
+{
+    __m128i b = _mm_castps_si128(y), e = _mm_and_si128(b, _mm_set1_epi32(0x7f800000));
+    __m128i keep = _mm_cmpeq_epi32(e, _mm_setzero_si128()); /* all ones where flushed */
+    return _mm_castsi128_ps(_mm_andnot_si128(_mm_andnot_si128(_mm_set1_epi32(INT32_MIN), keep), b));
+}
+
+VEC_AVX2 static void scale32_ftz_avx2(double *o, const double *x, long n, double a)
+{
+    __m256d av = _mm256_set1_pd(a);
+    long i = 0;
+    for (; i + 4 <= n; i += 4)
+        _mm256_storeu_pd(o + i, _mm256_cvtps_pd(ftz4(_mm256_cvtpd_ps(_mm256_mul_pd(_mm256_loadu_pd(x + i), av)))));
+    for (; i < n; i++)
+        o[i] = _mm_cvtss_f32(ftz4(_mm_set_ss((float)(x[i] * a))));
+}
+
+VEC_AVX2 static void fma32_ftz_avx2(double *x, long n, double a, double b)
+{
+    __m128 av = _mm_set1_ps((float)a), bv = _mm_set1_ps((float)b);
+    long i = 0;
+    for (; i + 4 <= n; i += 4)
+        _mm256_storeu_pd(x + i, _mm256_cvtps_pd(ftz4(_mm_fmadd_ps(_mm256_cvtpd_ps(_mm256_loadu_pd(x + i)), av, bv))));
+    for (; i < n; i++)
+        x[i] = _mm_cvtss_f32(ftz4(_mm_fmadd_ss(_mm_set_ss((float)x[i]), av, bv)));
+}
 #define VEC_HAVE_AVX2 cpu_has_avx2_fma()
 #else
 #define VEC_HAVE_AVX2 0
@@ -75,6 +132,22 @@ static double absmax_avx2(const double *x, long n, double m)
 {
     (void)x, (void)n;
     return m;
+}
+static void prod_avx2(double *o, const double *x, const double *y, long n)
+{
+    (void)o, (void)x, (void)y, (void)n;
+}
+static void scale32_ftz_avx2(double *o, const double *x, long n, double a)
+{
+    (void)o, (void)x, (void)n, (void)a;
+}
+static void fma32_ftz_avx2(double *x, long n, double a, double b)
+{
+    (void)x, (void)n, (void)a, (void)b;
+}
+static void fwht_avx2(double *v, long h)
+{
+    (void)v, (void)h;
 }
 #endif
 
@@ -115,4 +188,59 @@ double vec_absmax(const double *x, long n, double m)
     for (long i = 0; i < n; i++)
         m = fabs(x[i]) > m ? fabs(x[i]) : m;
     return m;
+}
+
+void vec_prod(double *o, const double *x, const double *y, long n)
+{
+    if (VEC_HAVE_AVX2) {
+        prod_avx2(o, x, y, n);
+        return;
+    }
+    for (long i = 0; i < n; i++)
+        o[i] = x[i] * y[i];
+}
+
+void vec_fwht(double *v, long h)
+{
+    if (VEC_HAVE_AVX2 && h >= 4) {
+        fwht_avx2(v, h);
+        return;
+    }
+    for (long len = 1; len < h; len *= 2)
+        for (long i = 0; i < h; i += 2 * len)
+            for (long j = i; j < i + len; j++) {
+                double u = v[j], w = v[j + len];
+                v[j] = u + w;
+                v[j + len] = u - w;
+            }
+}
+
+/* the scalar ftz */
+static float ftz1(float y)
+{
+    uint32_t u;
+    memcpy(&u, &y, sizeof u);
+    u = (u & 0x7f800000u) ? u : u & 0x80000000u;
+    memcpy(&y, &u, sizeof y);
+    return y;
+}
+
+void vec_scale32_ftz(double *o, const double *x, long n, double a)
+{
+    if (VEC_HAVE_AVX2) {
+        scale32_ftz_avx2(o, x, n, a);
+        return;
+    }
+    for (long i = 0; i < n; i++)
+        o[i] = ftz1((float)(x[i] * a));
+}
+
+void vec_fma32_ftz(double *x, long n, double a, double b)
+{
+    if (VEC_HAVE_AVX2) {
+        fma32_ftz_avx2(x, n, a, b);
+        return;
+    }
+    for (long i = 0; i < n; i++)
+        x[i] = ftz1(fmaf((float)x[i], (float)a, (float)b));
 }

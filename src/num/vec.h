@@ -6,12 +6,22 @@
 
 /* o[i] = x[i] * s (o may be x). */
 void vec_mul(double *o, const double *x, long n, double s);
+/* o[i] = x[i] * y[i] (o may be x or y). */
+void vec_prod(double *o, const double *x, const double *y, long n);
 /* o[i] = x[i] / s (o may be x). */
 void vec_div(double *o, const double *x, long n, double s);
 /* o[i] = f32(f32(o[i] * a) + t[i]), or with ts != 0 f32(f32(o[i] * a) + f32(t[i] * ts)), where
  * f32(y) = (double)(float)y. */
 void vec_rescale_add32(double *o, const double *t, long n, double a, double ts);
+/* With ftz(y) = the binary32 y with a subnormal flushed to a zero of its sign (a GPU's .ftz):
+ * o[i] = ftz((float)(x[i] * a)); and x[i] = ftz(fmaf((float)x[i], (float)a, (float)b)). */
+void vec_scale32_ftz(double *o, const double *x, long n, double a);
+void vec_fma32_ftz(double *x, long n, double a, double b);
 /* The largest of m and every |x[i]|, as m = |x[i]| > m ? |x[i]| : m in any order (NaN skipped). */
 double vec_absmax(const double *x, long n, double m);
+
+/* v [h] (h a power of two) <- its unnormalized Walsh-Hadamard transform, butterflies u + w, u - w
+ * stage by stage (len = 1, 2, 4, ...), each sum and difference the one the scalar loop forms. */
+void vec_fwht(double *v, long h);
 
 #endif

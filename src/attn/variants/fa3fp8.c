@@ -7,6 +7,7 @@
 
 #include "attn/variants/variants.h"
 #include "attn/quant.h"
+#include "num/vec.h"
 
 #define FA3_BLOCK 64   /* rows of Q and tokens of K, V per scale (block quantization), KV tile */
 #define FA3_HADAMARD 128 /* the largest Hadamard block used along the head dimension */
@@ -42,33 +43,10 @@ static void fa3_rotate(double *out, const double *x, long rows, long d, const do
     int rne = !st->exact && st->mode == FMT_RNE;
     for (long r = 0; r < rows; r++) {
         double *o = out + r * d;
-        for (long i = 0; i < d; i++)
-            o[i] = x[r * d + i] * sign[i];
-        for (long b = 0; b < d; b += h) {
-            double *v = o + b;
-            /* fast Walsh-Hadamard transform, exact in fp64 for these sizes; the first two stages
-             * written out so that every stage vectorizes */
-            if (h >= 4)
-#pragma omp simd
-                for (long i = 0; i < h; i += 4) {
-                    double a0 = v[i] + v[i + 1], a1 = v[i] - v[i + 1];
-                    double a2 = v[i + 2] + v[i + 3], a3 = v[i + 2] - v[i + 3];
-                    v[i] = a0 + a2;
-                    v[i + 1] = a1 + a3;
-                    v[i + 2] = a0 - a2;
-                    v[i + 3] = a1 - a3;
-                }
-            for (long len = h >= 4 ? 4 : 1; len < h; len *= 2)
-                for (long i = 0; i < h; i += 2 * len)
-#pragma omp simd
-                    for (long j = i; j < i + len; j++) {
-                        double u = v[j], w = v[j + len];
-                        v[j] = u + w;
-                        v[j + len] = u - w;
-                    }
-        }
-        for (long i = 0; i < d; i++)
-            o[i] *= norm;
+        vec_prod(o, x + r * d, sign, d);
+        for (long b = 0; b < d; b += h) /* fast Walsh-Hadamard transform, exact in fp64 for these sizes */
+            vec_fwht(o + b, h);
+        vec_mul(o, o, d, norm);
         if (rne) /* = attn_round(ctx, HADAMARD, .) element by element, vectorized */
             fmt_round_array_rne(o, d, st->fmt, st->sat);
         else

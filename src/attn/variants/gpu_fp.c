@@ -1,5 +1,6 @@
 /* gpu_fp -- a fast-math CUDA kernel's FP32 operations at a rounding site (see gpu_fp.h) */
 #include "attn/variants/gpu_fp.h"
+#include "num/vec.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -16,8 +17,7 @@ void gpu_f32_scale(attn_ctx_t *ctx, int site, double *x, long n, double a)
             x[i] *= a;
         return;
     }
-    for (long i = 0; i < n; i++)
-        x[i] = gpu_ftz((float)(x[i] * a));
+    vec_scale32_ftz(x, x, n, a);
 }
 
 double gpu_ex2(attn_ctx_t *ctx, int site, double x)
@@ -57,8 +57,7 @@ void gpu_ex2_fma_n(attn_ctx_t *ctx, int site, double *p, long n, double a, doubl
             p[i] = exp2(p[i] * a + b);
         return;
     }
-    for (long i = 0; i < n; i++)
-        p[i] = gpu_fma(ctx, site, p[i], a, b);
+    vec_fma32_ftz(p, n, a, b); /* gpu_fma element by element */
     gpu_apply32(p, n, sfu_ex2_n);
 }
 
