@@ -464,11 +464,13 @@ int main(int argc, char **argv)
                    "4, 8, 16 or 32 products a normalization; flashmla and fa2 run it on 64-key blocks (each block's K and "
                    "V packed for the lanes, Q once per head group), plus the SFU model of ex2 per score (eight at a "
                    "time in AVX-512: a 17-step partial-product square and a gathered quadratic per lane).\n"
-                   "- The FP16 accumulator rounds to binary16 after every 4 products: one vector rounding (seven "
-                   "operations) per four multiply-adds, in binary64 lanes (eight per AVX-512 vector, where the FP32 "
-                   "reference's AVX2 kernels hold eight binary32).\n"
+                   "- The FP16 accumulator rounds to binary16 after every 4 products: one vector rounding (five "
+                   "operations, six where a bound on the row sums does not rule overflow out) per four fused "
+                   "multiply-adds, in binary64 lanes (eight per AVX-512 vector, where the FP32 reference's AVX2 "
+                   "kernels hold eight binary32).\n"
                    "- fa3-fp8 rotates Q and K with a Hadamard transform (K a 64-key tile at a time) and quantizes Q, "
-                   "K and V (a division per element) before the products; "
+                   "K and V (a division per element, then two vectorized roundings: binary32, e4m3) before the "
+                   "products, and P to e4m3 after its libm exp per score; "
                    "the SnapMLA configs and flashmla-fp8 quantize and dequantize per element; base with fp64 does its "
                    "products in binary64, as many lanes per AVX-512 vector as the FP32 reference has per AVX2 one.\n\n");
         fclose(f);
