@@ -287,7 +287,7 @@ static void array_round(void)
                     m = 1.0 + ldexp((double)(r % 256), -8) + ldexp(1.0, -fmt_table[f].prec);
                 x[i] = ldexp(m, (int)(r % 300) - 160) * (r >> 63 ? -1 : 1);
                 if (i % 7 == 3) /* an exact tie between subnormals (or zero) of this format */
-                    x[i] = ldexp((double)(r % (1u << (fmt_table[f].prec - 1))) + 0.5,
+                    x[i] = ldexp((double)(r % ((uint64_t)1 << (fmt_table[f].prec - 1))) + 0.5,
                                  fmt_table[f].emin - fmt_table[f].prec + 1) * (r >> 63 ? -1 : 1);
                 if (i % 97 == 0)
                     x[i] = i % 3 == 0 ? (i % 2 ? -0.0 : 0.0) : i % 3 == 1 ? -INFINITY : NAN;
