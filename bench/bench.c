@@ -456,9 +456,11 @@ int main(int argc, char **argv)
                    "variants are bound by arithmetic, not by memory (a pass over K and V is %.0f%% of base's time).\n",
                 kv_bytes / 1e6, bw / 1e9, kv_bytes / bw, macs, ref1[1], blas_rate,
                 base_i >= 0 ? 100 * kv_bytes / bw / st[base_i].t1 : NAN);
-        fprintf(f, "- Golden computes Q K^T exactly through Ozaki slices (two to four FP64 GEMMs where the reference "
-                   "does one), the softmax in double-double and P V through a split P (two FP64 GEMMs): about three "
-                   "FP64 attentions of work.\n"
+        fprintf(f, "- Golden computes Q K^T exactly through one FP64 GEMM of one Ozaki slice per row (the few BF16 "
+                   "values below a row's slice are summed term by term), the softmax in double-double (an exp of about "
+                   "ten double-double operations per score) and P V through one GEMM of twice the rows (P's exact leading "
+                   "bits and its remainder, against V's slice): about 1.5 FP64 attentions of GEMM work, plus the "
+                   "exps.\n"
                    "- A tensor-core model does, per product, an exponent maximum and a scaled truncation besides the "
                    "product (binary32/int32 lanes where the operands allow, binary64 lanes otherwise), and per block of "
                    "4, 8, 16 or 32 products a normalization; flashmla and fa2 run it on 64-key blocks (each block's K and "

@@ -9,6 +9,7 @@
 #include "num/fmt.h"
 #include "data/gen.h"
 #include "ref/golden.h"
+#include "ref/ozaki.h"
 #include "golden_mpfr.h"
 
 /* dd_exp against MPFR at 256 bits: relative error below 2^-100. */
@@ -128,9 +129,14 @@ static void test_against_mpfr(void)
         {"MLA shape N(0,16) bf16", {2, 1, 1, 24, 576, 512, 0}, {GEN_NORMAL, 0, 4, -1, 1, 0, FMT_BF16, {0, 0, 0, 0, 0, 0}}},
         {"N(0,1) bf16, 2500 keys (chunks)", {2, 1, 1, 2500, 64, 24, 0}, {GEN_NORMAL, 0, 1, -1, 1, 0, FMT_BF16, {0, 0, 0, 0, 0, 0}}},
         {"fp32, 2^-60 spread (Dot2 path)", {2, 1, 1, 40, 32, 8, 0}, {GEN_NORMAL, 0, 1, -1, 1, 1, FMT_FP32, {0, 0, 0, 0, 0, 0}}},
+        {"bf16, entries 2^-36 (remainders)", {4, 1, 1, 300, 128, 32, 0}, {GEN_NORMAL, 0, 1, -1, 1, 1, FMT_BF16, {0, 0, 0, 0, 0, 0}}},
     };
     /* which path each case must take: 2 = both products Ozaki, 0 = both Dot2 */
-    const int ozaki_products[] = {2, 2, 2, 2, 2, 2, 2, 2, 0};
+    const int ozaki_products[] = {2, 2, 2, 2, 2, 2, 2, 2, 0, 2};
+    /* how many of them the one-GEMM path must do (2: both; -1: either way), and whether it must
+     * sum remainder terms: the last case scales a few entries by 2^-36, far below their rows'
+     * grids (two of Q, every 193rd of K, every 97th of V), so no slice width covers them */
+    const int one_products[] = {2, 2, 2, 2, -1, 2, 2, 2, 0, 2}, with_terms[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
     int nsamples = check_quick() ? 1 : 3;
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
         for (int sample = 0; sample < nsamples; sample++) {
@@ -144,12 +150,26 @@ static void test_against_mpfr(void)
                     if (i < gc->s.sk * gc->s.dv)
                         in.v[i] = ldexp(in.v[i], -60);
                 }
+            if (with_terms[ci]) {
+                in.q[5] = ldexp(in.q[5], -36);
+                in.q[gc->s.dk * 2 + 17] = ldexp(in.q[gc->s.dk * 2 + 17], -36);
+                for (long i = 3; i < gc->s.sk * gc->s.dk; i += 193)
+                    in.k[i] = ldexp(in.k[i], -36);
+                for (long i = 5; i < gc->s.sk * gc->s.dv; i += 97)
+                    in.v[i] = ldexp(in.v[i], -36);
+            }
             long n = gc->s.hq * gc->s.sq * gc->s.dv;
             double *o = malloc(sizeof(double) * (size_t)n), *ref = malloc(sizeof(double) * (size_t)n);
-            long oz0, d0, oz1, d1;
+            long oz0, d0, oz1, d1, one0, t0, one1, t1;
             golden_paths(&oz0, &d0);
+            ozaki_one_stats(&one0, &t0);
             golden_attention(o, &in, 0);
             golden_paths(&oz1, &d1);
+            ozaki_one_stats(&one1, &t1);
+            CHECK(one_products[ci] < 0 || one1 - one0 == one_products[ci] * gc->s.hkv,
+                  "%s: %ld products on the one-GEMM path (expected %d per head group)", gc->what, one1 - one0,
+                  one_products[ci]);
+            CHECK(!with_terms[ci] || t1 - t0 > 0, "%s: no remainder terms summed", gc->what);
             CHECK(oz1 - oz0 == ozaki_products[ci] * gc->s.hkv && d1 - d0 == (2 - ozaki_products[ci]) * gc->s.hkv,
                   "%s: %ld Ozaki and %ld Dot2 products (expected %d Ozaki per head group)", gc->what, oz1 - oz0,
                   d1 - d0, ozaki_products[ci]);

@@ -82,6 +82,18 @@ dd_t dd_exp(dd_t x)
     return (dd_t){y.hi * pm, y.lo * pm};
 }
 
+dd_t dd_sum_array(const double *hi, const double *lo, long n)
+{
+    dd_t a[4] = {{0.0, 0.0}, {0.0, 0.0}, {0.0, 0.0}, {0.0, 0.0}};
+    long j = 0;
+    for (; j + 4 <= n; j += 4)
+        for (int k = 0; k < 4; k++)
+            a[k] = dd_add(a[k], (dd_t){hi[j + k], lo[j + k]});
+    for (; j < n; j++)
+        a[j % 4] = dd_add(a[j % 4], (dd_t){hi[j], lo[j]});
+    return dd_add(dd_add(a[0], a[1]), dd_add(a[2], a[3]));
+}
+
 /* ---- dd_exp_array: the same operations, four lanes at a time with AVX2 ---- */
 static dd_t dd_exp_shifted(dd_t x, double m, dd_t scale)
 {
@@ -132,7 +144,8 @@ DD_TGT static inline dd4_t dd4_set(dd_t a) { return (dd4_t){_mm256_set1_pd(a.hi)
 DD_TGT static void dd_exp4(double *hi, double *lo, double m, dd_t scale)
 {
     const __m256d C = _mm256_set1_pd(0x1.8p52), zero = _mm256_setzero_pd();
-    dd4_t x = {_mm256_loadu_pd(hi), _mm256_loadu_pd(lo)};
+    const dd4_t in = {_mm256_loadu_pd(hi), _mm256_loadu_pd(lo)};
+    dd4_t x = in;
     x = dd4_mul(dd4_add(x, (dd4_t){_mm256_set1_pd(-m), zero}), dd4_set(scale));
     __m256d k = _mm256_sub_pd(_mm256_add_pd(_mm256_mul_pd(x.hi, _mm256_set1_pd(DD_EXP_TSIZE / LN2_HI)), C), C);
     __m256d p1 = _mm256_mul_pd(k, _mm256_set1_pd(LN2K_HI)), p2 = _mm256_mul_pd(k, _mm256_set1_pd(LN2K_MID));
@@ -159,21 +172,30 @@ DD_TGT static void dd_exp4(double *hi, double *lo, double m, dd_t scale)
     dd4_t y = dd4_add(t, dd4_mul(t, e));
     __m256i pw = _mm256_slli_epi64(_mm256_add_epi64(_mm256_cvtepi32_epi64(mm), _mm256_set1_epi64x(1023)), 52);
     __m256d p = _mm256_castsi256_pd(pw);
-    double oh[4], ol[4], xh[4];
-    int mi[4];
-    _mm256_storeu_pd(oh, _mm256_mul_pd(y.hi, p));
-    _mm256_storeu_pd(ol, _mm256_mul_pd(y.lo, p));
-    _mm256_storeu_pd(xh, x.hi);
-    _mm_storeu_si128((__m128i *)mi, mm);
-    for (int l = 0; l < 4; l++) {
-        if (xh[l] < -745.2 || xh[l] > 709.7 || mi[l] < -1022 || xh[l] != xh[l]) {
-            dd_t s = dd_exp_shifted((dd_t){hi[l], lo[l]}, m, scale);
-            oh[l] = s.hi;
-            ol[l] = s.lo;
-        }
-        hi[l] = oh[l];
-        lo[l] = ol[l];
+    __m256d oh = _mm256_mul_pd(y.hi, p), ol = _mm256_mul_pd(y.lo, p);
+    /* lanes the scalar code must redo: x.hi < -745.2, x.hi > 709.7, NaN, or 2^m subnormal */
+    __m256d out = _mm256_or_pd(_mm256_cmp_pd(x.hi, _mm256_set1_pd(-745.2), _CMP_NGE_UQ),
+                               _mm256_cmp_pd(x.hi, _mm256_set1_pd(709.7), _CMP_GT_OQ));
+    int redo = _mm256_movemask_pd(out) | _mm_movemask_ps(_mm_castsi128_ps(_mm_cmplt_epi32(mm, _mm_set1_epi32(-1022))));
+    if (redo) {
+        double xh[4], ih[4], il[4];
+        int mi[4];
+        _mm256_storeu_pd(xh, x.hi);
+        _mm256_storeu_pd(ih, in.hi);
+        _mm256_storeu_pd(il, in.lo);
+        _mm_storeu_si128((__m128i *)mi, mm);
+        _mm256_storeu_pd(hi, oh);
+        _mm256_storeu_pd(lo, ol);
+        for (int l = 0; l < 4; l++)
+            if (xh[l] < -745.2 || xh[l] > 709.7 || mi[l] < -1022 || xh[l] != xh[l]) {
+                dd_t s = dd_exp_shifted((dd_t){ih[l], il[l]}, m, scale);
+                hi[l] = s.hi;
+                lo[l] = s.lo;
+            }
+        return;
     }
+    _mm256_storeu_pd(hi, oh);
+    _mm256_storeu_pd(lo, ol);
 }
 
 #endif

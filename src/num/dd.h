@@ -74,4 +74,8 @@ dd_t dd_exp(dd_t x);
  * bit what dd_exp(dd_mul(dd_add(x, -m), scale)) gives (four at a time with AVX2). */
 void dd_exp_array(double *hi, double *lo, long n, double m, dd_t scale);
 
+/* sum_j (hi, lo)[j] for j < n in double-double: four running sums (element j into sum j mod 4)
+ * combined pairwise at the end, so the additions overlap. */
+dd_t dd_sum_array(const double *hi, const double *lo, long n);
+
 #endif

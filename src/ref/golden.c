@@ -67,16 +67,13 @@ static void golden_group(double *o, double *lse, const attn_group_t *g, dd_t sca
         double *h = ph + r * sk, *lo = pl + r * sk;
         long lim = g->limit[r];
         double m = -INFINITY;
+#pragma omp simd reduction(max : m)
         for (long j = 0; j <= lim; j++)
             m = h[j] > m ? h[j] : m;
-        dd_t sum = {0.0, 0.0};
         dd_exp_array(h, lo, lim + 1, m, scale);
-        for (long j = 0; j < sk; j++) {
-            if (j > lim)
-                h[j] = lo[j] = 0.0;
-            else
-                sum = dd_add(sum, (dd_t){h[j], lo[j]});
-        }
+        for (long j = lim + 1; j < sk; j++)
+            h[j] = lo[j] = 0.0;
+        dd_t sum = dd_sum_array(h, lo, lim + 1);
         l[r] = sum;
         /* log-sum-exp of the scaled scores: m scale + ln(l), in double-double to the last step */
         if (lse) {

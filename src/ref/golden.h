@@ -7,8 +7,9 @@
 /* O = softmax(Q K^T * scale) V of the (already rounded) inputs, per row, in near-exact
  * arithmetic, returned rounded to binary64. scale <= 0 means 1/sqrt(dk) exactly.
  *
- * Method: Q K^T exactly through FP64 GEMMs of Ozaki slices when the inputs' rows need at most
- * 4 slice products (BF16, FP16, FP8 and usually FP32 inputs), else with Dot2; double-double
+ * Method: Q K^T exactly through FP64 GEMMs of Ozaki slices: one slice per row and its sparse
+ * remainders summed term by term (ozaki_one.c; BF16, FP16, FP8 inputs), else as many slice
+ * products as the rows need, at most 4 (usually FP32 inputs), else with Dot2; double-double
  * softmax; P V with P's leading 20+ bits times V's exact slices through exact GEMMs and the rest
  * of P in plain FP64 (else Dot2 with a double-double P); one final division and rounding.
  *

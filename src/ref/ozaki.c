@@ -21,10 +21,8 @@
  * per row, so Q K^T is exact in 1-4 GEMMs; P (a double-double) is cut once and its remainder
  * multiplied in plain FP64 (error 2^-20 smaller than P's; see golden_bound). Inputs whose rows
  * need more slices (FP64 inputs, huge exponent spans) take the Dot2 path above instead. */
-#define OZ_CHUNK 1024      /* keys per slice buffer: bounds the working set */
 #define OZ_MAX_PAIRS 4     /* slice GEMMs allowed for Q K^T before falling back to Dot2 */
 #define OZ_MAX_V_SLICES 3  /* slices of V allowed for P V */
-#define OZ_MIN_P_BITS 20   /* bits of P kept exact; the rest goes through plain FP64 */
 #define OZ_BAD (INT_MAX / 4)
 
 
@@ -90,14 +88,6 @@ static int oz_bits(const oz_grid_t *g, long n)
     return bits;
 }
 
-static int oz_ceil_log2(long k)
-{
-    int b = 0;
-    while ((1L << b) < k)
-        b++;
-    return b;
-}
-
 /* Slices x[i][j] (n x m, leading dimension ld) into s integer-valued matrices out[a] (n x m,
  * leading dimension ldo)
  * of width beta; the group of (i, j) is j when by_col, else i. Rounding to nearest with the
@@ -154,7 +144,7 @@ typedef struct {
  * and nb bits per group, K terms per sum. */
 static int oz_plan(oz_plan_t *p, int na, int nb, long K, int max_pairs)
 {
-    int B = 53 - oz_ceil_log2(K), best = 0;
+    int B = 53 - ozaki_ceil_log2(K), best = 0;
     if (B > 50)
         B = 50;
     if (na == OZ_BAD || nb == OZ_BAD)
@@ -185,13 +175,15 @@ void ozaki_init(void)
 /* S = Q K^T exactly, as unevaluated pairs (h + l), when the plan allows; returns 0 if not. */
 int ozaki_scores(double *h, double *l, const attn_group_t *g)
 {
+    if (ozaki_scores_one(h, l, g))
+        return 1;
     long R = g->R, sk = g->sk, dk = g->dk;
     oz_grid_t *gq = oz_grids(g->q, R, dk, 0), *gk = oz_grids(g->k, sk, dk, 0);
     oz_plan_t p = {0, 0, 0, 0};
     int ok = oz_plan(&p, oz_bits(gq, R), oz_bits(gk, sk), dk, OZ_MAX_PAIRS);
     if (ok) {
         /* Q's slices stacked as one (sa R) x dk matrix: one GEMM per slice of K */
-        long ch = sk < OZ_CHUNK ? sk : OZ_CHUNK, M = p.sa * R;
+        long ch = sk < OZAKI_CHUNK ? sk : OZAKI_CHUNK, M = p.sa * R;
         double *qall = err_malloc((size_t)(M * dk), sizeof(double)), *qs[OZ_MAX_PAIRS] = {NULL},
                *ks[OZ_MAX_PAIRS] = {NULL};
         double *gm = err_malloc((size_t)(M * ch), sizeof(double));
@@ -242,18 +234,20 @@ int ozaki_scores(double *h, double *l, const attn_group_t *g)
     return ok;
 }
 
-/* N = P V with P = ph + pl (rows scaled so that max P = 1): P's first OZ_MIN_P_BITS+ bits
+/* N = P V with P = ph + pl (rows scaled so that max P = 1): P's first OZAKI_MIN_P_BITS+ bits
  * times V's exact slices through exact GEMMs, the rest of P times V in plain FP64. Returns
  * N as pairs (nh + nl); 0 if V needs more than OZ_MAX_V_SLICES slices. */
 int ozaki_pv(double *nh, double *nl, const double *ph, const double *pl, const attn_group_t *g)
 {
+    if (ozaki_pv_one(nh, nl, ph, pl, g))
+        return 1;
     long R = g->R, sk = g->sk, dv = g->dv;
     oz_grid_t *gv = oz_grids(g->v, sk, dv, 1), *gp = err_malloc((size_t)R, sizeof(oz_grid_t));
     oz_grid_init(gp, R);
-    int nv = oz_bits(gv, dv), B = 53 - oz_ceil_log2(sk), sv = 0, bv = 0, bp = 0;
+    int nv = oz_bits(gv, dv), B = 53 - ozaki_ceil_log2(sk), sv = 0, bv = 0, bp = 0;
     for (int s = 1; s <= OZ_MAX_V_SLICES && !sv && nv != OZ_BAD; s++) {
         int b = nv > 0 ? (nv + s - 1) / s : 1;
-        if (B - b >= OZ_MIN_P_BITS) {
+        if (B - b >= OZAKI_MIN_P_BITS) {
             sv = s;
             bv = b;
             bp = B - b > 50 ? 50 : B - b;
@@ -267,7 +261,7 @@ int ozaki_pv(double *nh, double *nl, const double *ph, const double *pl, const a
             oz_grid_add(&gp[i], mx);
             gp[i].lo = gp[i].hi; /* only hi is used: P is cut, not sliced exactly */
         }
-        long ch = sk < OZ_CHUNK ? sk : OZ_CHUNK;
+        long ch = sk < OZAKI_CHUNK ? sk : OZAKI_CHUNK;
         double *vs[OZ_MAX_V_SLICES] = {NULL}, *acc[OZ_MAX_V_SLICES] = {NULL};
         double *p1 = err_malloc((size_t)(R * ch), sizeof(double)), *pr = err_malloc((size_t)(R * ch), sizeof(double));
         double *tail = err_calloc((size_t)(R * dv), sizeof(double));
