@@ -63,15 +63,20 @@ typedef struct {
     long n, cap;
 } oz1_terms_t;
 
-/* hi with |x| < 2^hi for every x of the n values (OZ1_EMPTY when all are zero); 0 when a
- * value is Inf or hi is beyond +-900 (no exact power-of-two scaling). */
-static int oz1_hi(int *hi, const double *x, long n)
+/* hi with |x| < 2^hi for every |x| <= mx (OZ1_EMPTY when mx = 0); 0 when mx is Inf or hi is
+ * beyond +-900 (no exact power-of-two scaling). */
+static int oz1_hi_of(int *hi, double mx)
 {
-    double mx = vec_absmax(x, n, 0.0); /* NaN is skipped here and caught by the cut */
     if (!(mx <= 0x1p900))
         return 0;
     *hi = mx == 0.0 ? OZ1_EMPTY : ilogb(mx) + 1;
     return mx == 0.0 || *hi >= -900;
+}
+
+/* The same for the n values x (NaN is skipped here and caught by the cut). */
+static int oz1_hi(int *hi, const double *x, long n)
+{
+    return oz1_hi_of(hi, vec_absmax(x, n, 0.0));
 }
 
 /* Exponent of x's lowest set bit (x finite, nonzero). */
@@ -117,61 +122,47 @@ static int oz1_push(oz1_terms_t *ts, long r, long c, double v)
     return 1;
 }
 
-/* One slice of the n values x (stride xs) on grid hi with beta bits into o (stride os), and
- * their nonzero remainders into ts as (r, c0 + j * cs); 0 when ts is full. f = 2^(beta - hi):
- * |t| < 2^beta <= 2^50, so (t + C) - C is t rounded to an integer, t - q is exact, and so is
- * its scaling back (a multiple of x's quantum, no larger than |x|). */
-static int oz1_cut(double *o, oz1_terms_t *ts, const double *x, long n, int hi, int beta, long r, long c0)
+/* One slice of the n values x with beta bits into o, and their nonzero remainders into ts as
+ * (r, c0 + j); 0 when ts is full or a value is NaN. Value j is on the grid f[j fs] = 2^(beta - hi)
+ * with g[j fs] = 2^(hi - beta): fs = 0 for a row on one grid, 1 for a row of columns on their own
+ * grids (both 0 on an all-zero group, whose values are 0). |t| < 2^beta <= 2^50, so (t + C) - C
+ * is t rounded to an integer, t - q is exact, and so is its scaling back (a multiple of x's
+ * quantum, no larger than |x|). */
+static inline __attribute__((always_inline)) int oz1_cut_body(double *o, oz1_terms_t *ts, const double *x, long n,
+                                                              const double *f, const double *g, long fs, long r,
+                                                              long c0)
 {
     const double C = 0x1.8p52;
-    if (hi == OZ1_EMPTY) { /* zeros, or NaN (which the maximum skips) */
-        for (long j = 0; j < n; j++)
-            if (x[j] != 0)
-                return 0;
-        memset(o, 0, sizeof(double) * (size_t)n);
-        return 1;
-    }
-    double f = ldexp(1.0, beta - hi), g = ldexp(1.0, hi - beta), any = 0;
+    double any = 0;
 #pragma omp simd reduction(+ : any)
     for (long j = 0; j < n; j++) {
-        double t = x[j] * f, q = (t + C) - C;
+        double t = x[j] * f[j * fs], q = (t + C) - C;
         o[j] = q;
         any += fabs(t - q);
     }
-    if (any != any) /* NaN among the values */
+    if (any != any) /* NaN among the values (t = NaN, also where f = 0) */
         return 0;
     if (any == 0)
         return 1;
     for (long j = 0; j < n; j++) {
-        double x2 = x[j] - o[j] * g;
+        double x2 = x[j] - o[j] * g[j * fs];
         if (x2 != 0 && !oz1_push(ts, r, c0 + j, x2))
             return 0;
     }
     return 1;
 }
 
-/* The same for one row x of n columns, each on its own grid: f[c] = 2^(beta - hi_c) and
- * g[c] = 2^(hi_c - beta) (both 0 for an all-zero column, whose values are all 0). */
+/* A row on its own grid hi (OZ1_EMPTY: zeros, or NaN, which the maximum skips). */
+static int oz1_cut(double *o, oz1_terms_t *ts, const double *x, long n, int hi, int beta, long r)
+{
+    double f = hi == OZ1_EMPTY ? 0.0 : ldexp(1.0, beta - hi), g = hi == OZ1_EMPTY ? 0.0 : ldexp(1.0, hi - beta);
+    return oz1_cut_body(o, ts, x, n, &f, &g, 0, r, 0);
+}
+
+/* A row of n columns, each on its own grid (f[c], g[c]). */
 static int oz1_cut_cols(double *o, oz1_terms_t *ts, const double *x, long n, const double *f, const double *g, long r)
 {
-    const double C = 0x1.8p52;
-    double any = 0;
-#pragma omp simd reduction(+ : any)
-    for (long c = 0; c < n; c++) {
-        double t = x[c] * f[c], q = (t + C) - C;
-        o[c] = q;
-        any += fabs(t - q);
-    }
-    if (any != any) /* NaN among the values */
-        return 0;
-    if (any == 0)
-        return 1;
-    for (long c = 0; c < n; c++) {
-        double x2 = x[c] - o[c] * g[c];
-        if (x2 != 0 && !oz1_push(ts, r, c, x2))
-            return 0;
-    }
-    return 1;
+    return oz1_cut_body(o, ts, x, n, f, g, 1, r, 0);
 }
 
 /* (h, l) += a b, the product exact (TwoProd) and added with TwoSum. */
@@ -284,7 +275,7 @@ int ozaki_scores_one(double *h, double *l, const attn_group_t *g)
     oz1_terms_t tq = {err_malloc((size_t)(R * dk), sizeof(oz1_term_t)), 0, R * dk};
     oz1_terms_t tk = {err_malloc((size_t)(ch * dk), sizeof(oz1_term_t)), 0, ch * dk};
     for (long i = 0; i < R && ok; i++) {
-        ok = oz1_cut(qs + i * dk, &tq, g->q + i * dk, dk, hq[i], ba, i, 0);
+        ok = oz1_cut(qs + i * dk, &tq, g->q + i * dk, dk, hq[i], ba, i);
         fq[i] = hq[i] == OZ1_EMPTY ? 0.0 : ldexp(1.0, hq[i] - ba);
     }
     work = (double)tq.n * (double)sk;
@@ -294,7 +285,7 @@ int ozaki_scores_one(double *h, double *l, const attn_group_t *g)
         tk.n = 0;
         for (long j = 0; j < n && ok; j++) {
             const double *kr = g->k + (j0 + j) * dk;
-            ok = oz1_hi(&hk[j], kr, dk) && oz1_cut(ks + j * dk, &tk, kr, dk, hk[j], bb, j, 0);
+            ok = oz1_hi(&hk[j], kr, dk) && oz1_cut(ks + j * dk, &tk, kr, dk, hk[j], bb, j);
             fk[j] = hk[j] == OZ1_EMPTY ? 0.0 : ldexp(1.0, hk[j] - bb);
         }
         work += (double)tk.n * (double)R;
@@ -370,7 +361,7 @@ int ozaki_pv_one(double *nh, double *nl, const double *ph, const double *pl, con
         }
     }
     for (long c = 0; c < dv && ok; c++)
-        ok = oz1_hi(&hv[c], &mx[c], 1);
+        ok = oz1_hi_of(&hv[c], mx[c]);
     long hist[64] = {0}, step = oz1_step(sk);
     for (long j = 0; j < sk && ok; j += step)
         for (long c = 0; c < dv; c++)
