@@ -136,6 +136,36 @@ static void tc_simd_vs_scalar(fmt_rng_t *rng)
     free(C2);
 }
 
+/* Hopper's block of 16 (F = 25) sums its terms in two int32 halves: each half fits, their sum
+ * need not. With every operand bf16's largest significand 255/128 at binade 0, each product is
+ * 3.969 (terms 3.969 2^25 on the block's grid 2^-25) and a C of 0x1.fffffep0 (binade 0, the
+ * block's maximum stays 0) adds 1.99 2^25: 16 3.969 + 1.99 = 65.5 > 64, so the block's integer is
+ * past 2^31, either sign. The vector kernels must give the scalar model's bits there. */
+static void tc_split_overflow(void)
+{
+    enum { M = 4, N = 16, K = 48 };
+    static double A[M * K], B[N * K], C1[M * N], C2[M * N];
+    long compared = 0, bad = 0;
+    for (int sign = -1; sign <= 1; sign += 2) {
+        for (long i = 0; i < M * K; i++)
+            A[i] = sign * 255.0 / 128;
+        for (long i = 0; i < N * K; i++)
+            B[i] = 255.0 / 128;
+        for (int simd = 0; simd <= 2; simd++) {
+            double *C = simd ? C2 : C1;
+            for (long i = 0; i < M * N; i++)
+                C[i] = sign * 0x1.fffffep0;
+            acc_simd = simd;
+            acc_tc_gemm_acc(C, N, A, K, B, K, 1, M, N, K, ACC_TC_HOPPER, fmt_table[FMT_BF16].emin,
+                            fmt_table[FMT_BF16].emin);
+            if (simd)
+                tc_same(C1, C2, M * N, ACC_TC_HOPPER, FMT_BF16, 4, "int32 halves past 2^31", simd, &compared, &bad);
+        }
+        acc_simd = 2;
+    }
+    CHECK(bad == 0, "tensor-core kernels, block sums past 2^31: %ld of %ld elements differ", bad, compared);
+}
+
 #if defined(__x86_64__) && defined(__GNUC__)
 /* The binary32 lanes' operand conversion and C check, AVX-512 against one element at a time: each value,
  * exponent, the exponent range and the fits flag, over every class that must send a GEMM back
@@ -407,6 +437,7 @@ int main(void)
     free(C);
     free(Bt);
     tc_simd_vs_scalar(&rng);
+    tc_split_overflow();
     tcf_convert_vs_scalar(&rng);
     fp16_round_vs_scalar(&rng);
     fp16_f32_operands(&rng);

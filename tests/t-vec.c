@@ -116,12 +116,19 @@ int main(void)
             vec_fma32_ftz(o, n, a, b);
             for (long i = 0; i < n; i++)
                 bad += !same(o[i], ftz(fmaf((float)w[i], (float)a, (float)b)));
+            for (long i = 0; i < n; i++) { /* o (binary32 values of t's spread) += a x */
+                w[i] = o[i] = (float)(t[i] * b);
+                w[n + i] = (float)x[i];
+            }
+            vec_axpy32_ftz(o, w + n, n, a); /* w[n ..]: binary32 values */
+            for (long i = 0; i < n; i++)
+                bad += !same(o[i], ftz(fmaf((float)w[n + i], (float)a, (float)w[i])));
         }
     /* a NaN after the largest value in the same lane must not hide it */
     double y[16] = {5, 0, 0, 0, 0, 0, 0, 0, NAN, 1, 1, 1, 1, 1, 1, 1};
     CHECK(vec_absmax(y, 16, 0) == 5, "absmax with a NaN after 5: %a", vec_absmax(y, 16, 0));
     CHECK(bad == 0, "%ld results differ from the plain loops", bad);
-    printf("t-vec: vec_mul, vec_div, vec_rescale_add32, vec_absmax, vec_prod, vec_fwht, vec_scale32_ftz and vec_fma32_ftz equal the plain loops (%ld runs)\n", runs);
+    printf("t-vec: vec_mul, vec_div, vec_rescale_add32, vec_absmax, vec_prod, vec_fwht, vec_scale32_ftz, vec_fma32_ftz and vec_axpy32_ftz equal the plain loops (%ld runs)\n", runs);
     free(x), free(t), free(o), free(w);
     return check_done("t-vec");
 }

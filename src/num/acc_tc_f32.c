@@ -165,12 +165,24 @@ static void tcf_convert(float *v, float *e, const double *x, long n, int emin, a
     acc_tcf_convert1(v + i, e + i, x + i, n - i, emin, g);
 }
 
-/* The operand held for this thread's products (acc_tc_hold): A [m][k] converted once. */
+/* Exponents e [m][lde] of rows paired for the AVX-512 kernel: q [(m + 1) / 2][k], rows 2h and
+ * 2h + 1 (the last row with itself where m is odd). */
+static void tcf_pairs(int32_t *q, const float *e, long lde, long m, long k)
+{
+    for (long h = 0; h < (m + 1) / 2; h++) {
+        const float *lo = e + 2 * h * lde, *hi = 2 * h + 1 < m ? lo + lde : lo;
+        acc_tcf16_pairs(q + h * k, lo, hi, k);
+    }
+}
+
+/* The operand held for this thread's products (acc_tc_hold): A [m][k] converted once (with its
+ * exponents paired from row 0 where the AVX-512 kernel runs). */
 typedef struct {
     const double *a;
     long lda, m, k;
     int emin;
     float *v, *e;
+    int32_t *q;
     acc_tcf_range_t g;
 } tcf_held_t;
 
@@ -184,15 +196,20 @@ void acc_tc_hold(const double *A, long lda, long M, long K, int emin)
     tcf_held_t *h = &tcf_held;
     const int wide = acc_simd >= 2 && cpu_has_avx512();
     *h = (tcf_held_t){A, lda, M, K, emin, err_malloc((size_t)(M * K), sizeof(float)),
-                      err_malloc((size_t)(M * K), sizeof(float)), {-INFINITY, INFINITY, 1}};
+                      err_malloc((size_t)(M * K), sizeof(float)), NULL, {-INFINITY, INFINITY, 1}};
     for (long i = 0; i < M; i++)
         tcf_convert(h->v + i * K, h->e + i * K, A + i * lda, K, emin, &h->g, wide);
+    if (wide) {
+        h->q = err_malloc((size_t)((M + 1) / 2 * K), sizeof(int32_t));
+        tcf_pairs(h->q, h->e, K, M, K);
+    }
 }
 
 void acc_tc_release(void)
 {
     free(tcf_held.v);
     free(tcf_held.e);
+    free(tcf_held.q);
     memset(&tcf_held, 0, sizeof tcf_held);
 }
 
@@ -227,18 +244,24 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
         return 0;
     long nbp = (N + np - 1) / np;
     float *bp = err_malloc((size_t)(nbp * K * np + 1), sizeof(float));
-    float *be = err_malloc((size_t)(nbp * K * np + 1), sizeof(float));
+    /* op(B)'s exponents: as binary32 values (AVX2) or int16 in both halves of a lane (AVX-512) */
+    float *be = wide ? NULL : err_malloc((size_t)(nbp * K * np + 1), sizeof(float));
+    int32_t *bq = wide ? err_malloc((size_t)(nbp * K * np + 1), sizeof(int32_t)) : NULL;
     acc_tcf_range_t ga = {-INFINITY, INFINITY, 1}, gb = {-INFINITY, INFINITY, 1};
     /* A's operands: the held ones where A lies inside them (their range covers A's: the checks
      * below may only be stricter), else converted here; row i at av + i ak */
     float *af = NULL, *ae = NULL;
+    int32_t *aq = NULL;
     const float *av, *aw;
-    long ak, hr, hc;
+    const int32_t *ap = NULL; /* A's exponents paired (AVX-512): row pair h at ap + h apk */
+    long ak, apk = K, hr, hc;
     if (tcf_held_has(A, lda, M, K, emin_a, &hr, &hc)) {
         ak = tcf_held.k;
         av = tcf_held.v + hr * ak + hc;
         aw = tcf_held.e + hr * ak + hc;
         ga = tcf_held.g;
+        if (wide && hr % 2 == 0) /* the held pairs line up with A's */
+            ap = tcf_held.q + hr / 2 * ak + hc, apk = ak;
     } else {
         af = err_malloc((size_t)(M * K + 1), sizeof(float));
         ae = err_malloc((size_t)(M * K + 1), sizeof(float));
@@ -246,35 +269,51 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
             tcf_convert(af + i * K, ae + i * K, A + i * lda, K, emin_a, &ga, wide);
         av = af, aw = ae, ak = K;
     }
+    if (wide && !ap) {
+        aq = err_malloc((size_t)((M + 1) / 2 * K + 1), sizeof(int32_t));
+        tcf_pairs(aq, aw, ak, M, K);
+        ap = aq;
+    }
     /* op(B) by its contiguous lines (a column of op(B) where b_trans, else a row) into panels
      * of np columns, zero beyond N */
     long nl = b_trans ? N : K, ll = b_trans ? K : N;
     float *tv = err_malloc((size_t)ll + 1, sizeof(float)), *te = err_malloc((size_t)ll + 1, sizeof(float));
+    int32_t *tq = wide ? err_malloc((size_t)ll + 1, sizeof(int32_t)) : NULL;
     for (long l = 0; l < nl; l++) {
         tcf_convert(tv, te, B + l * ldb, ll, emin_b, &gb, wide);
+        if (wide)
+            acc_tcf16_pairs(tq, te, te, ll);
         if (b_trans) { /* column l of op(B): stride np in its panel */
-            float *pv = bp + l / np * K * np + l % np, *pe = be + l / np * K * np + l % np;
-            for (long k = 0; k < K; k++) {
-                pv[k * np] = tv[k];
-                pe[k * np] = te[k];
-            }
+            long at = l / np * K * np + l % np;
+            for (long k = 0; k < K; k++)
+                bp[at + k * np] = tv[k];
+            for (long k = 0; k < K; k++)
+                if (wide)
+                    bq[at + k * np] = tq[k];
+                else
+                    be[at + k * np] = te[k];
         } else /* row l of op(B): np contiguous values in each panel */
             for (long j0 = 0; j0 < N; j0 += np) {
-                long w = N - j0 < np ? N - j0 : np;
-                for (long t = 0; t < w; t++) { /* a loop, not memcpy: w is at most 16 */
-                    bp[j0 * K + l * np + t] = tv[j0 + t];
-                    be[j0 * K + l * np + t] = te[j0 + t];
-                }
+                long w = N - j0 < np ? N - j0 : np, at = j0 * K + l * np;
+                memcpy(bp + at, tv + j0, sizeof(float) * (size_t)w);
+                if (wide)
+                    memcpy(bq + at, tq + j0, sizeof(int32_t) * (size_t)w);
+                else
+                    memcpy(be + at, te + j0, sizeof(float) * (size_t)w);
             }
     }
     for (long j = N; j < nbp * np; j++)
         for (long k = 0; k < K; k++) {
             long at = (j / np * K + k) * np + j % np;
             bp[at] = 0.0f;
-            be[at] = -INFINITY;
+            if (wide)
+                bq[at] = acc_tcf_pair(-INFINITY, -INFINITY);
+            else
+                be[at] = -INFINITY;
         }
     free(tv);
     free(te);
+    free(tq);
     /* every nonzero operand and product a normal binary32 with its bits; C below 2^128 (as
      * tc_rows' safe == 2: |C| and K terms of at most 2^(amax + bmax + 2)); results on a grid no
      * finer than 2^(amin + bmin - f) >= 2^-126, so 2^(f - emax) and 2^(emax - f) normal too
@@ -288,18 +327,23 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
              log2(cmax + ((double)K + 1) * ldexp(1.0, (int)(ga.emx + gb.emx) + 2)) + 1 < 128;
     for (long j0 = 0; j0 < N && ok; j0 += np) {
         long nr = N - j0 < np ? N - j0 : np;
-        const float *pb = bp + j0 * K, *pe = be + j0 * K;
+        const float *pb = bp + j0 * K;
         for (long i = 0; i < M; i += mp) {
             int mr = M - i < mp ? (int)(M - i) : mp, low = 0;
             const float *a[ACC_TCF16_MR], *ea[ACC_TCF16_MR];
+            const int32_t *eq[ACC_TCF16_MR / 2];
             for (int r = 0; r < mp; r++) {
                 a[r] = av + (i + (r < mr ? r : 0)) * ak;
                 ea[r] = aw + (i + (r < mr ? r : 0)) * ak;
             }
+            for (int h = 0; wide && h < mp / 2; h++) /* i is even: pairs (i + 2h, i + 2h + 1) */
+                eq[h] = ap + (i / 2 + (2 * h < mr ? h : 0)) * apk;
             if (wide)
-                acc_tcf16_rows(mr, C + i * ldc, ldc, j0, nr, a, ea, K, pb, pe, tc->f, tc->b, acc, tc->promote, &low);
+                acc_tcf16_rows(mr, C + i * ldc, ldc, j0, nr, a, eq, K, pb, bq + j0 * K, tc->f, tc->b, acc, tc->promote,
+                               &low);
             else
-                tcf_rows_n(mr, C + i * ldc, ldc, j0, nr, a, ea, K, pb, pe, tc->f, tc->b, acc, tc->promote, &low);
+                tcf_rows_n(mr, C + i * ldc, ldc, j0, nr, a, ea, K, pb, be + j0 * K, tc->f, tc->b, acc, tc->promote,
+                           &low);
             if (low) /* this tile in binary64 lanes (its C untouched; |C| < 2^127 as they need) */
                 acc_tc_gemm_x64(C + i * ldc + j0, ldc, A + i * lda, lda, b_trans ? B + j0 * ldb : B + j0, ldb, b_trans,
                                 mr, nr, K, tc, emin_a, emin_b, acc);
@@ -307,8 +351,10 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
     }
     free(af);
     free(ae);
+    free(aq);
     free(bp);
     free(be);
+    free(bq);
     return ok;
 }
 #else

@@ -9,7 +9,7 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
-#define T16 __attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma")))
+#define T16 __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")))
 
 /* two int32 halves of a block, eight lanes, joined exactly in binary64 and truncated to the
  * significant bits kept */
@@ -20,10 +20,12 @@ T16 static inline __m512d tcf16_join(__m256i h0, __m256i h1, __m512i keep)
 }
 
 T16 static inline __attribute__((always_inline)) void
-tcf16_rows(const int mr, const int single, double *C, long ldc, long j0, long nr, const float *const *a,
-           const float *const *ea, long K, const float *bp, const float *be, int f, int bsz, int acc, int promote, int *low)
+tcf16_rows(const int mr, const int single, const int whole, double *C, long ldc, long j0, long nr,
+           const float *const *a, const int32_t *const *ep, long K, const float *bp, const int32_t *bq, int f,
+           const int bsz, int acc, int promote, int *low)
 {
-    const __m512 ninf = _mm512_set1_ps(-INFINITY), zero = _mm512_setzero_ps(), emlow = _mm512_set1_ps((float)(f - 126));
+    const __m512 zero = _mm512_setzero_ps();
+    const __m512i none = _mm512_set1_epi32(ACC_TCF_NONE); /* the exponent of a zero */
     const int p = f + 1 < 24 ? f + 1 : 24;
     const __m512i keep = _mm512_set1_epi64((long long)(~0ULL << (53 - p))); /* p significant bits of an integer */
     const __m512i keep32 = _mm512_set1_epi32((int)(~0U << (24 - p)));       /* of a binary32 */
@@ -39,25 +41,29 @@ tcf16_rows(const int mr, const int single, double *C, long ldc, long j0, long nr
         c[r] = _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1);
     }
     for (long k0 = 0; k0 < K; k0 += bsz) {
-        long k1 = k0 + bsz < K ? k0 + bsz : K, kh = single ? k1 : k0 + (k1 - k0) / 2;
-        __m512 em[ACC_TCF16_MR], up[ACC_TCF16_MR];
-        __m512i s0[ACC_TCF16_MR], s1[ACC_TCF16_MR], ei[ACC_TCF16_MR];
+        long k1 = whole || k0 + bsz < K ? k0 + bsz : K, kh = single ? k1 : k0 + (k1 - k0) / 2;
+        __m512 up[ACC_TCF16_MR];
+        __m512i s0[ACC_TCF16_MR], s1[ACC_TCF16_MR], ei[ACC_TCF16_MR], em[ACC_TCF16_MR / 2];
         __mmask16 live[ACC_TCF16_MR];
         _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) { /* C's exponent: its binade (a normal binary32 here) */
             __m512i cb = _mm512_srli_epi32(_mm512_castps_si512(c[r]), 23);
-            __m512 ec = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_and_si512(cb, _mm512_set1_epi32(0xff)),
-                                                            _mm512_set1_epi32(127)));
-            em[r] = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(c[r], zero, _CMP_NEQ_UQ), ninf, ec);
+            __m512i ec = _mm512_sub_epi32(_mm512_and_si512(cb, _mm512_set1_epi32(0xff)), _mm512_set1_epi32(127));
+            ec = _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(c[r], zero, _CMP_NEQ_UQ), none, ec);
+            if (r % 2 == 0)
+                em[r / 2] = _mm512_and_si512(ec, _mm512_set1_epi32(0xffff));
+            else
+                em[r / 2] = _mm512_or_si512(em[r / 2], _mm512_slli_epi32(ec, 16));
         }
-        for (long k = k0; k < k1; k++) {
-            __m512 bev = _mm512_loadu_ps(be + k * 16);
-            _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++)
-                em[r] = _mm512_max_ps(em[r], _mm512_add_ps(_mm512_set1_ps(ea[r][k]), bev));
+        for (long k = k0; k < k1; k++) { /* two rows per vector: int16 sums of exact small integers */
+            __m512i bev = _mm512_loadu_si512(bq + k * 16);
+            _Pragma("GCC unroll 2") for (int h = 0; h < (mr + 1) / 2; h++)
+                em[h] = _mm512_max_epi16(em[h], _mm512_add_epi16(_mm512_set1_epi32(ep[h][k]), bev));
         }
         _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) {
-            live[r] = _mm512_cmp_ps_mask(em[r], ninf, _CMP_NEQ_UQ);
-            *low |= _mm512_mask_cmp_ps_mask(live[r], em[r], emlow, _CMP_LT_OQ) != 0; /* as the AVX2 kernel */
-            ei[r] = _mm512_cvtps_epi32(_mm512_maskz_mov_ps(live[r], em[r])); /* integers: exact */
+            __m512i e = r % 2 ? _mm512_srai_epi32(em[r / 2], 16) : _mm512_srai_epi32(_mm512_slli_epi32(em[r / 2], 16), 16);
+            live[r] = _mm512_cmpgt_epi32_mask(e, _mm512_set1_epi32(ACC_TCF_LIVE));
+            *low |= _mm512_mask_cmplt_epi32_mask(live[r], e, _mm512_set1_epi32(f - 126)) != 0; /* as the AVX2 kernel */
+            ei[r] = _mm512_maskz_mov_epi32(live[r], e);
             up[r] = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_sub_epi32(_mm512_set1_epi32(127 + f), ei[r]), 23));
             s0[r] = _mm512_cvttps_epi32(_mm512_mul_ps(c[r], up[r]));
             s1[r] = _mm512_setzero_si512();
@@ -73,12 +79,14 @@ tcf16_rows(const int mr, const int single, double *C, long ldc, long j0, long nr
                 s1[r] = _mm512_add_epi32(s1[r], _mm512_cvttps_epi32(_mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(a[r][k]), bv), up[r])));
         }
         _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) {
-            __m512 x;
-            if (single) { /* one int32 sum: converted toward zero, it keeps 24 significant bits */
-                x = _mm512_cvt_roundepi32_ps(s0[r], _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-                if (p < 24)
-                    x = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), keep32));
-            } else {
+            /* the block's int32 sum (the halves' where they do not overflow it), converted toward
+             * zero: it keeps 24 significant bits, then p */
+            __m512i sum = single ? s0[r] : _mm512_add_epi32(s0[r], s1[r]);
+            __m512 x = _mm512_cvt_roundepi32_ps(sum, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+            if (p < 24)
+                x = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), keep32));
+            /* overflow: both halves' signs differ from the sum's (0x42: (s0 ^ sum) & (s1 ^ sum)) */
+            if (!single && _mm512_movepi32_mask(_mm512_ternarylogic_epi32(s0[r], s1[r], sum, 0x42))) {
                 __m512d lo = tcf16_join(_mm512_castsi512_si256(s0[r]), _mm512_castsi512_si256(s1[r]), keep);
                 __m512d hi = tcf16_join(_mm512_extracti64x4_epi64(s0[r], 1), _mm512_extracti64x4_epi64(s1[r], 1), keep);
                 x = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo)), _mm512_cvtpd_ps(hi), 1);
@@ -104,22 +112,54 @@ tcf16_rows(const int mr, const int single, double *C, long ldc, long j0, long nr
     }
 }
 
-T16 void acc_tcf16_rows(int mr, double *C, long ldc, long j0, long nr, const float *const *a, const float *const *ea,
-                        long K, const float *bp, const float *be, int f, int bsz, int acc, int promote, int *low)
+/* tcf16_rows with its row count a constant, so that the accumulators stay in registers */
+T16 static inline __attribute__((always_inline)) void
+tcf16_mr(const int single, const int whole, const int bsz, int mr, double *C, long ldc, long j0, long nr,
+         const float *const *a, const int32_t *const *ep, long K, const float *bp, const int32_t *bq, int f, int acc,
+         int promote, int *low)
+{
+    switch (mr) {
+    case 4: tcf16_rows(4, single, whole, C, ldc, j0, nr, a, ep, K, bp, bq, f, bsz, acc, promote, low); break;
+    case 3: tcf16_rows(3, single, whole, C, ldc, j0, nr, a, ep, K, bp, bq, f, bsz, acc, promote, low); break;
+    case 2: tcf16_rows(2, single, whole, C, ldc, j0, nr, a, ep, K, bp, bq, f, bsz, acc, promote, low); break;
+    default: tcf16_rows(1, single, whole, C, ldc, j0, nr, a, ep, K, bp, bq, f, bsz, acc, promote, low); break;
+    }
+}
+
+T16 void acc_tcf16_rows(int mr, double *C, long ldc, long j0, long nr, const float *const *a, const int32_t *const *ep,
+                        long K, const float *bp, const int32_t *bq, int f, int bsz, int acc, int promote, int *low)
 {
     /* one int32 sum per block where the block's terms and C (each below 2^(f+2)) cannot leave
-     * it; else two halves joined in binary64 */
+     * it; else two halves, added where their sum does not overflow */
     const int single = (double)(bsz + 1) * ldexp(1.0, f + 2) < 0x1p31;
-    switch (mr * 2 + single) { /* the row count and the form constants: accumulators stay in registers */
-    case 9: tcf16_rows(4, 1, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote, low); break;
-    case 8: tcf16_rows(4, 0, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote, low); break;
-    case 7: tcf16_rows(3, 1, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote, low); break;
-    case 6: tcf16_rows(3, 0, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote, low); break;
-    case 5: tcf16_rows(2, 1, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote, low); break;
-    case 4: tcf16_rows(2, 0, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote, low); break;
-    case 3: tcf16_rows(1, 1, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote, low); break;
-    default: tcf16_rows(1, 0, C, ldc, j0, nr, a, ea, K, bp, be, f, bsz, acc, promote, low); break;
+    /* the models' blocks (Volta 4, Ampere 8, Hopper 16, Hopper FP8 32) as constants where K holds
+     * whole blocks: each block's loops unrolled */
+    switch (K % bsz ? 0 : bsz * 2 + single) {
+    case 4 * 2 + 1: tcf16_mr(1, 1, 4, mr, C, ldc, j0, nr, a, ep, K, bp, bq, f, acc, promote, low); break;
+    case 8 * 2 + 1: tcf16_mr(1, 1, 8, mr, C, ldc, j0, nr, a, ep, K, bp, bq, f, acc, promote, low); break;
+    case 16 * 2: tcf16_mr(0, 1, 16, mr, C, ldc, j0, nr, a, ep, K, bp, bq, f, acc, promote, low); break;
+    case 32 * 2 + 1: tcf16_mr(1, 1, 32, mr, C, ldc, j0, nr, a, ep, K, bp, bq, f, acc, promote, low); break;
+    default:
+        if (single)
+            tcf16_mr(1, 0, bsz, mr, C, ldc, j0, nr, a, ep, K, bp, bq, f, acc, promote, low);
+        else
+            tcf16_mr(0, 0, bsz, mr, C, ldc, j0, nr, a, ep, K, bp, bq, f, acc, promote, low);
     }
+}
+
+T16 void acc_tcf16_pairs(int32_t *q, const float *lo, const float *hi, long n)
+{
+    const __m512 ninf = _mm512_set1_ps(-INFINITY);
+    const __m512i none = _mm512_set1_epi32(ACC_TCF_NONE), low16 = _mm512_set1_epi32(0xffff);
+    long i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 l = _mm512_loadu_ps(lo + i), h = _mm512_loadu_ps(hi + i);
+        __m512i li = _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(l, ninf, _CMP_EQ_OQ), _mm512_cvttps_epi32(l), none);
+        __m512i hi16 = _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(h, ninf, _CMP_EQ_OQ), _mm512_cvttps_epi32(h), none);
+        _mm512_storeu_si512(q + i, _mm512_or_si512(_mm512_and_si512(li, low16), _mm512_slli_epi32(hi16, 16)));
+    }
+    for (; i < n; i++)
+        q[i] = acc_tcf_pair(lo[i], hi[i]);
 }
 
 T16 long acc_tcf16_convert(float *v, float *e, const double *x, long n, int emin, acc_tcf_range_t *g)

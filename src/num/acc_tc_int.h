@@ -2,6 +2,9 @@
 #ifndef AMLA_ACC_TC_INT_H
 #define AMLA_ACC_TC_INT_H
 
+#include <math.h>
+#include <stdint.h>
+
 /* Parameters of the tensor-core block models: fraction bits F, block B, promotion interval. */
 typedef struct {
     int f, b, promote;
@@ -46,13 +49,36 @@ void acc_tcf_convert1(float *v, float *e, const double *x, long n, int emin, acc
 int acc_tcf_check_c1(const double *C, long ldc, long M, long N, double *cmax);
 int acc_tcf16_check_c(const double *C, long ldc, long M, long N, double *cmax);
 
+/* The AVX-512 kernel takes operand exponents as int16 (exact: binades of -150 .. 127 and their
+ * sums), two to a 32-bit lane: a zero's exponent is ACC_TCF_NONE, far enough below every binade
+ * that a sum with it stays below ACC_TCF_LIVE and two of them still fit in int16. */
+#define ACC_TCF_NONE (-12288)
+#define ACC_TCF_LIVE (-4096)
+
+/* An exponent as acc_tcf16_convert gives it (-infinity for a zero) in int16. */
+static inline int32_t acc_tcf_e16(float e)
+{
+    return e == -INFINITY ? ACC_TCF_NONE : (int32_t)e;
+}
+
+/* Two exponents in one 32-bit lane: lo in the low int16, hi in the high one. */
+static inline int32_t acc_tcf_pair(float lo, float hi)
+{
+    return (int32_t)(((uint32_t)acc_tcf_e16(hi) << 16) | ((uint32_t)acc_tcf_e16(lo) & 0xffffu));
+}
+
+/* q[i] = acc_tcf_pair(lo[i], hi[i]) for i < n, sixteen at a time (AVX-512, acc_tc_f32x16.c). */
+void acc_tcf16_pairs(int32_t *q, const float *lo, const float *hi, long n);
+
 /* The binary32-lane kernel's AVX-512 form (acc_tc_f32x16.c): rows i .. i + mr - 1 (mr <= 4) of
- * C against the sixteen columns j0 .. j0 + nr - 1 (nr <= 16) packed in bp (operands) and be
- * (their exponents), k-major, sixteen floats per k; a[r] and ea[r] the rows' operands and
- * exponents. Where a block's exponent maximum falls below f - 126, *low is set and C is left
- * as it was (the caller recomputes the tile otherwise). Only where cpu_has_avx512() says so. */
+ * C against the sixteen columns j0 .. j0 + nr - 1 (nr <= 16) packed in bp (operands) and bq
+ * (their exponents, each in both halves of its lane: acc_tcf_pair(e, e)), k-major, sixteen per
+ * k; a[r] the rows' operands, ep[h] the exponents of rows 2h and 2h + 1 paired (row 2h alone
+ * where mr = 2h + 1: its pair's high half is not used). Where a block's exponent maximum falls
+ * below f - 126, *low is set and C is left as it was (the caller recomputes the tile otherwise).
+ * Only where cpu_has_avx512() says so. */
 #define ACC_TCF16_MR 4
-void acc_tcf16_rows(int mr, double *C, long ldc, long j0, long nr, const float *const *a, const float *const *ea,
-                    long K, const float *bp, const float *be, int f, int bsz, int acc, int promote, int *low);
+void acc_tcf16_rows(int mr, double *C, long ldc, long j0, long nr, const float *const *a, const int32_t *const *ep,
+                    long K, const float *bp, const int32_t *bq, int f, int bsz, int acc, int promote, int *low);
 
 #endif

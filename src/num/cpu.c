@@ -21,7 +21,7 @@ int cpu_has_avx512(void)
     static int cached = -1;
     if (cached < 0)
         cached = cpu_has_avx2_fma() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-                 __builtin_cpu_supports("avx512vl");
+                 __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
     return cached;
 #else
     return 0;

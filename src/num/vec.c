@@ -108,14 +108,17 @@ VEC_AVX2 static void scale32_ftz_avx2(double *o, const double *x, long n, double
         o[i] = _mm_cvtss_f32(ftz4(_mm_set_ss((float)(x[i] * a))));
 }
 
-VEC_AVX2 static void fma32_ftz_avx2(double *x, long n, double a, double b)
+/* o[i] = ftz(fma(x[i], a, c[i])), or with b for every c[i] where c is NULL */
+VEC_AVX2 static void fma32_ftz_avx2(double *o, const double *x, long n, double a, double b, const double *c)
 {
     __m128 av = _mm_set1_ps((float)a), bv = _mm_set1_ps((float)b);
     long i = 0;
-    for (; i + 4 <= n; i += 4)
-        _mm256_storeu_pd(x + i, _mm256_cvtps_pd(ftz4(_mm_fmadd_ps(_mm256_cvtpd_ps(_mm256_loadu_pd(x + i)), av, bv))));
+    for (; i + 4 <= n; i += 4) {
+        __m128 cv = c ? _mm256_cvtpd_ps(_mm256_loadu_pd(c + i)) : bv;
+        _mm256_storeu_pd(o + i, _mm256_cvtps_pd(ftz4(_mm_fmadd_ps(_mm256_cvtpd_ps(_mm256_loadu_pd(x + i)), av, cv))));
+    }
     for (; i < n; i++)
-        x[i] = _mm_cvtss_f32(ftz4(_mm_fmadd_ss(_mm_set_ss((float)x[i]), av, bv)));
+        o[i] = _mm_cvtss_f32(ftz4(_mm_fmadd_ss(_mm_set_ss((float)x[i]), av, c ? _mm_set_ss((float)c[i]) : bv)));
 }
 #define VEC_HAVE_AVX2 cpu_has_avx2_fma()
 #else
@@ -141,9 +144,9 @@ static void scale32_ftz_avx2(double *o, const double *x, long n, double a)
 {
     (void)o, (void)x, (void)n, (void)a;
 }
-static void fma32_ftz_avx2(double *x, long n, double a, double b)
+static void fma32_ftz_avx2(double *o, const double *x, long n, double a, double b, const double *c)
 {
-    (void)x, (void)n, (void)a, (void)b;
+    (void)o, (void)x, (void)n, (void)a, (void)b, (void)c;
 }
 static void fwht_avx2(double *v, long h)
 {
@@ -238,9 +241,19 @@ void vec_scale32_ftz(double *o, const double *x, long n, double a)
 void vec_fma32_ftz(double *x, long n, double a, double b)
 {
     if (VEC_HAVE_AVX2) {
-        fma32_ftz_avx2(x, n, a, b);
+        fma32_ftz_avx2(x, x, n, a, b, NULL);
         return;
     }
     for (long i = 0; i < n; i++)
         x[i] = ftz1(fmaf((float)x[i], (float)a, (float)b));
+}
+
+void vec_axpy32_ftz(double *o, const double *y, long n, double a)
+{
+    if (VEC_HAVE_AVX2) {
+        fma32_ftz_avx2(o, y, n, a, 0, o);
+        return;
+    }
+    for (long i = 0; i < n; i++)
+        o[i] = ftz1(fmaf((float)y[i], (float)a, (float)o[i]));
 }

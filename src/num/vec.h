@@ -17,6 +17,9 @@ void vec_rescale_add32(double *o, const double *t, long n, double a, double ts);
  * o[i] = ftz((float)(x[i] * a)); and x[i] = ftz(fmaf((float)x[i], (float)a, (float)b)). */
 void vec_scale32_ftz(double *o, const double *x, long n, double a);
 void vec_fma32_ftz(double *x, long n, double a, double b);
+/* o[i] = fl32(fma(a, y[i], o[i])) flushed to zero: FFMA on binary32 values (a, y, o), as
+ * vec_fma32_ftz (AVX2 where the processor has it) */
+void vec_axpy32_ftz(double *o, const double *y, long n, double a);
 /* The largest of m and every |x[i]|, as m = |x[i]| > m ? |x[i]| : m in any order (NaN skipped). */
 double vec_absmax(const double *x, long n, double m);
 

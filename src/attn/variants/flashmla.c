@@ -327,8 +327,7 @@ static double fmla_combine(attn_ctx_t *ctx, double *o, const double *oacc, long 
         double w = gpu_ex2(ctx, O_RESCALE, gpu_f32(ctx, O_RESCALE, lse[i] - glse));
         if (w == 0)
             continue;
-        for (long c = 0; c < dv; c++)
-            o[c] = gpu_fma(ctx, O_RESCALE, w, oacc[i * ldo_split + c], o[c]);
+        gpu_fma_acc_n(ctx, O_RESCALE, o, oacc + i * ldo_split, dv, w);
     }
     return glse;
 }

@@ -20,6 +20,16 @@ void gpu_f32_scale(attn_ctx_t *ctx, int site, double *x, long n, double a)
     vec_scale32_ftz(x, x, n, a);
 }
 
+void gpu_fma_acc_n(attn_ctx_t *ctx, int site, double *o, const double *y, long n, double a)
+{
+    if (ctx->site[site].exact) {
+        for (long i = 0; i < n; i++)
+            o[i] = a * y[i] + o[i];
+        return;
+    }
+    vec_axpy32_ftz(o, y, n, a);
+}
+
 double gpu_ex2(attn_ctx_t *ctx, int site, double x)
 {
     return ctx->site[site].exact ? exp2(x) : (double)sfu_ex2((float)x);

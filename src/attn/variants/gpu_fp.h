@@ -33,6 +33,8 @@ static inline double gpu_fma(attn_ctx_t *ctx, int site, double a, double b, doub
 
 /* x[0:n] = gpu_f32(x[i] a): a binary32 product (x and a binary32 values), flushed */
 void gpu_f32_scale(attn_ctx_t *ctx, int site, double *x, long n, double a);
+/* o[i] = gpu_fma(a, y[i], o[i]) for i < n (vectorized where the processor allows) */
+void gpu_fma_acc_n(attn_ctx_t *ctx, int site, double *o, const double *y, long n, double a);
 double gpu_ex2(attn_ctx_t *ctx, int site, double x);
 double gpu_lg2(attn_ctx_t *ctx, int site, double x);
 double gpu_rcp(attn_ctx_t *ctx, int site, double x);
