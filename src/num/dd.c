@@ -94,7 +94,7 @@ dd_t dd_sum_array(const double *hi, const double *lo, long n)
     return dd_add(dd_add(a[0], a[1]), dd_add(a[2], a[3]));
 }
 
-/* ---- dd_exp_array: the same operations, four lanes at a time with AVX2 ---- */
+/* ---- dd_exp_array: the same operations, eight lanes at a time (AVX-512) or four (AVX2) ---- */
 static dd_t dd_exp_shifted(dd_t x, double m, dd_t scale)
 {
     return dd_exp(dd_mul(dd_add(x, (dd_t){-m, 0.0}), scale));
@@ -102,112 +102,100 @@ static dd_t dd_exp_shifted(dd_t x, double m, dd_t scale)
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
-#define DD_TGT __attribute__((target("avx2,fma")))
 
-typedef struct {
-    __m256d hi, lo;
-} dd4_t;
+/* four lanes (AVX2) */
+#define DDV_W 4
+#define DDV(name) dd4_##name
+#define DDV_TGT __attribute__((target("avx2,fma")))
+#define VD __m256d
+#define VI __m128i
+#define V_SET1 _mm256_set1_pd
+#define V_ADD _mm256_add_pd
+#define V_SUB _mm256_sub_pd
+#define V_MUL _mm256_mul_pd
+#define V_FMSUB _mm256_fmsub_pd
+#define V_XOR _mm256_xor_pd
+#define V_LOAD _mm256_loadu_pd
+#define V_STORE _mm256_storeu_pd
+#define V_CVT_I _mm256_cvtpd_epi32
+#define I_SET1 _mm_set1_epi32
+#define I_AND _mm_and_si128
+#define I_SUB _mm_sub_epi32
+#define I_SRAI _mm_srai_epi32
+#define I_SLLI _mm_slli_epi32
+#define I_STORE(p, v) _mm_storeu_si128((__m128i *)(p), v)
+#define V_GATHER(base, i) _mm256_i32gather_pd(base, i, 8)
+#define V_POW2(i) _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(_mm256_cvtepi32_epi64(i), _mm256_set1_epi64x(1023)), 52))
+#define V_REDO(x, i) (_mm256_movemask_pd(_mm256_or_pd(_mm256_cmp_pd(x, _mm256_set1_pd(-745.2), _CMP_NGE_UQ), \
+                                                        _mm256_cmp_pd(x, _mm256_set1_pd(709.7), _CMP_GT_OQ))) | \
+                      _mm_movemask_ps(_mm_castsi128_ps(_mm_cmplt_epi32(i, _mm_set1_epi32(-1022)))))
+#include "num/dd_exp_vec.h"
+#undef DDV_W
+#undef DDV
+#undef DDV_TGT
+#undef VD
+#undef VI
+#undef V_SET1
+#undef V_ADD
+#undef V_SUB
+#undef V_MUL
+#undef V_FMSUB
+#undef V_XOR
+#undef V_LOAD
+#undef V_STORE
+#undef V_CVT_I
+#undef I_SET1
+#undef I_AND
+#undef I_SUB
+#undef I_SRAI
+#undef I_SLLI
+#undef I_STORE
+#undef V_GATHER
+#undef V_POW2
+#undef V_REDO
 
-DD_TGT static inline dd4_t dd4_two_sum(__m256d a, __m256d b)
-{
-    __m256d s = _mm256_add_pd(a, b), bb = _mm256_sub_pd(s, a);
-    return (dd4_t){s, _mm256_add_pd(_mm256_sub_pd(a, _mm256_sub_pd(s, bb)), _mm256_sub_pd(b, bb))};
-}
-
-DD_TGT static inline dd4_t dd4_fast_two_sum(__m256d a, __m256d b)
-{
-    __m256d s = _mm256_add_pd(a, b);
-    return (dd4_t){s, _mm256_sub_pd(b, _mm256_sub_pd(s, a))};
-}
-
-DD_TGT static inline dd4_t dd4_add(dd4_t x, dd4_t y)
-{
-    dd4_t s = dd4_two_sum(x.hi, y.hi), t = dd4_two_sum(x.lo, y.lo);
-    s.lo = _mm256_add_pd(s.lo, t.hi);
-    s = dd4_fast_two_sum(s.hi, s.lo);
-    s.lo = _mm256_add_pd(s.lo, t.lo);
-    return dd4_fast_two_sum(s.hi, s.lo);
-}
-
-DD_TGT static inline dd4_t dd4_mul(dd4_t x, dd4_t y)
-{
-    __m256d p = _mm256_mul_pd(x.hi, y.hi);
-    __m256d e = _mm256_fmsub_pd(x.hi, y.hi, p);
-    e = _mm256_add_pd(e, _mm256_add_pd(_mm256_mul_pd(x.hi, y.lo), _mm256_mul_pd(x.lo, y.hi)));
-    return dd4_fast_two_sum(p, e);
-}
-
-DD_TGT static inline dd4_t dd4_set(dd_t a) { return (dd4_t){_mm256_set1_pd(a.hi), _mm256_set1_pd(a.lo)}; }
-
-/* dd_exp_shifted on four lanes; lanes outside the common range (result 0, inf, subnormal
- * scale) are redone by the scalar code, so every lane equals dd_exp_shifted bit for bit. */
-DD_TGT static void dd_exp4(double *hi, double *lo, double m, dd_t scale)
-{
-    const __m256d C = _mm256_set1_pd(0x1.8p52), zero = _mm256_setzero_pd();
-    const dd4_t in = {_mm256_loadu_pd(hi), _mm256_loadu_pd(lo)};
-    dd4_t x = in;
-    x = dd4_mul(dd4_add(x, (dd4_t){_mm256_set1_pd(-m), zero}), dd4_set(scale));
-    __m256d k = _mm256_sub_pd(_mm256_add_pd(_mm256_mul_pd(x.hi, _mm256_set1_pd(DD_EXP_TSIZE / LN2_HI)), C), C);
-    __m256d p1 = _mm256_mul_pd(k, _mm256_set1_pd(LN2K_HI)), p2 = _mm256_mul_pd(k, _mm256_set1_pd(LN2K_MID));
-    __m256d nz = _mm256_set1_pd(-0.0);
-    dd4_t r = dd4_add(x, (dd4_t){_mm256_xor_pd(p1, nz), _mm256_xor_pd(_mm256_fmsub_pd(k, _mm256_set1_pd(LN2K_HI), p1), nz)});
-    r = dd4_add(r, (dd4_t){_mm256_xor_pd(p2, nz), _mm256_xor_pd(_mm256_fmsub_pd(k, _mm256_set1_pd(LN2K_MID), p2), nz)});
-    r = dd4_add(r, (dd4_t){_mm256_xor_pd(_mm256_mul_pd(k, _mm256_set1_pd(LN2K_LO)), nz), zero});
-    __m256d h = r.hi;
-    __m256d q = _mm256_add_pd(
-        _mm256_set1_pd(DD_INV_FACT[5].hi),
-        _mm256_mul_pd(h, _mm256_add_pd(_mm256_set1_pd(DD_INV_FACT[6].hi),
-                                       _mm256_mul_pd(h, _mm256_add_pd(_mm256_set1_pd(DD_INV_FACT[7].hi),
-                                                                      _mm256_mul_pd(h, _mm256_add_pd(_mm256_set1_pd(DD_INV_FACT[8].hi),
-                                                                                                     _mm256_mul_pd(h, _mm256_set1_pd(DD_INV_FACT[9].hi)))))))));
-    dd4_t e = dd4_add(dd4_set(DD_INV_FACT[4]), dd4_mul(r, (dd4_t){q, zero}));
-    for (int n = 3; n >= 1; n--)
-        e = dd4_add(dd4_set(DD_INV_FACT[n]), dd4_mul(r, e));
-    e = dd4_mul(r, e);
-    __m128i ki = _mm256_cvtpd_epi32(k);
-    __m128i j = _mm_and_si128(ki, _mm_set1_epi32(DD_EXP_TSIZE - 1));
-    __m128i mm = _mm_srai_epi32(_mm_sub_epi32(ki, j), DD_EXP_TBITS);
-    __m128i j2 = _mm_slli_epi32(j, 1);
-    dd4_t t = {_mm256_i32gather_pd(&dd_exp_table[0].hi, j2, 8), _mm256_i32gather_pd(&dd_exp_table[0].lo, j2, 8)};
-    dd4_t y = dd4_add(t, dd4_mul(t, e));
-    __m256i pw = _mm256_slli_epi64(_mm256_add_epi64(_mm256_cvtepi32_epi64(mm), _mm256_set1_epi64x(1023)), 52);
-    __m256d p = _mm256_castsi256_pd(pw);
-    __m256d oh = _mm256_mul_pd(y.hi, p), ol = _mm256_mul_pd(y.lo, p);
-    /* lanes the scalar code must redo: x.hi < -745.2, x.hi > 709.7, NaN, or 2^m subnormal */
-    __m256d out = _mm256_or_pd(_mm256_cmp_pd(x.hi, _mm256_set1_pd(-745.2), _CMP_NGE_UQ),
-                               _mm256_cmp_pd(x.hi, _mm256_set1_pd(709.7), _CMP_GT_OQ));
-    int redo = _mm256_movemask_pd(out) | _mm_movemask_ps(_mm_castsi128_ps(_mm_cmplt_epi32(mm, _mm_set1_epi32(-1022))));
-    if (redo) {
-        double xh[4], ih[4], il[4];
-        int mi[4];
-        _mm256_storeu_pd(xh, x.hi);
-        _mm256_storeu_pd(ih, in.hi);
-        _mm256_storeu_pd(il, in.lo);
-        _mm_storeu_si128((__m128i *)mi, mm);
-        _mm256_storeu_pd(hi, oh);
-        _mm256_storeu_pd(lo, ol);
-        for (int l = 0; l < 4; l++)
-            if (xh[l] < -745.2 || xh[l] > 709.7 || mi[l] < -1022 || xh[l] != xh[l]) {
-                dd_t s = dd_exp_shifted((dd_t){ih[l], il[l]}, m, scale);
-                hi[l] = s.hi;
-                lo[l] = s.lo;
-            }
-        return;
-    }
-    _mm256_storeu_pd(hi, oh);
-    _mm256_storeu_pd(lo, ol);
-}
-
+/* eight lanes (AVX-512) */
+#define DDV_W 8
+#define DDV(name) dd8_##name
+#define DDV_TGT __attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma")))
+#define VD __m512d
+#define VI __m256i
+#define V_SET1 _mm512_set1_pd
+#define V_ADD _mm512_add_pd
+#define V_SUB _mm512_sub_pd
+#define V_MUL _mm512_mul_pd
+#define V_FMSUB _mm512_fmsub_pd
+#define V_XOR _mm512_xor_pd
+#define V_LOAD _mm512_loadu_pd
+#define V_STORE _mm512_storeu_pd
+#define V_CVT_I _mm512_cvtpd_epi32
+#define I_SET1 _mm256_set1_epi32
+#define I_AND _mm256_and_si256
+#define I_SUB _mm256_sub_epi32
+#define I_SRAI _mm256_srai_epi32
+#define I_SLLI _mm256_slli_epi32
+#define I_STORE(p, v) _mm256_storeu_si256((__m256i *)(p), v)
+#define V_GATHER(base, i) _mm512_i32gather_pd(i, base, 8)
+#define V_POW2(i) _mm512_castsi512_pd(_mm512_slli_epi64(_mm512_add_epi64(_mm512_cvtepi32_epi64(i), _mm512_set1_epi64(1023)), 52))
+#define V_REDO(x, i) (_mm512_cmp_pd_mask(x, _mm512_set1_pd(-745.2), _CMP_NGE_UQ) | \
+                      _mm512_cmp_pd_mask(x, _mm512_set1_pd(709.7), _CMP_GT_OQ) | \
+                      _mm256_cmplt_epi32_mask(i, _mm256_set1_epi32(-1022)))
+#include "num/dd_exp_vec.h"
 #endif
+
+int dd_simd = 2;
 
 void dd_exp_array(double *hi, double *lo, long n, double m, dd_t scale)
 {
     long j = 0;
     pthread_once(&dd_exp_once, dd_exp_init);
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (cpu_has_avx2_fma())
+    if (dd_simd >= 2 && cpu_has_avx512())
+        for (; j + 8 <= n; j += 8)
+            dd8_exp(hi + j, lo + j, m, scale);
+    if (dd_simd >= 1 && cpu_has_avx2_fma())
         for (; j + 4 <= n; j += 4)
-            dd_exp4(hi + j, lo + j, m, scale);
+            dd4_exp(hi + j, lo + j, m, scale);
 #endif
     for (; j < n; j++) {
         dd_t p = dd_exp_shifted((dd_t){hi[j], lo[j]}, m, scale);
