@@ -244,23 +244,25 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
         return 0;
     long nbp = (N + np - 1) / np;
     float *bp = err_malloc((size_t)(nbp * K * np + 1), sizeof(float));
-    /* op(B)'s exponents: as binary32 values (AVX2) or int16 in both halves of a lane (AVX-512) */
-    float *be = wide ? NULL : err_malloc((size_t)(nbp * K * np + 1), sizeof(float));
-    int32_t *bq = wide ? err_malloc((size_t)(nbp * K * np + 1), sizeof(int32_t)) : NULL;
+    /* op(B)'s exponents: as binary32 values, or int16 in both halves of a lane where the AVX-512
+     * kernel takes pairs */
+    const int pairs = wide && tc->b >= ACC_TCF16_PAIRS;
+    float *be = pairs ? NULL : err_malloc((size_t)(nbp * K * np + 1), sizeof(float));
+    int32_t *bq = pairs ? err_malloc((size_t)(nbp * K * np + 1), sizeof(int32_t)) : NULL;
     acc_tcf_range_t ga = {-INFINITY, INFINITY, 1}, gb = {-INFINITY, INFINITY, 1};
     /* A's operands: the held ones where A lies inside them (their range covers A's: the checks
      * below may only be stricter), else converted here; row i at av + i ak */
     float *af = NULL, *ae = NULL;
     int32_t *aq = NULL;
     const float *av, *aw;
-    const int32_t *ap = NULL; /* A's exponents paired (AVX-512): row pair h at ap + h apk */
+    const int32_t *ap = NULL; /* A's exponents paired (pairs): row pair h at ap + h apk */
     long ak, apk = K, hr, hc;
     if (tcf_held_has(A, lda, M, K, emin_a, &hr, &hc)) {
         ak = tcf_held.k;
         av = tcf_held.v + hr * ak + hc;
         aw = tcf_held.e + hr * ak + hc;
         ga = tcf_held.g;
-        if (wide && hr % 2 == 0) /* the held pairs line up with A's */
+        if (pairs && hr % 2 == 0) /* the held pairs line up with A's */
             ap = tcf_held.q + hr / 2 * ak + hc, apk = ak;
     } else {
         af = err_malloc((size_t)(M * K + 1), sizeof(float));
@@ -269,7 +271,7 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
             tcf_convert(af + i * K, ae + i * K, A + i * lda, K, emin_a, &ga, wide);
         av = af, aw = ae, ak = K;
     }
-    if (wide && !ap) {
+    if (pairs && !ap) {
         aq = err_malloc((size_t)((M + 1) / 2 * K + 1), sizeof(int32_t));
         tcf_pairs(aq, aw, ak, M, K);
         ap = aq;
@@ -278,35 +280,39 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
      * of np columns, zero beyond N */
     long nl = b_trans ? N : K, ll = b_trans ? K : N;
     float *tv = err_malloc((size_t)ll + 1, sizeof(float)), *te = err_malloc((size_t)ll + 1, sizeof(float));
-    int32_t *tq = wide ? err_malloc((size_t)ll + 1, sizeof(int32_t)) : NULL;
+    int32_t *tq = pairs ? err_malloc((size_t)ll + 1, sizeof(int32_t)) : NULL;
     for (long l = 0; l < nl; l++) {
         tcf_convert(tv, te, B + l * ldb, ll, emin_b, &gb, wide);
-        if (wide)
+        if (pairs)
             acc_tcf16_pairs(tq, te, te, ll);
         if (b_trans) { /* column l of op(B): stride np in its panel */
             long at = l / np * K * np + l % np;
             for (long k = 0; k < K; k++)
                 bp[at + k * np] = tv[k];
-            for (long k = 0; k < K; k++)
-                if (wide)
+            if (pairs)
+                for (long k = 0; k < K; k++)
                     bq[at + k * np] = tq[k];
-                else
+            else
+                for (long k = 0; k < K; k++)
                     be[at + k * np] = te[k];
         } else /* row l of op(B): np contiguous values in each panel */
             for (long j0 = 0; j0 < N; j0 += np) {
                 long w = N - j0 < np ? N - j0 : np, at = j0 * K + l * np;
-                memcpy(bp + at, tv + j0, sizeof(float) * (size_t)w);
-                if (wide)
-                    memcpy(bq + at, tq + j0, sizeof(int32_t) * (size_t)w);
+                for (long t = 0; t < w; t++) /* loops, not memcpy: w is at most 16 */
+                    bp[at + t] = tv[j0 + t];
+                if (pairs)
+                    for (long t = 0; t < w; t++)
+                        bq[at + t] = tq[j0 + t];
                 else
-                    memcpy(be + at, te + j0, sizeof(float) * (size_t)w);
+                    for (long t = 0; t < w; t++)
+                        be[at + t] = te[j0 + t];
             }
     }
     for (long j = N; j < nbp * np; j++)
         for (long k = 0; k < K; k++) {
             long at = (j / np * K + k) * np + j % np;
             bp[at] = 0.0f;
-            if (wide)
+            if (pairs)
                 bq[at] = acc_tcf_pair(-INFINITY, -INFINITY);
             else
                 be[at] = -INFINITY;
@@ -331,16 +337,16 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
         for (long i = 0; i < M; i += mp) {
             int mr = M - i < mp ? (int)(M - i) : mp, low = 0;
             const float *a[ACC_TCF16_MR], *ea[ACC_TCF16_MR];
-            const int32_t *eq[ACC_TCF16_MR / 2];
+            const int32_t *eq[ACC_TCF16_MR / 2] = {NULL, NULL};
             for (int r = 0; r < mp; r++) {
                 a[r] = av + (i + (r < mr ? r : 0)) * ak;
                 ea[r] = aw + (i + (r < mr ? r : 0)) * ak;
             }
-            for (int h = 0; wide && h < mp / 2; h++) /* i is even: pairs (i + 2h, i + 2h + 1) */
+            for (int h = 0; pairs && h < mp / 2; h++) /* i is even: pairs (i + 2h, i + 2h + 1) */
                 eq[h] = ap + (i / 2 + (2 * h < mr ? h : 0)) * apk;
             if (wide)
-                acc_tcf16_rows(mr, C + i * ldc, ldc, j0, nr, a, eq, K, pb, bq + j0 * K, tc->f, tc->b, acc, tc->promote,
-                               &low);
+                acc_tcf16_rows(mr, C + i * ldc, ldc, j0, nr, a, ea, eq, K, pb, be ? be + j0 * K : NULL,
+                               bq ? bq + j0 * K : NULL, tc->f, tc->b, acc, tc->promote, &low);
             else
                 tcf_rows_n(mr, C + i * ldc, ldc, j0, nr, a, ea, K, pb, be + j0 * K, tc->f, tc->b, acc, tc->promote,
                            &low);

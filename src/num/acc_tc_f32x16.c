@@ -19,11 +19,20 @@ T16 static inline __m512d tcf16_join(__m256i h0, __m256i h1, __m512i keep)
     return _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(x), keep));
 }
 
+/* C's exponent per lane: the binade of a normal binary32, none for a zero */
+T16 static inline __m512i tcf16_cexp(__m512 c, __m512i none)
+{
+    __m512i cb = _mm512_srli_epi32(_mm512_castps_si512(c), 23);
+    __m512i ec = _mm512_sub_epi32(_mm512_and_si512(cb, _mm512_set1_epi32(0xff)), _mm512_set1_epi32(127));
+    return _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(c, _mm512_setzero_ps(), _CMP_NEQ_UQ), none, ec);
+}
+
 T16 static inline __attribute__((always_inline)) void
 tcf16_rows(const int mr, const int single, const int whole, double *C, long ldc, long j0, long nr,
-           const float *const *a, const int32_t *const *ep, long K, const float *bp, const int32_t *bq, int f,
-           const int bsz, int acc, int promote, int *low)
+           const float *const *a, const float *const *ea, const int32_t *const *ep, long K, const float *bp,
+           const float *be, const int32_t *bq, int f, const int bsz, int acc, int promote, int *low)
 {
+    const int pairs = bsz >= ACC_TCF16_PAIRS; /* exponents as int16 pairs (else binary32 values) */
     const __m512 zero = _mm512_setzero_ps();
     const __m512i none = _mm512_set1_epi32(ACC_TCF_NONE); /* the exponent of a zero */
     const int p = f + 1 < 24 ? f + 1 : 24;
@@ -45,22 +54,35 @@ tcf16_rows(const int mr, const int single, const int whole, double *C, long ldc,
         __m512 up[ACC_TCF16_MR];
         __m512i s0[ACC_TCF16_MR], s1[ACC_TCF16_MR], ei[ACC_TCF16_MR], em[ACC_TCF16_MR / 2];
         __mmask16 live[ACC_TCF16_MR];
-        _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) { /* C's exponent: its binade (a normal binary32 here) */
-            __m512i cb = _mm512_srli_epi32(_mm512_castps_si512(c[r]), 23);
-            __m512i ec = _mm512_sub_epi32(_mm512_and_si512(cb, _mm512_set1_epi32(0xff)), _mm512_set1_epi32(127));
-            ec = _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(c[r], zero, _CMP_NEQ_UQ), none, ec);
-            if (r % 2 == 0)
-                em[r / 2] = _mm512_and_si512(ec, _mm512_set1_epi32(0xffff));
-            else
-                em[r / 2] = _mm512_or_si512(em[r / 2], _mm512_slli_epi32(ec, 16));
-        }
-        for (long k = k0; k < k1; k++) { /* two rows per vector: int16 sums of exact small integers */
-            __m512i bev = _mm512_loadu_si512(bq + k * 16);
-            _Pragma("GCC unroll 2") for (int h = 0; h < (mr + 1) / 2; h++)
-                em[h] = _mm512_max_epi16(em[h], _mm512_add_epi16(_mm512_set1_epi32(ep[h][k]), bev));
+        if (pairs) { /* two rows per vector: int16 sums of exact small integers */
+            _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) { /* C's exponent: its binade (a normal binary32) */
+                __m512i ec = tcf16_cexp(c[r], none);
+                if (r % 2 == 0)
+                    em[r / 2] = _mm512_and_si512(ec, _mm512_set1_epi32(0xffff));
+                else
+                    em[r / 2] = _mm512_or_si512(em[r / 2], _mm512_slli_epi32(ec, 16));
+            }
+            for (long k = k0; k < k1; k++) {
+                __m512i bev = _mm512_loadu_si512(bq + k * 16);
+                _Pragma("GCC unroll 2") for (int h = 0; h < (mr + 1) / 2; h++)
+                    em[h] = _mm512_max_epi16(em[h], _mm512_add_epi16(_mm512_set1_epi32(ep[h][k]), bev));
+            }
+            _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++)
+                ei[r] = r % 2 ? _mm512_srai_epi32(em[r / 2], 16) : _mm512_srai_epi32(_mm512_slli_epi32(em[r / 2], 16), 16);
+        } else { /* one row per vector: binary32 sums (exact), a zero's exponent -infinity */
+            __m512 ef[ACC_TCF16_MR];
+            _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++)
+                ef[r] = _mm512_cvtepi32_ps(tcf16_cexp(c[r], none));
+            for (long k = k0; k < k1; k++) {
+                __m512 bev = _mm512_loadu_ps(be + k * 16);
+                _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++)
+                    ef[r] = _mm512_max_ps(ef[r], _mm512_add_ps(_mm512_set1_ps(ea[r][k]), bev));
+            }
+            _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) /* -infinity (all zero) below every live one */
+                ei[r] = _mm512_cvtps_epi32(_mm512_max_ps(ef[r], _mm512_set1_ps((float)ACC_TCF_NONE)));
         }
         _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) {
-            __m512i e = r % 2 ? _mm512_srai_epi32(em[r / 2], 16) : _mm512_srai_epi32(_mm512_slli_epi32(em[r / 2], 16), 16);
+            __m512i e = ei[r];
             live[r] = _mm512_cmpgt_epi32_mask(e, _mm512_set1_epi32(ACC_TCF_LIVE));
             *low |= _mm512_mask_cmplt_epi32_mask(live[r], e, _mm512_set1_epi32(f - 126)) != 0; /* as the AVX2 kernel */
             ei[r] = _mm512_maskz_mov_epi32(live[r], e);
@@ -115,19 +137,21 @@ tcf16_rows(const int mr, const int single, const int whole, double *C, long ldc,
 /* tcf16_rows with its row count a constant, so that the accumulators stay in registers */
 T16 static inline __attribute__((always_inline)) void
 tcf16_mr(const int single, const int whole, const int bsz, int mr, double *C, long ldc, long j0, long nr,
-         const float *const *a, const int32_t *const *ep, long K, const float *bp, const int32_t *bq, int f, int acc,
+         const float *const *a, const float *const *ea, const int32_t *const *ep, long K, const float *bp,
+         const float *be, const int32_t *bq, int f, int acc,
          int promote, int *low)
 {
     switch (mr) {
-    case 4: tcf16_rows(4, single, whole, C, ldc, j0, nr, a, ep, K, bp, bq, f, bsz, acc, promote, low); break;
-    case 3: tcf16_rows(3, single, whole, C, ldc, j0, nr, a, ep, K, bp, bq, f, bsz, acc, promote, low); break;
-    case 2: tcf16_rows(2, single, whole, C, ldc, j0, nr, a, ep, K, bp, bq, f, bsz, acc, promote, low); break;
-    default: tcf16_rows(1, single, whole, C, ldc, j0, nr, a, ep, K, bp, bq, f, bsz, acc, promote, low); break;
+    case 4: tcf16_rows(4, single, whole, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, bsz, acc, promote, low); break;
+    case 3: tcf16_rows(3, single, whole, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, bsz, acc, promote, low); break;
+    case 2: tcf16_rows(2, single, whole, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, bsz, acc, promote, low); break;
+    default: tcf16_rows(1, single, whole, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, bsz, acc, promote, low); break;
     }
 }
 
-T16 void acc_tcf16_rows(int mr, double *C, long ldc, long j0, long nr, const float *const *a, const int32_t *const *ep,
-                        long K, const float *bp, const int32_t *bq, int f, int bsz, int acc, int promote, int *low)
+T16 void acc_tcf16_rows(int mr, double *C, long ldc, long j0, long nr, const float *const *a, const float *const *ea,
+                        const int32_t *const *ep, long K, const float *bp, const float *be, const int32_t *bq, int f,
+                        int bsz, int acc, int promote, int *low)
 {
     /* one int32 sum per block where the block's terms and C (each below 2^(f+2)) cannot leave
      * it; else two halves, added where their sum does not overflow */
@@ -135,15 +159,15 @@ T16 void acc_tcf16_rows(int mr, double *C, long ldc, long j0, long nr, const flo
     /* the models' blocks (Volta 4, Ampere 8, Hopper 16, Hopper FP8 32) as constants where K holds
      * whole blocks: each block's loops unrolled */
     switch (K % bsz ? 0 : bsz * 2 + single) {
-    case 4 * 2 + 1: tcf16_mr(1, 1, 4, mr, C, ldc, j0, nr, a, ep, K, bp, bq, f, acc, promote, low); break;
-    case 8 * 2 + 1: tcf16_mr(1, 1, 8, mr, C, ldc, j0, nr, a, ep, K, bp, bq, f, acc, promote, low); break;
-    case 16 * 2: tcf16_mr(0, 1, 16, mr, C, ldc, j0, nr, a, ep, K, bp, bq, f, acc, promote, low); break;
-    case 32 * 2 + 1: tcf16_mr(1, 1, 32, mr, C, ldc, j0, nr, a, ep, K, bp, bq, f, acc, promote, low); break;
+    case 4 * 2 + 1: tcf16_mr(1, 1, 4, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, acc, promote, low); break;
+    case 8 * 2 + 1: tcf16_mr(1, 1, 8, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, acc, promote, low); break;
+    case 16 * 2: tcf16_mr(0, 1, 16, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, acc, promote, low); break;
+    case 32 * 2 + 1: tcf16_mr(1, 1, 32, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, acc, promote, low); break;
     default:
         if (single)
-            tcf16_mr(1, 0, bsz, mr, C, ldc, j0, nr, a, ep, K, bp, bq, f, acc, promote, low);
+            tcf16_mr(1, 0, bsz, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, acc, promote, low);
         else
-            tcf16_mr(0, 0, bsz, mr, C, ldc, j0, nr, a, ep, K, bp, bq, f, acc, promote, low);
+            tcf16_mr(0, 0, bsz, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, acc, promote, low);
     }
 }
 

@@ -71,14 +71,18 @@ static inline int32_t acc_tcf_pair(float lo, float hi)
 void acc_tcf16_pairs(int32_t *q, const float *lo, const float *hi, long n);
 
 /* The binary32-lane kernel's AVX-512 form (acc_tc_f32x16.c): rows i .. i + mr - 1 (mr <= 4) of
- * C against the sixteen columns j0 .. j0 + nr - 1 (nr <= 16) packed in bp (operands) and bq
- * (their exponents, each in both halves of its lane: acc_tcf_pair(e, e)), k-major, sixteen per
- * k; a[r] the rows' operands, ep[h] the exponents of rows 2h and 2h + 1 paired (row 2h alone
- * where mr = 2h + 1: its pair's high half is not used). Where a block's exponent maximum falls
+ * C against the sixteen columns j0 .. j0 + nr - 1 (nr <= 16) packed in bp (operands), k-major,
+ * sixteen per k; a[r] the rows' operands. The exponents: for blocks of at least ACC_TCF16_PAIRS
+ * products, in bq (each in both halves of its lane: acc_tcf_pair(e, e)) and ep[h] (rows 2h and
+ * 2h + 1 paired; row 2h alone where mr = 2h + 1: its pair's high half is not used), whose
+ * maximum takes half the instructions; for smaller blocks, where the int16 pairs' packing costs
+ * more than it saves, as binary32 values in be and ea[r]. Where a block's exponent maximum falls
  * below f - 126, *low is set and C is left as it was (the caller recomputes the tile otherwise).
  * Only where cpu_has_avx512() says so. */
 #define ACC_TCF16_MR 4
-void acc_tcf16_rows(int mr, double *C, long ldc, long j0, long nr, const float *const *a, const int32_t *const *ep,
-                    long K, const float *bp, const int32_t *bq, int f, int bsz, int acc, int promote, int *low);
+#define ACC_TCF16_PAIRS 16
+void acc_tcf16_rows(int mr, double *C, long ldc, long j0, long nr, const float *const *a, const float *const *ea,
+                    const int32_t *const *ep, long K, const float *bp, const float *be, const int32_t *bq, int f,
+                    int bsz, int acc, int promote, int *low);
 
 #endif
