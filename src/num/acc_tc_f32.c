@@ -175,8 +175,8 @@ static void tcf_pairs(int32_t *q, const float *e, long lde, long m, long k)
     }
 }
 
-/* The operand held for this thread's products (acc_tc_hold): A [m][k] converted once (with its
- * exponents paired from row 0 where the AVX-512 kernel runs). */
+/* The operand held for this thread's products (acc_tc_hold): A [m][k] converted once (its
+ * exponents paired from row 0 by the first product whose kernel takes pairs). */
 typedef struct {
     const double *a;
     long lda, m, k;
@@ -199,10 +199,6 @@ void acc_tc_hold(const double *A, long lda, long M, long K, int emin)
                       err_malloc((size_t)(M * K), sizeof(float)), NULL, {-INFINITY, INFINITY, 1}};
     for (long i = 0; i < M; i++)
         tcf_convert(h->v + i * K, h->e + i * K, A + i * lda, K, emin, &h->g, wide);
-    if (wide) {
-        h->q = err_malloc((size_t)((M + 1) / 2 * K), sizeof(int32_t));
-        tcf_pairs(h->q, h->e, K, M, K);
-    }
 }
 
 void acc_tc_release(void)
@@ -262,8 +258,13 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
         av = tcf_held.v + hr * ak + hc;
         aw = tcf_held.e + hr * ak + hc;
         ga = tcf_held.g;
-        if (pairs && hr % 2 == 0) /* the held pairs line up with A's */
+        if (pairs && hr % 2 == 0) { /* the held pairs line up with A's */
+            if (!tcf_held.q) {
+                tcf_held.q = err_malloc((size_t)((tcf_held.m + 1) / 2 * ak), sizeof(int32_t));
+                tcf_pairs(tcf_held.q, tcf_held.e, ak, tcf_held.m, ak);
+            }
             ap = tcf_held.q + hr / 2 * ak + hc, apk = ak;
+        }
     } else {
         af = err_malloc((size_t)(M * K + 1), sizeof(float));
         ae = err_malloc((size_t)(M * K + 1), sizeof(float));

@@ -138,8 +138,7 @@ tcf16_rows(const int mr, const int single, const int whole, double *C, long ldc,
 T16 static inline __attribute__((always_inline)) void
 tcf16_mr(const int single, const int whole, const int bsz, int mr, double *C, long ldc, long j0, long nr,
          const float *const *a, const float *const *ea, const int32_t *const *ep, long K, const float *bp,
-         const float *be, const int32_t *bq, int f, int acc,
-         int promote, int *low)
+         const float *be, const int32_t *bq, int f, int acc, int promote, int *low)
 {
     switch (mr) {
     case 4: tcf16_rows(4, single, whole, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, bsz, acc, promote, low); break;
