@@ -19,12 +19,11 @@ T16 static inline __m512d tcf16_join(__m256i h0, __m256i h1, __m512i keep)
     return _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(x), keep));
 }
 
-/* C's exponent per lane: the binade of a normal binary32, none for a zero */
-T16 static inline __m512i tcf16_cexp(__m512 c, __m512i none)
+/* C's exponent per lane: the binade of a normal binary32 (a zero's is left to the caller) */
+T16 static inline __m512i tcf16_cexp(__m512 c)
 {
     __m512i cb = _mm512_srli_epi32(_mm512_castps_si512(c), 23);
-    __m512i ec = _mm512_sub_epi32(_mm512_and_si512(cb, _mm512_set1_epi32(0xff)), _mm512_set1_epi32(127));
-    return _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(c, _mm512_setzero_ps(), _CMP_NEQ_UQ), none, ec);
+    return _mm512_sub_epi32(_mm512_and_si512(cb, _mm512_set1_epi32(0xff)), _mm512_set1_epi32(127));
 }
 
 T16 static inline __attribute__((always_inline)) void
@@ -56,7 +55,7 @@ tcf16_rows(const int mr, const int single, const int whole, double *C, long ldc,
         __mmask16 live[ACC_TCF16_MR];
         if (pairs) { /* two rows per vector: int16 sums of exact small integers */
             _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) { /* C's exponent: its binade (a normal binary32) */
-                __m512i ec = tcf16_cexp(c[r], none);
+                __m512i ec = _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(c[r], zero, _CMP_NEQ_UQ), none, tcf16_cexp(c[r]));
                 if (r % 2 == 0)
                     em[r / 2] = _mm512_and_si512(ec, _mm512_set1_epi32(0xffff));
                 else
@@ -67,25 +66,31 @@ tcf16_rows(const int mr, const int single, const int whole, double *C, long ldc,
                 _Pragma("GCC unroll 2") for (int h = 0; h < (mr + 1) / 2; h++)
                     em[h] = _mm512_max_epi16(em[h], _mm512_add_epi16(_mm512_set1_epi32(ep[h][k]), bev));
             }
-            _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++)
-                ei[r] = r % 2 ? _mm512_srai_epi32(em[r / 2], 16) : _mm512_srai_epi32(_mm512_slli_epi32(em[r / 2], 16), 16);
-        } else { /* one row per vector: binary32 sums (exact), a zero's exponent -infinity */
+            _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) {
+                __m512i e = r % 2 ? _mm512_srai_epi32(em[r / 2], 16) : _mm512_srai_epi32(_mm512_slli_epi32(em[r / 2], 16), 16);
+                live[r] = _mm512_cmpgt_epi32_mask(e, _mm512_set1_epi32(ACC_TCF_LIVE));
+                *low |= _mm512_mask_cmplt_epi32_mask(live[r], e, _mm512_set1_epi32(f - 126)) != 0; /* as the AVX2 kernel */
+                ei[r] = _mm512_maskz_mov_epi32(live[r], e);
+            }
+        } else { /* one row per vector: binary32 sums (exact), a zero's exponent -infinity; the
+                  * compares on the binary32 sums, off the conversion's latency */
+            const __m512 ninf = _mm512_set1_ps(-INFINITY);
             __m512 ef[ACC_TCF16_MR];
             _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++)
-                ef[r] = _mm512_cvtepi32_ps(tcf16_cexp(c[r], none));
+                ef[r] = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(c[r], zero, _CMP_NEQ_UQ), ninf,
+                                             _mm512_cvtepi32_ps(tcf16_cexp(c[r])));
             for (long k = k0; k < k1; k++) {
                 __m512 bev = _mm512_loadu_ps(be + k * 16);
                 _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++)
                     ef[r] = _mm512_max_ps(ef[r], _mm512_add_ps(_mm512_set1_ps(ea[r][k]), bev));
             }
-            _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) /* -infinity (all zero) below every live one */
-                ei[r] = _mm512_cvtps_epi32(_mm512_max_ps(ef[r], _mm512_set1_ps((float)ACC_TCF_NONE)));
+            _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) {
+                live[r] = _mm512_cmp_ps_mask(ef[r], ninf, _CMP_NEQ_UQ);
+                *low |= _mm512_mask_cmp_ps_mask(live[r], ef[r], _mm512_set1_ps((float)(f - 126)), _CMP_LT_OQ) != 0;
+                ei[r] = _mm512_cvtps_epi32(_mm512_maskz_mov_ps(live[r], ef[r])); /* integers: exact */
+            }
         }
         _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) {
-            __m512i e = ei[r];
-            live[r] = _mm512_cmpgt_epi32_mask(e, _mm512_set1_epi32(ACC_TCF_LIVE));
-            *low |= _mm512_mask_cmplt_epi32_mask(live[r], e, _mm512_set1_epi32(f - 126)) != 0; /* as the AVX2 kernel */
-            ei[r] = _mm512_maskz_mov_epi32(live[r], e);
             up[r] = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_sub_epi32(_mm512_set1_epi32(127 + f), ei[r]), 23));
             s0[r] = _mm512_cvttps_epi32(_mm512_mul_ps(c[r], up[r]));
             s1[r] = _mm512_setzero_si512();
