@@ -129,7 +129,7 @@ BENCH_REPS ?= 5
 bench: deps
 	$(MAKE) all
 	$(CC) $(ALL_CFLAGS) -Isrc -o $(BUILD)/bench bench/bench.c $(LIB_OBJ) $(LIBS)
-	$(BUILD)/bench --reps $(BENCH_REPS) --md results/bench.md.tmp
+	$(BUILD)/bench --reps $(BENCH_REPS) --numpy bench/numpy_ref.py --md results/bench.md.tmp
 	sh scripts/bench-profile.sh $(BUILD)/bench >>results/bench.md.tmp
 	mv results/bench.md.tmp results/bench.md
 

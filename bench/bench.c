@@ -30,6 +30,7 @@ void openblas_set_num_threads(int);
 #define BENCH_TARGET_TC 4.0       /* a tensor-core accumulation model (a variant's own, or --acc) */
 #define BENCH_TARGET_FLASHMLA 3.0 /* flashmla against base, per sample */
 #define BENCH_TARGET_CAST 1e9     /* array casts, values per second per core */
+#define BENCH_TARGET_NUMPY 0.5    /* the lab's Golden + base against bench/numpy_ref.py's */
 #define BENCH_MAX_REPS 64
 #define BENCH_MAX_STAGES 64
 
@@ -251,10 +252,46 @@ static int listed(const char *list, const char *name)
     return 0;
 }
 
+/* bench/numpy_ref.py's Golden and base (t[0], t[1]: medians of reps runs, one BLAS thread) on
+ * the bench's shape; 0 when it ran, else why not in why */
+static int numpy_time(const char *script, long R, long sk, long dk, long dv, int reps, double t[2], char *why,
+                      size_t nwhy)
+{
+    char cmd[1024]; /* Debian's interpreter first (it has python3-numpy), as tests/run.sh */
+    snprintf(cmd, sizeof cmd,
+             "for p in /usr/bin/python3 python3; do \"$p\" -c 'import numpy' 2>/dev/null && "
+             "OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 exec \"$p\" '%s' --reps %d --heads %ld --ctx %ld --dk %ld "
+             "--dv %ld; done; exit 1",
+             script, reps, R, sk, dk, dv);
+    FILE *p = popen(cmd, "r");
+    int n = p ? fscanf(p, "%lf %lf", &t[0], &t[1]) : 0;
+    int rc = p ? pclose(p) : -1;
+    if (n == 2 && rc == 0)
+        return 0;
+    snprintf(why, nwhy, "not timed: %s failed (python3 with numpy needed)", script);
+    return 1;
+}
+
+/* OpenBLAS's AVX-512 kernels where it chose narrower ones on a processor that has AVX-512: this
+ * bench run again with OPENBLAS_CORETYPE=SkylakeX for Golden (the only stage that calls BLAS);
+ * t: BLAS FP64 attention, BLAS FP32 attention, Golden, per core. 0 when it ran */
+static int avx512_blas_time(const char *self, int reps, double t[3])
+{
+    char cmd[1024], line[512];
+    snprintf(cmd, sizeof cmd, "OPENBLAS_CORETYPE=SkylakeX '%s' --reps %d --stages golden", self, reps);
+    FILE *p = popen(cmd, "r");
+    int got = 0;
+    while (p && fgets(line, sizeof line, p))
+        got |= (sscanf(line, "blas fp64 attention %lf", &t[0]) == 1) | (sscanf(line, "blas fp32 attention %lf", &t[1]) == 1) << 1 |
+               (sscanf(line, "golden %lf", &t[2]) == 1) << 2;
+    int rc = p ? pclose(p) : -1;
+    return got == 7 && rc == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     int reps = 5, threads = omp_get_num_procs();
-    const char *md = NULL, *only = NULL, *stages = NULL;
+    const char *md = NULL, *only = NULL, *stages = NULL, *numpy = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
             reps = atoi(argv[++i]);
@@ -266,8 +303,11 @@ int main(int argc, char **argv)
             only = argv[++i]; /* run one stage reps times on one thread (for a profiler), no table */
         else if (strcmp(argv[i], "--stages") == 0 && i + 1 < argc && !md)
             stages = argv[++i]; /* the table for these stages only (a,b,...), no file */
+        else if (strcmp(argv[i], "--numpy") == 0 && i + 1 < argc)
+            numpy = argv[++i]; /* Golden + base against this numpy script's (bench/numpy_ref.py) */
         else {
-            fprintf(stderr, "usage: bench [--reps N] [--threads N] [--md FILE | --stages A,B,...] [--only STAGE]\n");
+            fprintf(stderr, "usage: bench [--reps N] [--threads N] [--md FILE | --stages A,B,...] [--only STAGE] "
+                            "[--numpy SCRIPT]\n");
             return 2;
         }
     }
@@ -375,11 +415,25 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
     double fr = flashmla_i >= 0 && base_i >= 0 ? st[flashmla_i].t1 / st[base_i].t1 : NAN;
-    nmet += fr <= BENCH_TARGET_FLASHMLA;
-    total++;
-    printf("%-26s %9s %7.2f %7.1f %4s\n", "flashmla / base", "", fr, BENCH_TARGET_FLASHMLA, met(fr, BENCH_TARGET_FLASHMLA));
+    if (!isnan(fr)) { /* --stages without flashmla or base: no ratio */
+        nmet += fr <= BENCH_TARGET_FLASHMLA;
+        total++;
+        printf("%-26s %9s %7.2f %7.1f %4s\n", "flashmla / base", "", fr, BENCH_TARGET_FLASHMLA, met(fr, BENCH_TARGET_FLASHMLA));
+    }
     if (stages)
         return 0;
+
+    /* the lab's Golden + base (one sample, one core) against the same two in numpy */
+    double tnp[2] = {NAN, NAN}, rnp = NAN;
+    char npwhy[512] = "";
+    if (numpy && base_i >= 0) {
+        if (numpy_time(numpy, R, sk, dk, dv, reps, tnp, npwhy, sizeof npwhy) == 0)
+            rnp = (st[0].t1 + st[base_i].t1) / (tnp[0] + tnp[1]);
+        nmet += rnp <= BENCH_TARGET_NUMPY;
+        total++;
+        printf("%-26s %9.4f %7.2f %7.1f %4s  numpy %.4f + %.4f s %s\n", "golden + base / numpy", st[0].t1 + st[base_i].t1,
+               rnp, BENCH_TARGET_NUMPY, met(rnp, BENCH_TARGET_NUMPY), tnp[0], tnp[1], npwhy);
+    }
 
     /* cast: binary32 arrays to each narrow format, RNE (fmt_cast_f32, what `cast --in` runs),
      * values per second on one core; 2^24 values, output pages touched before timing */
@@ -427,12 +481,13 @@ int main(int argc, char **argv)
                    "time / %d), against OpenBLAS on %d threads; **efficiency** = 1-core time / all-core wall time.\n"
                    "- **memory**: peak resident growth while one sample runs, over its inputs and outputs (%.1f MB "
                    "as binary64).\n- Targets (issue 17, per core): Golden ≤ %.0f× FP64 BLAS; a tensor-core "
-                   "accumulation model ≤ %.0f×; every other variant ≤ %.0f× FP32 BLAS; flashmla ≤ %.0f× base.\n"
-                   "- Vector width: OpenBLAS chose its %s kernels here; the lab's GEMM and tensor-core models run "
+                   "accumulation model ≤ %.0f×; every other variant ≤ %.0f× FP32 BLAS; flashmla ≤ %.0f× base; Golden + base ≤ %.1f× "
+                   "the same two in numpy (bench/numpy_ref.py, one BLAS thread).\n"
+                   "- Vector width: OpenBLAS ran its %s kernels here; the lab's GEMM and tensor-core models run "
                    "their %s kernels (the widest this processor has; every width gives the same bits).\n\n",
                 threads, threads, threads, (double)(R * dk + sk * dk + sk * dv + R * dv) * 8 / 1e6,
                 BENCH_TARGET_GOLDEN, BENCH_TARGET_TC, BENCH_TARGET_PLAIN, BENCH_TARGET_FLASHMLA,
-                openblas_get_corename(), cpu_has_avx512() ? "AVX-512" : cpu_has_avx2_fma() ? "AVX2" : "scalar");
+                BENCH_TARGET_NUMPY, openblas_get_corename(), cpu_has_avx512() ? "AVX-512" : cpu_has_avx2_fma() ? "AVX2" : "scalar");
         fprintf(f, "| stage | s/sample, 1 core | ratio | target | met | s/sample, all cores | ratio | efficiency | "
                    "memory |\n| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |\n");
         fprintf(f, "| BLAS FP64 attention | %.4f | | | | %.4f | | | |\n", ref1[0], refn[0]);
@@ -442,10 +497,26 @@ int main(int argc, char **argv)
                     st[i].r1, st[i].target, met(st[i].r1, st[i].target), st[i].tn, st[i].rn, st[i].eff, st[i].mem);
         fprintf(f, "| flashmla / base | | %.2f | ≤ %.0f | %s | | | | |\n", fr, BENCH_TARGET_FLASHMLA,
                 met(fr, BENCH_TARGET_FLASHMLA));
+        if (numpy && base_i >= 0)
+            fprintf(f, "| golden + base against %s | %.4f | %.2f | ≤ %.1f | %s | numpy: %.4f + %.4f | | | |\n", numpy,
+                    st[0].t1 + st[base_i].t1, rnp, BENCH_TARGET_NUMPY, met(rnp, BENCH_TARGET_NUMPY), tnp[0], tnp[1]);
         for (int fi = 0; fi < 4; fi++)
             fprintf(f, "| cast fp32 → %s | %.3g values/s/core | | ≥ 1e9 | %s | | | | |\n", fmt_table[fs[fi]].name,
                     rates[fi], met(BENCH_TARGET_CAST / rates[fi], 1.0));
         fprintf(f, "\n%d of %d speed targets met.\n\n", nmet, total);
+        double wide[3]; /* the reference on OpenBLAS's widest kernels, where it did not choose them */
+        const char *forced = getenv("OPENBLAS_CORETYPE");
+        if (cpu_has_avx512() && strstr(openblas_get_corename(), "Haswell") && avx512_blas_time(argv[0], reps, wide) == 0)
+            fprintf(f, "**OpenBLAS's kernels.** OpenBLAS ran its %s (AVX2) kernels on this AVX-512 processor%s%s%s, "
+                       "for every caller (numpy too); the table is against them. With "
+                       "`OPENBLAS_CORETYPE=SkylakeX` it runs its AVX-512 kernels: the FP64 attention then takes "
+                       "%.4f s (%.2f× faster), the FP32 one %.4f s (%.2f× faster), so against that reference every "
+                       "variant's ratio above is that much higher. Golden, whose GEMMs are OpenBLAS's, takes %.4f s "
+                       "there (%.2f× the faster FP64 attention) with the same bits: its GEMM sums are exact, so set "
+                       "the variable to run Golden faster on such a processor.\n\n",
+                    openblas_get_corename(), forced ? " (`OPENBLAS_CORETYPE=" : "", forced ? forced : "",
+                    forced ? "` in this machine's environment)" : "", wide[0], ref1[0] / wide[0], wide[1], ref1[1] / wide[1], wide[2],
+                    wide[2] / wide[0]);
         fprintf(f, "## What bounds a sample on this machine\n\n"
                    "- Memory: K and V are %.1f MB as binary64; at the measured copy rate of %.1f GB/s (one "
                    "thread) one pass over them takes %.4f s.\n"
@@ -460,7 +531,18 @@ int main(int argc, char **argv)
                    "values below a row's slice are summed term by term), the softmax in double-double (an exp of about "
                    "ten double-double operations per score) and P V through one GEMM of twice the rows (P's exact leading "
                    "bits and its remainder, against V's slice): about 1.5 FP64 attentions of GEMM work, plus the "
-                   "exps.\n"
+                   "exps.\n");
+        if (!isnan(rnp)) /* the floor of Golden + base in BLAS work, against numpy's */
+            fprintf(f, "- Against numpy: bench/numpy_ref.py's Golden is one binary64 attention through BLAS (%.4f s, no "
+                       "error bound) and its base one binary32 attention with P and O rounded to BF16 (%.4f s). The "
+                       "lab's Golden does about 1.5 FP64 attentions of GEMM work to be exact within its tested bound, "
+                       "and its base rounds where the kernel does; at this run's BLAS times 1.5 FP64 + 1 FP32 "
+                       "attention take %.4f s, %.2f of numpy's time, so a ratio of %.1f is out of this design's reach "
+                       "here. Issue 17's 0.79× was measured against a numpy script that is not in the repository; "
+                       "bench/numpy_ref.py is the plain version of what the issue names.\n",
+                    tnp[0], tnp[1], 1.5 * ref1[0] + ref1[1], (1.5 * ref1[0] + ref1[1]) / (tnp[0] + tnp[1]),
+                    BENCH_TARGET_NUMPY);
+        fprintf(f,
                    "- A tensor-core model does, per product, an exponent maximum and a scaled truncation besides the "
                    "product (binary32/int32 lanes where the operands allow, binary64 lanes otherwise), and per block of "
                    "4, 8, 16 or 32 products a normalization; flashmla and fa2 run it on 64-key blocks (each block's K and "

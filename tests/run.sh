@@ -40,13 +40,13 @@ for cand in /usr/bin/python3 python3; do
 done
 if [ -n "$py" ]; then
     if AMLA_BIN="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")" "$py" -m pytest -q -p no:cacheprovider \
-        "$(dirname "$0")/test_amla_lab.py" >"$out" 2>&1; then
-        pass=$((pass + 1)); echo "pytest (python/amla_lab.py): $(tail -n 1 "$out")"
+        "$(dirname "$0")/test_amla_lab.py" "$(dirname "$0")/test_numpy_ref.py" >"$out" 2>&1; then
+        pass=$((pass + 1)); echo "pytest (python/amla_lab.py, bench/numpy_ref.py): $(tail -n 1 "$out")"
     else
-        fail=$((fail + 1)); echo "FAIL: pytest (python/amla_lab.py)"; tail -n 30 "$out"
+        fail=$((fail + 1)); echo "FAIL: pytest (python/amla_lab.py, bench/numpy_ref.py)"; tail -n 30 "$out"
     fi
 else
-    echo "pytest (python/amla_lab.py): skipped, no numpy and pytest (python3-numpy python3-pytest)"
+    echo "pytest (python/amla_lab.py, bench/numpy_ref.py): skipped, no numpy and pytest (python3-numpy python3-pytest)"
 fi
 # a short run of every fuzz harness (make test sets AMLA_FUZZ_SMOKE_S): no crash, no leak
 if [ -n "$AMLA_FUZZ_SMOKE_S" ]; then
