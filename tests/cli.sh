@@ -661,16 +661,23 @@ expect_eq "--opt=value" "$($A run $S --format csv | tail -n 1)" "$($A run --ctx=
 
 # ---- faults: signals, a full or read-only filesystem, killed and concurrent sweeps
 # SIGTERM, SIGINT and SIGHUP during a run leave no temporary (and no result) behind, whether
-# the dump was being written or not yet (a background job of sh ignores SIGINT: perl restores it)
+# the dump was being written or not yet (a background job of sh ignores SIGINT, and a suite
+# started under nohup SIGHUP: perl restores both)
 for sig in TERM INT HUP; do
     for wait_s in 0.3 2; do
         rm -rf "$T/sig"; mkdir -p "$T/sig"
-        perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV' $A run --ctx 8192 --heads 8 --samples 40 --threads 1 \
+        perl -e '$SIG{INT} = $SIG{HUP} = "DEFAULT"; exec @ARGV' $A run --ctx 8192 --heads 8 --samples 40 --threads 1 \
             --variants all --csv "$T/sig/r.csv" --dump "$T/sig/dd" >/dev/null 2>&1 &
         pid=$!; sleep $wait_s; kill -$sig $pid; wait $pid 2>/dev/null
         expect_eq "SIG$sig after ${wait_s}s: nothing left in the output directory" "" "$(ls -A "$T/sig")"
     done
 done
+# ... but a SIGHUP the caller ignores (nohup) stays ignored: the run goes on and writes its result
+rm -rf "$T/sig"; mkdir -p "$T/sig"
+perl -e '$SIG{HUP} = "IGNORE"; exec @ARGV' $A run --ctx 8192 --heads 8 --samples 20 --threads 1 \
+    --variants base --csv "$T/sig/r.csv" >/dev/null 2>&1 &
+pid=$!; sleep 0.3; kill -HUP $pid; wait $pid; rc=$?
+[ $rc -eq 0 ] && [ -s "$T/sig/r.csv" ] && ok || bad "SIGHUP under nohup: exit $rc, result $(ls -A "$T/sig")"
 if [ "$(id -u)" = 0 ] && mkdir -p "$T/mnt" && mount -t tmpfs -o size=48k tmpfs "$T/mnt" 2>/dev/null; then
     # full: a dump larger than the filesystem leaves no directory and no file
     $A run $S --ctx 2048 --dk 64 --dv 64 --dump "$T/mnt/dd" --csv "$T/mnt/r.csv" >/dev/null 2>"$T/err"; rc=$?
