@@ -124,12 +124,15 @@ fuzz: deps fuzz-build
 # Speed against plain BLAS attention of the same shape, measured in the same run: every
 # registered variant and accumulation model, per core and on all cores (prints a table and
 # writes results/bench.md, with a profile of the costly stages where perf is installed).
-# BENCH_REPS runs per stage, medians.
+# BENCH_REPS runs per stage, medians. BENCH_NUMPY: the numpy script Golden + base are set
+# against (its interface is bench/numpy_ref.py's: --reps --heads --ctx --dk --dv, prints the
+# median seconds of its Golden and its base).
 BENCH_REPS ?= 5
+BENCH_NUMPY ?= bench/numpy_ref.py
 bench: deps
 	$(MAKE) all
 	$(CC) $(ALL_CFLAGS) -Isrc -o $(BUILD)/bench bench/bench.c $(LIB_OBJ) $(LIBS)
-	$(BUILD)/bench --reps $(BENCH_REPS) --numpy bench/numpy_ref.py --md results/bench.md.tmp
+	$(BUILD)/bench --reps $(BENCH_REPS) --numpy $(BENCH_NUMPY) --md results/bench.md.tmp
 	sh scripts/bench-profile.sh $(BUILD)/bench >>results/bench.md.tmp
 	mv results/bench.md.tmp results/bench.md
 
