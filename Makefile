@@ -64,7 +64,11 @@ run: deps
 	$(MAKE) all
 	./amla-lab run --dist normal --sigma 4 --samples $(RUN_SAMPLES)
 
-unit: $(TEST_BIN) $(BIN)
+unit: $(TEST_BIN) $(BIN) $(BUILD)/bench
+
+# the bench program (make bench runs it; make test only builds it, so that it cannot rot)
+$(BUILD)/bench: bench/bench.c $(LIB_OBJ) $(HDR) | $(BUILD)
+	$(CC) $(ALL_CFLAGS) -Isrc -o $@ bench/bench.c $(LIB_OBJ) $(LIBS)
 
 # The whole suite: unit tests per module, the command-line tests, and a short run of every
 # fuzz harness (FUZZ_SMOKE_S seconds each).
@@ -130,8 +134,7 @@ fuzz: deps fuzz-build
 BENCH_REPS ?= 5
 BENCH_NUMPY ?= bench/numpy_ref.py
 bench: deps
-	$(MAKE) all
-	$(CC) $(ALL_CFLAGS) -Isrc -o $(BUILD)/bench bench/bench.c $(LIB_OBJ) $(LIBS)
+	$(MAKE) all $(BUILD)/bench
 	$(BUILD)/bench --reps $(BENCH_REPS) --numpy $(BENCH_NUMPY) --md results/bench.md.tmp
 	sh scripts/bench-profile.sh $(BUILD)/bench >>results/bench.md.tmp
 	mv results/bench.md.tmp results/bench.md
