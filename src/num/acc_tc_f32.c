@@ -280,9 +280,26 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
     /* op(B) by its contiguous lines (a column of op(B) where b_trans, else a row) into panels
      * of np columns, zero beyond N */
     long nl = b_trans ? N : K, ll = b_trans ? K : N;
-    float *tv = err_malloc((size_t)ll + 1, sizeof(float)), *te = err_malloc((size_t)ll + 1, sizeof(float));
-    int32_t *tq = pairs ? err_malloc((size_t)ll + 1, sizeof(int32_t)) : NULL;
-    for (long l = 0; l < nl; l++) {
+    /* where wide and b_trans, sixteen columns at a time (a panel's), transposed into it */
+    long lines = wide && b_trans ? 16 : 1;
+    float *tv = err_malloc((size_t)(lines * ll) + 1, sizeof(float));
+    float *te = err_malloc((size_t)(lines * ll) + 1, sizeof(float));
+    int32_t *tq = pairs ? err_malloc((size_t)(lines * ll) + 1, sizeof(int32_t)) : NULL;
+    for (long j0 = 0; lines > 1 && j0 < N; j0 += 16) {
+        for (long t = 0; t < 16; t++) {
+            float *v = tv + t * K, *e = te + t * K;
+            int32_t *q = pairs ? tq + t * K : NULL;
+            if (j0 + t < N)
+                tcf_convert(v, e, B + (j0 + t) * ldb, K, emin_b, &gb, wide);
+            for (long k = 0; j0 + t >= N && k < K; k++) /* beyond N: zero operands */
+                v[k] = 0.0f, e[k] = -INFINITY;
+            if (pairs)
+                acc_tcf16_pairs(q, e, e, K);
+        }
+        acc_tcf16_transpose(bp + j0 * K, tv, K);
+        acc_tcf16_transpose(pairs ? (void *)(bq + j0 * K) : (void *)(be + j0 * K), pairs ? (void *)tq : (void *)te, K);
+    }
+    for (long l = 0; lines == 1 && l < nl; l++) {
         tcf_convert(tv, te, B + l * ldb, ll, emin_b, &gb, wide);
         if (pairs)
             acc_tcf16_pairs(tq, te, te, ll);
@@ -299,7 +316,15 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
         } else /* row l of op(B): np contiguous values in each panel */
             for (long j0 = 0; j0 < N; j0 += np) {
                 long w = N - j0 < np ? N - j0 : np, at = j0 * K + l * np;
-                for (long t = 0; t < w; t++) /* loops, not memcpy: w is at most 16 */
+                if (w == 16) { /* a whole AVX-512 panel's line: a fixed size, moved as vectors */
+                    memcpy(bp + at, tv + j0, 16 * sizeof(float));
+                    if (pairs)
+                        memcpy(bq + at, tq + j0, 16 * sizeof(int32_t));
+                    else
+                        memcpy(be + at, te + j0, 16 * sizeof(float));
+                    continue;
+                }
+                for (long t = 0; t < w; t++)
                     bp[at + t] = tv[j0 + t];
                 if (pairs)
                     for (long t = 0; t < w; t++)

@@ -175,6 +175,42 @@ T16 void acc_tcf16_rows(int mr, double *C, long ldc, long j0, long nr, const flo
     }
 }
 
+T16 void acc_tcf16_transpose(void *dst, const void *src, long K)
+{
+    /* 16 x 16 tiles by four rounds of block swaps: at distance d, rows i and i + d (i & d == 0)
+     * exchange their columns with bit d set (row i's) and clear (row i + d's), shifted by d */
+    int32_t top[4][16], bot[4][16];
+    for (int s = 0; s < 4; s++)
+        for (int c = 0; c < 16; c++) {
+            int d = 8 >> s;
+            top[s][c] = c & d ? 16 + c - d : c;
+            bot[s][c] = c & d ? 16 + c : c + d;
+        }
+    const int32_t *in = src;
+    int32_t *out = dst;
+    long k0 = 0;
+    for (; k0 + 16 <= K; k0 += 16) {
+        __m512i r[16];
+        _Pragma("GCC unroll 16") for (int t = 0; t < 16; t++)
+            r[t] = _mm512_loadu_si512(in + t * K + k0);
+        _Pragma("GCC unroll 4") for (int s = 0; s < 4; s++) {
+            const int d = 8 >> s;
+            const __m512i it = _mm512_loadu_si512(top[s]), ib = _mm512_loadu_si512(bot[s]);
+            _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++)
+                if (!(i & d)) {
+                    __m512i a = r[i], b = r[i + d];
+                    r[i] = _mm512_permutex2var_epi32(a, it, b);
+                    r[i + d] = _mm512_permutex2var_epi32(a, ib, b);
+                }
+        }
+        _Pragma("GCC unroll 16") for (int t = 0; t < 16; t++)
+            _mm512_storeu_si512(out + (k0 + t) * 16, r[t]);
+    }
+    for (; k0 < K; k0++)
+        for (int t = 0; t < 16; t++)
+            out[k0 * 16 + t] = in[t * K + k0];
+}
+
 T16 void acc_tcf16_pairs(int32_t *q, const float *lo, const float *hi, long n)
 {
     const __m512 ninf = _mm512_set1_ps(-INFINITY);

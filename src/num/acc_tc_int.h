@@ -70,6 +70,10 @@ static inline int32_t acc_tcf_pair(float lo, float hi)
 /* q[i] = acc_tcf_pair(lo[i], hi[i]) for i < n, sixteen at a time (AVX-512, acc_tc_f32x16.c). */
 void acc_tcf16_pairs(int32_t *q, const float *lo, const float *hi, long n);
 
+/* dst [K][16] = src [16][K] transposed, 32-bit words (a panel of op(B) from sixteen of its
+ * columns; AVX-512, acc_tc_f32x16.c). */
+void acc_tcf16_transpose(void *dst, const void *src, long K);
+
 /* The binary32-lane kernel's AVX-512 form (acc_tc_f32x16.c): rows i .. i + mr - 1 (mr <= 4) of
  * C against the sixteen columns j0 .. j0 + nr - 1 (nr <= 16) packed in bp (operands), k-major,
  * sixteen per k; a[r] the rows' operands. The exponents: for blocks of at least ACC_TCF16_PAIRS
