@@ -436,7 +436,6 @@ int main(int argc, char **argv)
     if (stages)
         return 0;
 
-
     /* cast: binary32 arrays to each narrow format, RNE (fmt_cast_f32, what `cast --in` runs),
      * values per second on one core; 2^24 values, output pages touched before timing */
     long nv = 1L << 24;
