@@ -170,6 +170,24 @@ int main(void)
         }
     }
     check_ex2_widths();
+    /* lg2 on the nine inputs where the H100 keeps the fraction unshifted (probe4.txt, every binary32
+     * input run on the GPU against the model before these were listed): the H100's values */
+    FILE *pf = fopen("tests/data/sfu/probe4.txt", "r");
+    CHECK(pf != NULL, "cannot read tests/data/sfu/probe4.txt");
+    int nl = 0;
+    char line[256];
+    while (pf && fgets(line, sizeof line, pf)) {
+        unsigned in, hw, old;
+        if (sscanf(line, " lg2(0x%x): H100 0x%x, model 0x%x", &in, &hw, &old) != 3)
+            continue;
+        float x;
+        memcpy(&x, &in, 4);
+        CHECK(bits(sfu_lg2(x)) == hw, "lg2(0x%08x): model 0x%08x, H100 0x%08x", in, bits(sfu_lg2(x)), hw);
+        nl++;
+    }
+    if (pf)
+        fclose(pf);
+    CHECK(nl == 9, "probe4.txt: %d lg2 lines, not 9", nl);
     /* special inputs, as the probes over every binary32 input found them (probe3.txt) */
     CHECK(isnan(sfu_ex2(NAN)) && isnan(sfu_rcp(NAN)), "NaN");
     CHECK(sfu_ex2(INFINITY) == INFINITY && bits(sfu_ex2(-INFINITY)) == 0, "ex2(+-inf)");

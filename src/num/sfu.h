@@ -18,8 +18,9 @@ const int32_t (*sfu_ex2_table(void))[3];
 float sfu_rcp(float x);
 
 /* lg2.approx.ftz.f32: log2(x) as the SFU computes it (subnormal inputs flushed: -inf); equal to
- * the H100's on every binary32 input but 9 near 1 (tests/data/sfu/probe4.txt), where its
- * normalizer's shift is off by one in a way the model does not capture. */
+ * the H100's on every binary32 input: 9 inputs near 1 (tests/data/sfu/probe4.txt), where the
+ * model's normalizer test would shift the fraction and the hardware does not, are kept as a
+ * measured list (the hardware's own test for them is not recovered). */
 float sfu_lg2(float x);
 
 /* A binary32 result with flush-to-zero: subnormal -> zero of the same sign (every FP32

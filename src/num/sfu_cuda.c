@@ -1,0 +1,82 @@
+/* sfu_cuda -- CUDA's math library built on the SFU, as a kernel compiled without --use_fast_math
+ * runs it (exp2f, expf, logf, __logf; read off the H100 SASS of PyTorch's FlashAttention-2:
+ * num/sfu.h) */
+#include "num/sfu.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+float sfu_cuda_exp2f(float x)
+{
+    if (x < -126.0f) {
+        float h = sfu_ex2(x * 0.5f);
+        return h * h;
+    }
+    return sfu_ex2(x);
+}
+
+static uint32_t sfu_bits(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+
+static float sfu_float(uint32_t u)
+{
+    float x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+float sfu_cuda_expf(float x)
+{
+    /* t = sat(fma(x, log2e / 252, 0.5)); j = fma.rm(t, 252, 12582913): 1.5 2^23 + 1 + k */
+    float t = fmaf(x, sfu_float(0x3bbb989du), 0.5f);
+    t = t > 0.0f ? (t < 1.0f ? t : 1.0f) : 0.0f; /* .SAT (NaN -> 0) */
+    double jd = floor((double)t * 252.0 + 12582913.0); /* exact in double, then rounded down */
+    float j = (float)jd;
+    float n = j - 12583039.0f; /* k - 126 - 1 */
+    float f = fmaf(x, sfu_float(0x3fb8aa3bu), -n);
+    f = fmaf(x, sfu_float(0x32a57060u), f);
+    float scale = sfu_float(sfu_bits(j) << 23); /* 2^n from j's low bits */
+    return scale * sfu_ex2(f);
+}
+
+float sfu_cuda_logf(float x)
+{
+    float adj = 0.0f;
+    if (!(x >= 0x1p-126f)) { /* FSETP.GEU: NaN takes this path too */
+        x *= 8388608.0f;
+        adj = -23.0f;
+    }
+    uint32_t u = sfu_bits(x);
+    int32_t e = (int32_t)((u - 0x3f2aaaabu) & 0xff800000u);
+    float m = sfu_float(u - (uint32_t)e);
+    float i = fmaf((float)e, 0x1p-23f, adj);
+    float f = m - 1.0f;
+    float r = fmaf(f, -sfu_float(0x3e055027u), 0.14084610342979431152f);
+    r = fmaf(f, r, -0.12148627638816833496f);
+    r = fmaf(f, r, 0.13980610668659210205f);
+    r = fmaf(f, r, -0.16684235632419586182f);
+    r = fmaf(f, r, 0.20012299716472625732f);
+    r = fmaf(f, r, -0.24999669194221496582f);
+    r = fmaf(f, r, 0.33333182334899902344f);
+    r = fmaf(f, r, -0.5f);
+    r = f * r;
+    r = fmaf(f, r, f);
+    r = fmaf(i, 0.69314718246459960938f, r);
+    if (u >= 0x7f800000u) /* inf, NaN, or negative: fma(x, inf, inf) */
+        r = fmaf(x, INFINITY, INFINITY);
+    return x != 0.0f ? r : -INFINITY;
+}
+
+float sfu_cuda_fast_logf(float x)
+{
+    int small = !(fabsf(x) >= 0x1p-126f);
+    float l = sfu_lg2(small ? x * 16777216.0f : x);
+    if (small)
+        l += -24.0f;
+    return l * 0.69314718246459960938f;
+}
