@@ -20,6 +20,8 @@ ALL_CFLAGS = $(BASE_CFLAGS) $(OPT) $(BLAS_CFLAGS) $(PKG_CFLAGS) $(CFLAGS)
 LIBS = $(BLAS_LIBS) $(PKG_LIBS) -lm
 
 BUILD ?= build
+# an interpreter with numpy (Debian's python3-numpy), for the scripts that need it
+PY_NUMPY = $(shell for p in /usr/bin/python3 python3; do $$p -c 'import numpy' 2>/dev/null && { echo $$p; break; }; done)
 # src/MODULE/*.c (docs/ARCHITECTURE.md); includes are written from src/: "num/fmt.h"
 SRC = $(sort $(shell find src -name '*.c'))
 HDR = $(shell find src -name '*.h')
@@ -159,3 +161,5 @@ results: all
 	sh scripts/sfu-check.sh
 	sh scripts/fa2-check.sh
 	if [ -f ../shared/captures/flashmla/meta.json ]; then sh scripts/flashmla-check.sh; fi
+	if [ -f .cap/captures/etap/meta.json ]; then VARIANT=flashmla-etap sh scripts/flashmla-check.sh .cap/captures/etap results/etap-check.md; fi
+	$(PY_NUMPY) scripts/etap-table1.py tests/data/etap/table1.npz tests/data/etap/meta.json results/etap-kernel-table1.md

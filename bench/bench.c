@@ -356,7 +356,8 @@ int main(int argc, char **argv)
         const attn_cfg_t *a = &c->vcfg[v];
         const char *name = c->vspec[v];
         int tc = a->acc_qk >= ACC_TC_VOLTA || a->acc_pv >= ACC_TC_VOLTA || strcmp(name, "flashmla") == 0 ||
-                 strcmp(name, "fa2") == 0; /* the Hopper kernels run their tensor-core model by nature */
+                 strcmp(name, "flashmla-etap") == 0 || strcmp(name, "fa2") == 0; /* the Hopper kernels run their
+                                                                                  tensor-core model by nature */
         base_i = strcmp(name, "base") == 0 ? nst : base_i;
         flashmla_i = strcmp(name, "flashmla") == 0 ? nst : flashmla_i;
         st[nst++] = (bench_stage_t){name, v + 1, tc ? BENCH_TARGET_TC : BENCH_TARGET_PLAIN, 0, 0, 0, 0, 0, 0};

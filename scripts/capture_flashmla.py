@@ -18,6 +18,9 @@ import numpy as np
 import torch
 from torch.utils import cpp_extension
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from capture_inputs import bits, describe, draw  # noqa: E402
+
 NVCC_FLAGS = ["-O3", "-std=c++17", "-DNDEBUG", "-D_USE_MATH_DEFINES", "-Wno-deprecated-declarations",
               "-U__CUDA_NO_HALF_OPERATORS__", "-U__CUDA_NO_HALF_CONVERSIONS__", "-U__CUDA_NO_HALF2_OPERATORS__",
               "-U__CUDA_NO_BFLOAT16_CONVERSIONS__", "--expt-relaxed-constexpr", "--expt-extended-lambda",
@@ -45,12 +48,15 @@ CASES = {
 }
 
 
-def build(root):
+FLASHMLA_SOURCES = ["flash_api.cpp", "kernels/get_mla_metadata.cu", "kernels/mla_combine.cu", "kernels/splitkv_mla.cu"]
+
+
+def build(root, files=FLASHMLA_SOURCES, bdir=None):
+    """The torch extension flash_mla_cuda from root/csrc/FILES (CUTLASS in root/csrc/cutlass)."""
     src = os.path.join(root, "csrc")
     t0 = time.time()
-    sources = [os.path.join(src, f) for f in ["flash_api.cpp", "kernels/get_mla_metadata.cu", "kernels/mla_combine.cu",
-                                              "kernels/splitkv_mla.cu"]]
-    bdir = os.environ.get("FLASHMLA_BUILD", "/tmp/flashmla-build")
+    sources = [os.path.join(src, f) for f in files]
+    bdir = bdir or os.environ.get("FLASHMLA_BUILD", "/tmp/flashmla-build")
     os.makedirs(bdir, exist_ok=True)
     if not cpp_extension.is_ninja_available():  # setuptools without ninja: one file at a time
         from setuptools import setup
@@ -73,27 +79,16 @@ def build(root):
     return mod
 
 
-def bf16_bits(x32):
-    u = x32.view(np.uint32).astype(np.uint64)
-    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
-
-
-def draw(rs, shape, dist):
-    kind, p = dist
-    x = rs.normal(0.0, p, shape) if kind == "normal" else rs.uniform(-p, p, shape)
-    return x.astype(np.float32)
-
-
-def bits(x32, dtype):
-    return bf16_bits(x32) if dtype == "bf16" else x32.astype(np.float16).view(np.uint16)
-
-
 def to_torch(b16, dtype):
     t = torch.from_numpy(b16.view(np.int16).copy()).cuda()
     return t.view(torch.bfloat16 if dtype == "bf16" else torch.float16)
 
 
-def run_case(mod, name, case, outdir):
+def fwd_flashmla(mod, q, kc, sl, table, scale, causal, m, n):
+    return mod.fwd_kvcache_mla(q, kc, 512, sl, table, scale, causal, m, n)
+
+
+def run_case(mod, name, case, outdir, fwd=fwd_flashmla):
     dtype, b, s_q, h_q, seqlens, causal, dist, seed = case
     rs = np.random.RandomState(seed)
     q = bits(draw(rs, (b, s_q, h_q, 576), dist), dtype)
@@ -116,7 +111,7 @@ def run_case(mod, name, case, outdir):
                          "_nosplit": (torch.tensor([[0, 0, b - 1, seqlens[-1], 0, 0, 0, 0]], dtype=torch.int32,
                                                    device="cuda"),
                                       torch.arange(b + 1, dtype=torch.int32, device="cuda"))}.items():
-        runs = [mod.fwd_kvcache_mla(qt, kc, 512, sl, table, scale, causal, m, n) for _ in range(3)]
+        runs = [fwd(mod, qt, kc, sl, table, scale, causal, m, n) for _ in range(3)]
         torch.cuda.synchronize()
         same = all(torch.equal(r[0], runs[0][0]) and torch.equal(r[1], runs[0][1]) for r in runs)
         out, lse = runs[0]
@@ -129,7 +124,7 @@ def run_case(mod, name, case, outdir):
              **{key: v for key, v in res.items() if not key.startswith("deterministic")})
     return {"dtype": dtype, "b": b, "s_q": s_q, "h_q": h_q, "seqlens": seqlens, "causal": causal,
             "causal_effective": causal and s_q > 1,
-            "distribution": f"{dist[0]}({'0, sigma=' if dist[0] == 'normal' else '-a, a, a='}{dist[1]})",
+            "distribution": describe(dist),
             "seed": seed, "num_sm_parts": int(tsm.shape[0]), "num_sm_parts_nosplit": 1,
             "num_splits": res["num_splits"].tolist(),
             "deterministic_3_runs": bool(res["deterministic"] and res["deterministic_nosplit"])}

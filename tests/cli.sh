@@ -279,6 +279,30 @@ for d in tests/data/flashmla/*/; do
         awk '/^identical/ {exit !($2 == $4 && $2 > 0)}' "$T/cmp" && ok || bad "$v on $d: lse not the H100's ($(grep identical "$T/cmp"))"
     done
 done
+# ---- flashmla-etap against the real FlashMLA-ETAP kernel: whole-batch captures of
+# scripts/capture_etap.py (tests/data/etap/meta.json) as run --load reads them: the lab's outputs,
+# cast to the capture's codes, must be the kernel's byte for byte on both paths, and so must its
+# log-sum-exp (AMLA_QUICK: e5 only); check must name the kernel
+for d in tests/data/etap/*/; do
+    case $d in *e5*) ;; *) [ -n "$AMLA_QUICK" ] && continue ;; esac
+    causal=""; [ -f "$d/causal" ] && causal="--causal"
+    fmt=bf16; [ -f "$d/fp16" ] && fmt=fp16
+    rm -rf "$T/fe"
+    # shellcheck disable=SC2086
+    $AH run --load "$d" --dv 512 $causal --in-format $fmt --out-format $fmt \
+        --variants flashmla-etap,flashmla-etap:sm-parts=1 --dump "$T/fe" >/dev/null 2>"$T/err" || bad "flashmla-etap on $d: $(cat "$T/err")"
+    for v in flashmla-etap:sm-parts=1 flashmla-etap; do
+        want=out; [ "$v" = flashmla-etap ] || want=out_nosplit
+        $A cast --to $fmt --in "$T/fe/$v.npy" --out "$T/fe.u2.npy" >/dev/null 2>&1
+        cmp -s "$T/fe.u2.npy" "$d/$want.npy" && ok || bad "$v on $d: not the H100's $want bits"
+        want=lse; [ "$v" = flashmla-etap ] || want=lse_nosplit
+        $A compare "$T/fe/$v.lse.npy" "$d/$want.npy" >"$T/cmp" 2>&1
+        awk '/^identical/ {exit !($2 == $4 && $2 > 0)}' "$T/cmp" && ok || bad "$v on $d: lse not the H100's ($(grep identical "$T/cmp"))"
+    done
+done
+# shellcheck disable=SC2086
+$AH check tests/data/etap/e5 --causal >"$T/chk" 2>&1
+grep -q '^verdict: bit-identical to flashmla-etap on 100.00%' "$T/chk" && ok || bad "check does not name flashmla-etap on tests/data/etap/e5: $(grep verdict "$T/chk")"
 # scripts/ulp_dist.py (results/flashmla-check.md's ulp column) by hand: 1 against 1 + 3 ulp of
 # fp32 and -0 against +0 (0 ulp): 3; the smallest bf16 subnormals 2^-133 of either sign: 2
 python3 - "$T" <<'PY'

@@ -22,8 +22,8 @@ static const char CHECK_USAGE[] =
     "Golden, every candidate emulation ranked by the share of output elements bit-identical to\n"
     "the kernel's (with the largest and median ulp distance in the output format), a verdict, and\n"
     "where the best candidate departs from the kernel. Default candidates: every variant and\n"
-    "accumulation model that applies, flashmla with its split counts (--candidates all: every\n"
-    "registered variant). The run options (--in-format, --out-format, --scale, --causal, --dv,\n"
+    "accumulation model that applies, flashmla and flashmla-etap with their split counts\n"
+    "(--candidates all: every registered variant). The run options (--in-format, --out-format, --scale, --causal, --dv,\n"
     "--sm-count, --threads, ...) are run's.\n";
 
 #define CHECK_MAX_CAND 64
@@ -33,15 +33,16 @@ static int check_default_candidates(const run_cfg_t *c, char (*out)[RUN_VSPEC_LE
 {
     static const char *const fixed[] = {"standard", "standard:acc=tc-ampere", "standard:acc=tc-hopper", "base",
                                         "base:acc=tc-ampere", "base:acc=tc-hopper", "amla", "amla:amla-form=paper",
-                                        "fastattn", "seesaw", "etap", "flashmla", "flashmla:sm-parts=1", "fa2",
-                                        "fa2:sm-parts=1"};
+                                        "fastattn", "seesaw", "etap", "flashmla", "flashmla:sm-parts=1",
+                                        "flashmla-etap", "flashmla-etap:sm-parts=1", "fa2", "fa2:sm-parts=1"};
     int n = 0;
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
         snprintf(out[n++], RUN_VSPEC_LEN, "%s", fixed[i]);
     if (c->attn.in_format == FMT_FP16)
         snprintf(out[n++], RUN_VSPEC_LEN, "fastattn-fp16acc");
-    /* flashmla's split counts on the SM counts of other Hopper parts (H100 PCIe 114, H20 78): the
-     * parts the kernel would choose there, where they differ from --sm-count's */
+    /* flashmla's and flashmla-etap's split counts on the SM counts of other Hopper parts (H100 PCIe
+     * 114, H20 78, ETAP's own target): the parts the kernel would choose there, where they differ
+     * from --sm-count's (both kernels share get_mla_metadata's choice) */
     const attn_shape_t *s = &c->shape;
     long rows = (s->sq * s->hq / s->hkv + 63) / 64, own = c->attn.sm_count / s->hkv / rows;
     long sms[2] = {114, 78}, seen[3] = {own, 1, 0};
@@ -49,6 +50,7 @@ static int check_default_candidates(const run_cfg_t *c, char (*out)[RUN_VSPEC_LE
         long p = sms[i] / s->hkv / rows;
         if (p > 1 && p != seen[0] && p != seen[1] && p != seen[2]) {
             snprintf(out[n++], RUN_VSPEC_LEN, "flashmla:sm-parts=%ld", p);
+            snprintf(out[n++], RUN_VSPEC_LEN, "flashmla-etap:sm-parts=%ld", p);
             seen[2] = p;
         }
     }

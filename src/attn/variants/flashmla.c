@@ -216,18 +216,19 @@ static void fmla_range(fmla_t *f, long b0, long b1, double *lsum, double *msum)
 }
 
 /* The split-KV scheduler (get_mla_metadata): the batch's blocks plus a fixed overhead per entry,
- * shared out over the SM parts with a payload of max(ceil(total / parts) + overhead, 2 overhead)
- * blocks each; a part takes entries (each costing its remaining blocks plus the overhead) until
- * its payload is spent, splitting an entry where it runs out. */
+ * shared out over the SM parts with a payload of ceil(total / parts) + overhead blocks each, at
+ * least min_payload; a part takes entries (each costing its remaining blocks plus the overhead)
+ * until its payload is spent, splitting an entry where it runs out. */
 #define FMLA_OVERHEAD 5 /* fixed_overhead_num_blocks */
-void flashmla_schedule(long (*meta)[5], long *num_splits, const long *seqlens, long b, long parts)
+void flashmla_schedule_min(long (*meta)[5], long *num_splits, const long *seqlens, long b, long parts,
+                           long min_payload)
 {
     long total = 0;
     for (long i = 0; i < b; i++)
         total += (seqlens[i] + FMLA_BLOCK - 1) / FMLA_BLOCK + FMLA_OVERHEAD;
     long payload = (total + parts - 1) / parts + FMLA_OVERHEAD;
-    if (payload < 2 * FMLA_OVERHEAD)
-        payload = 2 * FMLA_OVERHEAD;
+    if (payload < min_payload)
+        payload = min_payload;
     long now = 0, now_block = 0, now_split = 0, cum = 0;
     num_splits[0] = 0;
     for (long p = 0; p < parts; p++) {
@@ -257,14 +258,17 @@ void flashmla_schedule(long (*meta)[5], long *num_splits, const long *seqlens, l
     }
 }
 
-/* The splits of entry `entry` under the schedule of the whole batch (seqlens [b]): each part
- * that covers the entry gives one split, starting at block begin[i] (the part's own start in
- * its first entry, else 0); begin[nsplit] = the entry's blocks. begin holds parts + 1. The
- * entry's first split in the batch's numbering into *first, the batch's splits into *total. */
-static long fmla_schedule(long *begin, long *first, long *total, const long *seqlens, long b, long entry, long parts)
+/* FlashMLA 9c5dfab's payload: at least two overheads */
+void flashmla_schedule(long (*meta)[5], long *num_splits, const long *seqlens, long b, long parts)
+{
+    flashmla_schedule_min(meta, num_splits, seqlens, b, parts, 2 * FMLA_OVERHEAD);
+}
+
+long flashmla_splits(long *begin, long *first, long *total, const long *seqlens, long b, long entry, long parts,
+                     long min_payload)
 {
     long(*meta)[5] = err_malloc((size_t)parts, sizeof *meta), *ns = err_malloc((size_t)(b + 1), sizeof(long));
-    flashmla_schedule(meta, ns, seqlens, b, parts);
+    flashmla_schedule_min(meta, ns, seqlens, b, parts, min_payload);
     long nsplit = 0;
     for (long p = 0; p < parts; p++)
         if (meta[p][0] <= entry && entry <= meta[p][2])
@@ -277,13 +281,10 @@ static long fmla_schedule(long *begin, long *first, long *total, const long *seq
     return nsplit;
 }
 
-/* The metadata get_mla_metadata writes, as --dump's flashmla.tile_scheduler_metadata.npy [parts, 1,
- * 5] ([begin_idx, begin_seqlen, end_idx, end_seqlen, begin_n_split_idx] per SM part) and
- * flashmla.num_splits.npy [b + 1, 1] (cumulative splits), to set beside a capture's. */
-static void fmla_dump_schedule(attn_ctx_t *ctx, const long *seqlens, long b, long parts)
+void flashmla_dump_schedule(attn_ctx_t *ctx, const long *seqlens, long b, long parts, long min_payload)
 {
     long(*meta)[5] = err_malloc((size_t)parts, sizeof *meta), *ns = err_malloc((size_t)(b + 1), sizeof(long));
-    flashmla_schedule(meta, ns, seqlens, b, parts);
+    flashmla_schedule_min(meta, ns, seqlens, b, parts, min_payload);
     for (long p = 0; p < parts; p++) {
         double row[5];
         for (int k = 0; k < 5; k++)
@@ -296,6 +297,17 @@ static void fmla_dump_schedule(attn_ctx_t *ctx, const long *seqlens, long b, lon
     }
     free(meta);
     free(ns);
+}
+
+long flashmla_parts(const attn_ctx_t *ctx, long R)
+{
+    long parts = ctx->cfg->sm_parts;
+    if (parts <= 0) {
+        long hkv = ctx->shape ? ctx->shape->hkv : 1;
+        parts = (ctx->cfg->sm_count > 0 ? ctx->cfg->sm_count : 132) / hkv / ((R + 63) / 64);
+        parts = parts > 0 ? parts : 1;
+    }
+    return parts;
 }
 
 /* The combine kernel for one row: split i's lse_i = lg2(L_i) + sM_i (log2 domain); gmax; the sum
@@ -349,21 +361,16 @@ ATTN_VARIANT(attn_flashmla)
     double *lsum = err_malloc((size_t)R, sizeof(double)), *msum = err_malloc((size_t)R, sizeof(double));
     /* SM parts: sm_count / h_kv / ceil(q rows per KV head / 64), as flash_api.cpp chooses them
      * (this group is one KV head: R = s_q h_q / h_kv rows) */
-    long parts = ctx->cfg->sm_parts;
-    if (parts <= 0) {
-        long hkv = ctx->shape ? ctx->shape->hkv : 1;
-        parts = (ctx->cfg->sm_count > 0 ? ctx->cfg->sm_count : 132) / hkv / ((R + 63) / 64);
-        parts = parts > 0 ? parts : 1;
-    }
+    long parts = flashmla_parts(ctx, R);
     /* the scheduler sees the whole batch: this entry's splits depend on the others' keys */
     long alone = sk, nb = ctx->batch_n > 0 ? ctx->batch_n : 1, bi = ctx->batch_n > 0 ? ctx->batch_i : 0;
     const long *seqlens = ctx->batch_n > 0 ? ctx->batch_seqlens : &alone;
     long nblocks = (sk + FMLA_BLOCK - 1) / FMLA_BLOCK;
     long *begin = err_malloc((size_t)(parts + 1), sizeof(long));
     long first, total;
-    long nsplit = fmla_schedule(begin, &first, &total, seqlens, nb, bi, parts);
+    long nsplit = flashmla_splits(begin, &first, &total, seqlens, nb, bi, parts, 2 * FMLA_OVERHEAD);
     if (ctx->extra && bi == 0) /* --dump: the scheduler's metadata for the whole batch */
-        fmla_dump_schedule(ctx, seqlens, nb, parts);
+        flashmla_dump_schedule(ctx, seqlens, nb, parts, 2 * FMLA_OVERHEAD);
     if (nsplit <= 1) { /* the no-split path: O written by the split kernel itself */
         f.o = o;
         fmla_range(&f, 0, nblocks, lsum, msum);

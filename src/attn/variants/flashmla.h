@@ -1,10 +1,30 @@
-/* flashmla -- what the flashmla variant gives its tests: the split-KV scheduler */
+/* flashmla -- what the flashmla variant shares with its tests and with flashmla-etap (the same
+ * API and scheduler): the split-KV scheduler */
 #ifndef AMLA_FLASHMLA_H
 #define AMLA_FLASHMLA_H
+
+#include "attn/attn.h"
 
 /* get_mla_metadata for a batch of b entries with seqlens keys over `parts` SM parts: per part
  * [begin entry, begin key, end entry, end key, first split index], and num_splits[b + 1]
  * (entry i uses splits num_splits[i] .. num_splits[i+1]-1); a part with begin entry b is idle. */
 void flashmla_schedule(long (*meta)[5], long *num_splits, const long *seqlens, long b, long parts);
+/* The same with the payload per part at least min_payload blocks (FlashMLA 9c5dfab: 2 overheads,
+ * 10; FlashMLA-ETAP's copy of the scheduler: no floor, 0). */
+void flashmla_schedule_min(long (*meta)[5], long *num_splits, const long *seqlens, long b, long parts,
+                           long min_payload);
+/* The splits of entry `entry` under the schedule of the whole batch (seqlens [b]): each part that
+ * covers the entry gives one split, starting at block begin[i] (the part's own start in its first
+ * entry, else 0); begin[nsplit] = the entry's blocks; begin holds parts + 1. The entry's first
+ * split in the batch's numbering into *first, the batch's splits into *total. Returns nsplit. */
+long flashmla_splits(long *begin, long *first, long *total, const long *seqlens, long b, long entry, long parts,
+                     long min_payload);
+/* The metadata get_mla_metadata writes, as --dump's NAME.tile_scheduler_metadata.npy [parts, 1, 5]
+ * ([begin_idx, begin_seqlen, end_idx, end_seqlen, begin_n_split_idx] per SM part) and
+ * NAME.num_splits.npy [b + 1, 1] (cumulative splits), to set beside a capture's. */
+void flashmla_dump_schedule(attn_ctx_t *ctx, const long *seqlens, long b, long parts, long min_payload);
+/* SM parts for a group of R query rows (one KV head): --sm-parts, or sm_count / h_kv /
+ * ceil(R / 64) as flash_api.cpp chooses them (at least 1). */
+long flashmla_parts(const attn_ctx_t *ctx, long R);
 
 #endif

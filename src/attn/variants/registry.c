@@ -21,6 +21,7 @@
     X("flashmla", "FlashMLA dense decode as an H100 runs it: WGMMA, SFU ex2/rcp/lg2, FTZ, split-KV and combine (sm-parts)", attn_flashmla, attn_flashmla_sites, attn_kernel_tile) \
     X("seesaw", "FlashMLA's seesaw schedule: 64-token blocks in pairs, O split into O_L/O_R, scales in the blog's order", attn_seesaw, attn_seesaw_sites, attn_kernel_tile) \
     X("etap", "FlashMLA-ETAP: S^T = K Q^T, softmax along the KV axis (tree sums per 64-token tile), O^T = V^T P^T", attn_etap, attn_etap_sites, attn_kernel_tile) \
+    X("flashmla-etap", "FlashMLA-ETAP's kernel as an H100 runs it: S^T = K Q^T and O^T = V^T P^T by WGMMA, blocks last to first, SFU, FTZ, split-KV and combine", attn_flashmla_etap, attn_flashmla_etap_sites, attn_kernel_tile) \
     X("fastattn", "FastAttention: two-level tiling (--row-block, --sub-block rows; --block KV), tiling-mask causal", attn_fastattn, attn_fastattn_sites, NULL) \
     X("fastattn-fp16acc", "FastAttention's Volta m8n8k4 path: FP16 accumulators in both products", attn_fastattn, attn_fastattn_fp16acc_sites, NULL) \
     X("fa2", "FlashAttention-2 forward as PyTorch's SDPA flash backend runs it on an H100: mma.sync, SFU ex2/rcp, FTZ, blocks in reverse", attn_fa2, attn_fa2_sites, attn_fa2_tile) \
