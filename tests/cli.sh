@@ -101,7 +101,7 @@ expect_eq "format aliases: cast" "$(echo 1.1 300 | $A cast --to e4m3) $(echo 1.1
     "$(echo 1.1 300 | $A cast --to float8_e4m3fn) $(echo 1.1 | $A cast --to bfloat16) $(echo 1.1 | $A cast --to half)"
 expect_eq "format aliases: run" "$($A run $SMALL --in-format fp16 --out-format fp32 --format csv)" \
     "$($A run $SMALL --in-format float16 --out-format float32 --format csv)"
-expect_eq "csv rows (2 samples x 3)" "7" "$(wc -l <"$T/stdout.csv" | tr -d ' ')"
+expect_eq "csv rows (2 samples x 7: golden and the six of the default lineup)" "15" "$(wc -l <"$T/stdout.csv" | tr -d ' ')"
 $A run $SMALL --csv "$T/file.csv" >/dev/null || bad "run --csv"
 cmp -s "$T/file.csv" "$T/stdout.csv" && ok || bad "--csv file differs from --format csv"
 ls "$T" | grep -q 'tmp\.' && bad "temporary file left behind" || ok
@@ -109,7 +109,7 @@ $A run $SMALL --threads 1 --format csv >"$T/t1.csv" && $A run $SMALL --threads 2
 cmp -s "$T/t1.csv" "$T/t2.csv" && ok || bad "--threads 1 and 2 differ"
 $A run $SMALL --format json >"$T/out.json" || bad "run json"
 if command -v python3 >/dev/null; then
-    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert [v['variant'] for v in d['variants']]==['golden','standard','base']; assert d['variants'][2]['rel_fro']['mean']>0" "$T/out.json" && ok || bad "json not valid"
+    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert [v['variant'] for v in d['variants']]==['golden','standard','base','amla','flashmla','snapmla','etap']; assert d['variants'][2]['rel_fro']['mean']>0" "$T/out.json" && ok || bad "json not valid"
 fi
 # dump, compare, load: the same numbers three ways
 $A run $SMALL --samples 1 --variants base --dump "$T/d" --format csv >"$T/d.csv" || bad "dump"
@@ -231,7 +231,7 @@ bad_exp "unknown set option" "set warp 9" "bad.exp:3:"
 bad_exp "bad grid value" "grid sigma 1 -2" "bad.exp:3:"
 bad_exp "grid tuple" "grid low,high -1,1 -3" "bad.exp:3:"
 bad_exp "paper count" "paper base rel_fro 1e-3 2e-3" "gives 2 values"
-bad_exp "paper variant" "paper amla rel_fro 1e-3" "not in the variants"
+bad_exp "paper variant" "paper seesaw rel_fro 1e-3" "not in the variants"
 bad_exp "paper number" "paper base rel_fro abc" "bad.exp:3:"
 bad_exp "plot axis" "plot rel_fro ctx" "not a grid option"
 # 66 grid values: more than a line may hold (found by fuzz-exp, which once wrote past the grid)
@@ -489,7 +489,7 @@ cands=flashmla,flashmla:sm-parts=1,base; [ -n "$AMLA_QUICK" ] && cands=flashmla,
 $AH check "$T/broken" --candidates $cands >"$T/ck" 2>"$T/err" || bad "check broken: $(cat "$T/err")"
 grep -q "^verdict: no candidate reproduces the kernel's bits: closest is flashmla, bit-identical on 99" "$T/ck" && ok || bad "check broken: verdict ($(grep verdict "$T/ck"))"
 grep -q "^  heads         5 ([0-9]* of 512)$" "$T/ck" && ok || bad "check broken: head 5 not named ($(cat "$T/ck"))"
-# bad input: out.npy of the wrong shape (both shapes named), NaN, values off the format, no DIR
+# bad input: out.npy of the wrong shape (both shapes named), values off the format, int32, no DIR
 cp "$T/broken/q.npy" "$T/broken/out.npy"
 expect_err "check: out.npy of the wrong shape" check "$T/broken" --dv 512
 grep -q "shape \[128, 1, 576\], but the inputs give \[128, 1, 512\]" "$T/err" && ok || bad "check: both shapes ($(cat "$T/err"))"
@@ -497,9 +497,24 @@ python3 - "$T/broken" <<'PY'
 import array, sys
 sys.path.insert(0, 'scripts')
 from flashmla_case import write_npy
-write_npy(sys.argv[1] + '/out.npy', (128, 1, 512), '<f4', array.array('f', [float('nan')] + [0.5] * 65535))
+write_npy(sys.argv[1] + '/out.npy', (128, 1, 512), '<f4', array.array('f', [float('nan')] * 3 + [0.5] * 1021 + [float('inf')] + [0.5] * 64511))
 PY
-expect_err "check: NaN in out.npy" check "$T/broken"
+# a kernel that turns finite inputs into NaN or infinity is reported, exit 0: how many, where, and
+# which candidates are finite there (head 0 token 0 columns 0-2 NaN, head 2 column 0 infinite)
+$A check "$T/broken" --candidates base >"$T/ck" 2>"$T/err" && ok || bad "check: NaN in out.npy refused: $(cat "$T/err")"
+grep -q "^kernel output: 4 non-finite of 65536 (NaN 3, infinite 1)$" "$T/ck" && ok || bad "check: NaN count ($(cat "$T/ck"))"
+grep -q "^  heads         0 (3 of 512), 2 (1 of 512)$" "$T/ck" && ok || bad "check: NaN heads ($(grep heads "$T/ck"))"
+grep -q "^  finite there: base (1 of 1 candidates)$" "$T/ck" && ok || bad "check: finite candidates ($(grep finite "$T/ck"))"
+grep -q "^verdict: .*the kernel's output has 4 non-finite values (NaN 3, infinite 1) where every candidate is finite$" "$T/ck" && ok ||
+    bad "check: NaN verdict ($(grep verdict "$T/ck"))"
+python3 - "$T/broken" <<'PY'
+import array, sys
+sys.path.insert(0, 'scripts')
+from flashmla_case import write_npy
+write_npy(sys.argv[1] + '/out.npy', (128, 1, 512), '<i4', array.array('i', [1] * 65536))
+PY
+expect_err "check: int32 out.npy" check "$T/broken"
+grep -q "out.npy: 4-byte signed integers are neither float values nor bf16 codes (uint16)" "$T/err" && ok || bad "check: int32 message ($(cat "$T/err"))"
 python3 - "$T/broken" <<'PY'
 import array, sys
 sys.path.insert(0, 'scripts')
@@ -516,14 +531,14 @@ expect_err "check: --candidates empty" check tests/data/flashmla/a3 --candidates
 mkdir -p "$T/badlse" && cp tests/data/flashmla/a4-b2/q.npy tests/data/flashmla/a4-b2/k.npy tests/data/flashmla/a4-b2/out.npy "$T/badlse/"
 cp tests/data/flashmla/a4-b2/out.npy "$T/badlse/lse.npy"
 expect_err "check: lse.npy of the wrong shape" check "$T/badlse" --candidates base
-grep -q "lse.npy: shape \[128, 1, 512\] of integer codes, but the inputs give \[Hq, Sq\] values" "$T/err" && ok || bad "check: lse shape message ($(cat "$T/err"))"
+grep -q "lse.npy: shape \[128, 1, 512\] of integers, but the inputs give \[Hq, Sq\] values" "$T/err" && ok || bad "check: lse shape message ($(cat "$T/err"))"
 python3 - "$T/badlse" <<'PY'
 import array, sys
 sys.path.insert(0, 'scripts')
 from flashmla_case import write_npy
 write_npy(sys.argv[1] + '/lse.npy', (128, 1), '<f4', array.array('f', [float('nan')] + [1.0] * 127))
 PY
-expect_err "check: NaN in lse.npy" check "$T/badlse" --candidates base
+$A check "$T/badlse" --candidates base >/dev/null 2>"$T/err" && ok || bad "check: NaN in lse.npy refused: $(cat "$T/err")"
 # a1's per-split arrays, when ../shared is there: the split kernel's outputs (each split's O and
 # log2-domain LSE) apart from the combine kernel's
 if [ -f ../shared/captures/flashmla/a1.npz ] && [ -z "$AMLA_QUICK" ]; then

@@ -23,9 +23,12 @@ int main(void)
     CHECK(c->attn.block == 512 && c->samples == 10 && c->seed == 1 && c->threads == 0 && c->out == RUN_OUT_TABLE,
           "block, samples, seed, threads, format");
     CHECK(c->attn.acc_qk == ACC_FP32_FMA && c->attn.acc_pv == ACC_FP32_FMA, "accumulation");
-    CHECK(c->show_golden && c->nvariants == 2 && strcmp(c->vspec[0], "standard") == 0 &&
-              strcmp(c->vspec[1], "base") == 0,
-          "variants golden,standard,base");
+    /* one row per seed paper's algorithm beside the non-flash standard (issue 30) */
+    static const char *const lineup[] = {"standard", "base", "amla", "flashmla", "snapmla", "etap"};
+    int same = c->show_golden && c->nvariants == 6;
+    for (int i = 0; same && i < 6; i++)
+        same = strcmp(c->vspec[i], lineup[i]) == 0;
+    CHECK(same, "variants golden,standard,base,amla,flashmla,snapmla,etap");
     CHECK(c->attn.amla_form == ATTN_AMLA_CANN && c->attn.fa3_block && c->attn.fa3_hadamard && !c->attribute,
           "amla-form cann, fa3 on, no attribution");
     CHECK(c->attn.scale == 0 && !c->attn.exact && !c->attn.only && !c->load_dir, "unset options stay unset");

@@ -22,7 +22,20 @@ void check_write_table(FILE *f, const run_cfg_t *c, const check_result_t *r, con
     check_metric_cells(f, r->m);
     if (r->lse_max_abs == r->lse_max_abs)
         fprintf(f, " lse_max_abs %.4e", r->lse_max_abs);
-    fputs("\n\n", f);
+    fputs("\n", f);
+    if (r->nan + r->inf) { /* a kernel that turned finite inputs into NaN or infinity: where, and who does not */
+        fprintf(f, "kernel output: %ld non-finite of %ld (NaN %ld, infinite %ld)\n", r->nan + r->inf, r->n, r->nan, r->inf);
+        for (int a = 0; a < CHECK_AXES; a++)
+            if (r->nonfinite_where[a][0])
+                fprintf(f, "  %-13s %s\n", check_axis_names[a], r->nonfinite_where[a]);
+        int k = 0;
+        fputs("  finite there:", f);
+        for (int i = 0; i < r->ncand; i++)
+            if (r->cand[i].finite_there)
+                fprintf(f, "%s %s", k++ ? "," : "", run_slot_name(c, r->cand[i].slot));
+        fprintf(f, "%s (%d of %d candidates)\n", k ? "" : " none", k, r->ncand);
+    }
+    fputs("\n", f);
     int w = 9;
     for (int i = 0; i < r->ncand; i++) {
         int len = (int)strlen(run_slot_name(c, r->cand[i].slot));
@@ -69,7 +82,14 @@ void check_write_json(FILE *f, const run_cfg_t *c, const check_result_t *r, cons
     }
     fputs(", \"lse_max_abs\": ", f);
     json_num(f, r->lse_max_abs);
-    fprintf(f, ", \"elements\": %ld},\n \"ranking\": [", r->n);
+    fprintf(f, ", \"elements\": %ld, \"nan\": %ld, \"inf\": %ld, \"nonfinite_where\": {", r->n, r->nan, r->inf);
+    for (int a = 0, first = 1; a < CHECK_AXES; a++)
+        if (r->nonfinite_where[a][0]) {
+            fprintf(f, "%s\"%s\": ", first ? "" : ", ", check_axis_names[a]);
+            json_str(f, r->nonfinite_where[a]);
+            first = 0;
+        }
+    fputs("}},\n \"ranking\": [", f);
     for (int i = 0; i < r->ncand; i++) {
         const check_cand_t *k = &r->cand[i];
         fprintf(f, "%s\n  {\"variant\": ", i ? "," : "");
@@ -90,6 +110,7 @@ void check_write_json(FILE *f, const run_cfg_t *c, const check_result_t *r, cons
         json_num(f, k->lse_max_abs);
         fputs(", \"seconds\": ", f);
         json_num(f, k->seconds);
+        fprintf(f, ", \"finite_where_kernel_is_not\": %s", k->finite_there ? "true" : "false");
         fputs(", \"where\": {", f);
         int first = 1;
         for (int a = 0; a < CHECK_AXES; a++)

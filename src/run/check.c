@@ -60,7 +60,8 @@ static void check_where_axis(char *buf, size_t n, const long *cnt, long len, lon
             long j = i;
             while (j + 1 < len && cnt[j + 1])
                 j++;
-            off += (size_t)snprintf(buf + off, n - off, "%s%ld-%ld", off ? ", " : "", i, j);
+            off += j > i ? (size_t)snprintf(buf + off, n - off, "%s%ld-%ld", off ? ", " : "", i, j)
+                         : (size_t)snprintf(buf + off, n - off, "%s%ld", off ? ", " : "", i);
         }
         if (off < n)
             snprintf(buf + off, n - off, " (%ld of %ld; most in %ld: %ld of %ld)", hit, len, top, cnt[top], per);
@@ -79,15 +80,20 @@ static void check_score(check_cand_t *k, const run_cfg_t *c, int slot, const dou
     k->slot = slot;
     k->n = n;
     k->identical = 0;
+    k->finite_there = 1;
     double *ulp = err_malloc((size_t)n, sizeof(double));
     long *cnt[CHECK_AXES];
     for (int a = 0; a < CHECK_AXES; a++)
         cnt[a] = err_calloc((size_t)dims[a], sizeof(long));
     k->max_ulp = 0;
     for (long i = 0; i < n; i++) {
-        int same = o[i] == kout[i] && signbit(o[i]) == signbit(kout[i]);
+        int same = (o[i] == kout[i] && signbit(o[i]) == signbit(kout[i])) || (o[i] != o[i] && kout[i] != kout[i]);
         k->identical += same;
-        ulp[i] = same ? 0 : !isfinite(o[i]) ? INFINITY : fabs((double)(check_ordinal(o[i], f) - check_ordinal(kout[i], f)));
+        ulp[i] = same ? 0
+                 : !isfinite(o[i]) || !isfinite(kout[i]) ? INFINITY
+                                                         : fabs((double)(check_ordinal(o[i], f) - check_ordinal(kout[i], f)));
+        if (!isfinite(kout[i]) && !isfinite(o[i]))
+            k->finite_there = 0;
         k->max_ulp = ulp[i] > k->max_ulp ? ulp[i] : k->max_ulp;
         if (!same) {
             long col = i % s->dv, t = i / s->dv % s->sq, h = i / (s->dv * s->sq) % s->hq, b = i / (s->dv * s->sq * s->hq);
@@ -108,7 +114,7 @@ static void check_score(check_cand_t *k, const run_cfg_t *c, int slot, const dou
     k->lse_max_abs = run_lse_max_abs(lse, glse, nlse);
     if (k->lse_max_abs == k->lse_max_abs && klse) {
         for (long i = 0; i < nlse; i++)
-            k->lse_identical += lse[i] == klse[i];
+            k->lse_identical += lse[i] == klse[i] || (lse[i] != lse[i] && klse[i] != klse[i]);
         k->lse_n = nlse;
     }
 }
@@ -131,6 +137,23 @@ int check_run(check_result_t *r, const run_cfg_t *c, const double *kout, const d
     long n = bt->n * s->hq * s->sq * s->dv, nlse = bt->n * s->hq * s->sq;
     r->n = n;
     r->nlse = nlse;
+    /* the kernel's non-finite values (a broken kernel's, from finite inputs) and where they are */
+    long dims[CHECK_AXES] = {bt->n, s->hq, s->sq, s->dv}, *cnt[CHECK_AXES];
+    for (int a = 0; a < CHECK_AXES; a++)
+        cnt[a] = err_calloc((size_t)dims[a], sizeof(long));
+    for (long i = 0; i < n; i++) {
+        if (isfinite(kout[i]))
+            continue;
+        r->nan += kout[i] != kout[i];
+        r->inf += kout[i] == kout[i];
+        long idx[CHECK_AXES] = {i / (s->dv * s->sq * s->hq), i / (s->dv * s->sq) % s->hq, i / s->dv % s->sq, i % s->dv};
+        for (int a = 0; a < CHECK_AXES; a++)
+            cnt[a][idx[a]]++;
+    }
+    for (int a = 0; a < CHECK_AXES; a++) {
+        check_where_axis(r->nonfinite_where[a], sizeof r->nonfinite_where[a], cnt[a], dims[a], n / dims[a]);
+        free(cnt[a]);
+    }
     /* Golden first (no variants), then each candidate on its own: one output array per thread */
     run_cfg_t *g = err_malloc(1, sizeof *g);
     *g = *c;
@@ -221,5 +244,16 @@ void check_verdict(char *buf, size_t n, const run_cfg_t *c, const check_result_t
         snprintf(buf, n, "no candidate reproduces the kernel's bits: closest is %s, bit-identical on %.2f%% of %ld "
                  "elements (largest distance %.0f ulp, median %.1f)",
                  run_slot_name(c, b->slot), pct, b->n, b->max_ulp, b->median_ulp);
+    }
+    size_t off = strlen(buf);
+    if (r->nan + r->inf && off < n) {
+        int finite = 0;
+        for (int i = 0; i < r->ncand; i++)
+            finite += r->cand[i].finite_there;
+        snprintf(buf + off, n - off, "; the kernel's output has %ld non-finite value%s (NaN %ld, infinite %ld) where %s",
+                 r->nan + r->inf, r->nan + r->inf == 1 ? "" : "s", r->nan, r->inf,
+                 finite == r->ncand ? "every candidate is finite"
+                 : finite ? "some candidates are finite (see the report)"
+                          : "no candidate is finite either");
     }
 }

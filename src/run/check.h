@@ -20,12 +20,15 @@ typedef struct {
     double lse_max_abs;        /* max |lse - Golden's|, NaN where the candidate has none */
     double seconds;
     char where[CHECK_AXES][160]; /* where it differs from the kernel, per axis ("" where it does not) */
+    int finite_there;            /* finite wherever the kernel's output is not (1 when it is finite) */
 } check_cand_t;
 
 typedef struct {
     double m[METRIC_COUNT]; /* the kernel's output against Golden */
     double lse_max_abs;     /* the kernel's lse against Golden's; NaN without lse.npy */
     long n, nlse;
+    long nan, inf;                          /* the kernel's non-finite output elements */
+    char nonfinite_where[CHECK_AXES][160];  /* where they are, per axis (as check_cand_t's where) */
     int ncand;
     check_cand_t *cand; /* best first: most elements identical, then the smaller largest ulp */
 } check_result_t;
