@@ -76,7 +76,7 @@ grep -q "^# golden (the reference, MPFR-bounded): [0-9.]* s/sample$" "$T/table" 
 $A run $SMALL --variants base,fastattn-fp16acc,amla:amla-form=paper:block=128 >"$T/wide" 2>&1
 expect_eq "table columns aligned" "1" "$(grep -E '^(variant|base|fastattn|amla)' "$T/wide" | awk '{print index($0, $2)}' | sort -u | wc -l | tr -d ' ')"
 $A run $SMALL --format csv >"$T/stdout.csv" || bad "run csv"
-expect_eq "csv header" "experiment,version,dist,mean,sigma,low,high,rope_dims,rope_scale,outlier_rate,outlier_scale,token_spread,load,ctx,heads,kv_heads,sq,dk,dv,causal,block,kv,in_format,out_format,acc_qk,acc_pv,scale,amla_form,exact,only,row_block,sub_block,fa3_block,fa3_hadamard,sm_count,sm_parts,seed,sample,variant,rel_fro,rmse,cos_sim,cos_diff,max_abs,nonfinite,events,lse_max_abs" \
+expect_eq "csv header" "experiment,version,dist,mean,sigma,low,high,rope_dims,rope_scale,outlier_rate,outlier_scale,token_spread,load,ctx,heads,kv_heads,sq,dk,dv,causal,block,kv,in_format,out_format,acc_qk,acc_pv,scale,amla_form,exact,only,row_block,sub_block,fa3_block,fa3_hadamard,sm_count,sm_parts,seed,kernel_note,sample,variant,rel_fro,rmse,cos_sim,cos_diff,max_abs,nonfinite,events,lse_max_abs" \
     "$(head -n 1 "$T/stdout.csv")"
 # every setting that changes a number is in every row: --acc tc-hopper --causal --kv-heads 2
 # --scale and --exact differ from a default run's columns; the kernels' own models are named
@@ -279,6 +279,18 @@ for d in tests/data/flashmla/*/; do
         awk '/^identical/ {exit !($2 == $4 && $2 > 0)}' "$T/cmp" && ok || bad "$v on $d: lse not the H100's ($(grep identical "$T/cmp"))"
     done
 done
+# kernel variants outside their kernel: a note in the CSV (kernel_note) and under the table;
+# inside (MLA shapes in bf16) no note
+$A run --ctx 64 --heads 2 --dk 64 --dv 32 --samples 1 --variants flashmla,fa2,base --format csv >"$T/kn.csv" 2>&1
+expect_eq "kernel_note: flashmla, fa2 and base on dk 64 dv 32" \
+    "FlashMLA runs dk 576 and dv 512 only (here 64 and 32)|PyTorch's flash backend takes one head dim for Q and K and V that is a multiple of 8 up to 256 (here 64 and 32)|" \
+    "$(csvcol kernel_note <"$T/kn.csv" | tr '\n' '|' | sed 's/|$//')"
+$A run --ctx 64 --heads 2 --samples 1 --variants flashmla-etap,flashmla --in-format fp32 >"$T/kn.txt" 2>&1
+grep -q "^# flashmla-etap: not a case the real kernel runs: FlashMLA-ETAP takes bf16 or fp16 inputs only (here fp32); the row extrapolates its arithmetic$" "$T/kn.txt" && ok ||
+    bad "kernel note under the table ($(cat "$T/kn.txt"))"
+expect_eq "kernel_note empty on the kernel's own case" "|" \
+    "$($A run --ctx 64 --heads 2 --samples 1 --variants flashmla,flashmla-etap --format csv | csvcol kernel_note | tr '\n' '|' | sed 's/|$//')"
+
 # ---- flashmla-etap against the real FlashMLA-ETAP kernel: whole-batch captures of
 # scripts/capture_etap.py (tests/data/etap/meta.json) as run --load reads them: the lab's outputs,
 # cast to the capture's codes, must be the kernel's byte for byte on both paths, and so must its

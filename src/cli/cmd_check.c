@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "attn/kernel.h"
 #include "cli/cli.h"
 #include "config/opts.h"
 #include "data/npy.h"
@@ -44,6 +45,8 @@ static int check_default_candidates(const run_cfg_t *c, char (*out)[RUN_VSPEC_LE
      * 114, H20 78, ETAP's own target): the parts the kernel would choose there, where they differ
      * from --sm-count's (both kernels share get_mla_metadata's choice) */
     const attn_shape_t *s = &c->shape;
+    if (s->dk != 576 || s->dv != 512) /* not an MLA case: the kernels' other split counts are not listed */
+        return n;
     long rows = (s->sq * s->hq / s->hkv + 63) / 64, own = c->attn.sm_count / s->hkv / rows;
     long sms[2] = {114, 78}, seen[3] = {own, 1, 0};
     for (int i = 0; i < 2; i++) {
@@ -225,7 +228,12 @@ int cmd_check(int argc, char **argv)
     for (int i = 0; i < ncand && !rc; i++) {
         *t = *c;
         err_t ve = {0};
-        if (opts_parse_variants(t, cand[i], &ve) || run_validate(t, &ve)) {
+        int bad = opts_parse_variants(t, cand[i], &ve) || run_validate(t, &ve);
+        /* a default candidate whose real kernel does not run this case is named, not run */
+        if (!bad && !list && attn_kernel_outside(t->variants[0], &t->vcfg[0], &t->shape, t->gen.kv_separate, ve.msg,
+                                                 sizeof ve.msg))
+            bad = 1;
+        if (bad) {
             if (list && strcmp(list, "all") != 0) {
                 rc = err_set(&e, ERR_USAGE, "--candidates: %s", ve.msg);
                 break;

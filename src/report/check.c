@@ -41,6 +41,10 @@ void check_write_table(FILE *f, const run_cfg_t *c, const check_result_t *r, con
         int len = (int)strlen(run_slot_name(c, r->cand[i].slot));
         w = len > w ? len : w;
     }
+    for (int i = 0; i < nskip; i++) {
+        int len = (int)strlen(skip[i].variant);
+        w = len > w ? len : w;
+    }
     fprintf(f, "%-*s %-22s %7s %10s %-12s %-12s %-14s %s\n", w, "candidate", "bit-identical", "max_ulp",
             "median_ulp", "rel_fro", "max_abs", "lse identical", "s");
     for (int i = 0; i < r->ncand; i++) {

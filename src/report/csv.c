@@ -1,6 +1,7 @@
 /* csv -- per-sample rows: the one column layout, its writer and its reader */
 #include "report/csv.h"
 
+#include "attn/kernel.h"
 #include "base/version.h"
 
 #include <stdlib.h>
@@ -75,6 +76,11 @@ int run_settings(run_setting_t *out, const run_cfg_t *c, int v)
     SET("sm_count", 1, "%ld", vc->sm_count);
     SET("sm_parts", 1, "%ld", vc->sm_parts);
     SET("seed", 1, "%llu", (unsigned long long)c->seed);
+    /* a kernel variant outside what its real kernel runs: the row extrapolates the kernel's arithmetic */
+    char why[sizeof out[0].text] = "";
+    if (v > 0)
+        attn_kernel_outside(c->variants[v - 1], vc, s, c->gen.kv_separate, why, sizeof why);
+    SET("kernel_note", 0, "%s", why);
 #undef SET
     return n;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn/kernel.h"
 #include "base/err.h"
 #include "report/csv.h"
 #include "run/attribution.h"
@@ -73,6 +74,12 @@ void run_write_table(FILE *f, const run_cfg_t *c, const run_result_t *r)
     double gmean, gci, gsecs = 0;
     run_summary(r, 0, METRIC_REL_FRO, &gmean, &gci, &gsecs);
     fprintf(f, "# golden (the reference, MPFR-bounded): %.3f s/sample\n", gsecs);
+    for (int v = 1; v <= c->nvariants; v++) { /* kernel variants run where their kernel does not */
+        char why[256];
+        if (attn_kernel_outside(c->variants[v - 1], &c->vcfg[v - 1], &c->shape, c->gen.kv_separate, why, sizeof why))
+            fprintf(f, "# %s: not a case the real kernel runs: %s; the row extrapolates its arithmetic\n",
+                    run_slot_name(c, v), why);
+    }
     if (c->attribute)
         run_write_attribution(f, c, r);
 }

@@ -1,0 +1,42 @@
+/* kernel -- the real kernels' envelopes (docs/REFERENCES.md): FlashMLA 9c5dfab's and FlashMLA-ETAP
+ * 39e6160's dense decode take BF16 or FP16 Q and cache, head dims 576 (Q, K) and 512 (V read from
+ * the K cache) and return O in the input's type; PyTorch's SDPA flash backend (FlashAttention-2)
+ * takes BF16 or FP16, one head dim for Q, K and V, a multiple of 8 up to 256, and returns the
+ * input's type */
+#include "attn/kernel.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int attn_kernel_outside(int vi, const attn_cfg_t *cfg, const attn_shape_t *s, int kv_separate, char *why, size_t n)
+{
+    const char *name = attn_variants[vi].name, *kernel;
+    int mla = 0;
+    if (strcmp(name, "flashmla") == 0) {
+        kernel = "FlashMLA";
+        mla = 1;
+    } else if (strcmp(name, "flashmla-etap") == 0) {
+        kernel = "FlashMLA-ETAP";
+        mla = 1;
+    } else if (strcmp(name, "fa2") == 0) {
+        kernel = "PyTorch's flash backend";
+    } else {
+        return 0;
+    }
+    fmt_id_t in = cfg->in_format, out = cfg->out_format;
+    if (in != FMT_BF16 && in != FMT_FP16)
+        snprintf(why, n, "%s takes bf16 or fp16 inputs only (here %s)", kernel, fmt_table[in].name);
+    else if (out != in)
+        snprintf(why, n, "%s returns its input's format (here %s in and %s out)", kernel, fmt_table[in].name,
+                 fmt_table[out].name);
+    else if (mla && (s->dk != 576 || s->dv != 512))
+        snprintf(why, n, "%s runs dk 576 and dv 512 only (here %ld and %ld)", kernel, s->dk, s->dv);
+    else if (mla && kv_separate)
+        snprintf(why, n, "%s reads V from the K cache (here --kv separate)", kernel);
+    else if (!mla && (s->dk != s->dv || s->dk % 8 || s->dk > 256))
+        snprintf(why, n, "%s takes one head dim for Q and K and V that is a multiple of 8 up to 256 (here %ld and %ld)", kernel,
+                 s->dk, s->dv);
+    else
+        return 0;
+    return 1;
+}
