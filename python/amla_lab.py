@@ -51,14 +51,81 @@ def save_case(directory, q, k, v=None, seqlens=None, out=None, lse=None):
     With seqlens (int [B]) the arrays are in FlashMLA's layout: q [B, Sq, Hq, Dk], k [B, Smax,
     Hkv, Dk] or [B, Smax, Dk], out [B, Sq, Hq, Dv], lse [B, Hq, Sq]; without it the lab's:
     q [Hq, Sq, Dk], k [Hkv, Sk, Dk], out [Hq, Sq, Dv], lse [Hq, Sq]. Returns directory."""
+    if q is None or k is None:
+        raise ValueError('save_case: q and k are needed')
+    arrays = {name: _array(name, a) for name, a in {'q': q, 'k': k, 'v': v, 'out': out, 'lse': lse}.items()
+              if a is not None}
+    sl = None if seqlens is None else _seqlens(seqlens)
+    _check_shapes(arrays, sl)
     os.makedirs(directory, exist_ok=True)
-    arrays = {'q': q, 'k': k, 'v': v, 'out': out, 'lse': lse}
     for name, a in arrays.items():
-        if a is not None:
-            np.save(os.path.join(directory, name + '.npy'), _to_numpy(a))
-    if seqlens is not None:
-        np.save(os.path.join(directory, 'seqlens.npy'), _to_numpy(seqlens).astype(np.int32))
+        np.save(os.path.join(directory, name + '.npy'), a)
+    if sl is not None:
+        np.save(os.path.join(directory, 'seqlens.npy'), sl)
     return directory
+
+
+def _array(name, a):
+    """a as numpy (_to_numpy), or ValueError naming what it is: a number array, not a string,
+    an object or an integer array that is no format's bit pattern"""
+    try:
+        x = _to_numpy(a)
+    except (TypeError, ValueError) as err:
+        raise ValueError('save_case: %s is not an array (%s)' % (name, err)) from None
+    if not isinstance(x, np.ndarray) or x.dtype.kind not in 'fuV' or (x.dtype.kind in 'uV' and x.itemsize > 2):
+        raise ValueError('save_case: %s has dtype %s; it takes float16/32/64 values or uint8/uint16 bit patterns '
+                         '(bfloat16 and FP8 are saved as theirs)' % (name, getattr(x, 'dtype', type(a).__name__)))
+    if name == 'lse' and x.dtype.kind != 'f':
+        raise ValueError('save_case: lse has dtype %s; it takes float values (natural log)' % x.dtype)
+    return x
+
+
+def _seqlens(seqlens):
+    x = np.asarray(_to_numpy(seqlens))
+    if x.ndim != 1 or x.dtype.kind not in 'iu' or (x < 0).any():
+        raise ValueError('save_case: seqlens must be non-negative integers [B], not %s %s' % (x.dtype, list(x.shape)))
+    return x.astype(np.int32)
+
+
+def _check_shapes(a, seqlens):
+    """The layouts save_case's docstring gives: dims that must agree do, or ValueError names them."""
+    q, k = a['q'], a['k']
+    batch = seqlens is not None
+    want = 4 if batch else 3
+    if q.ndim != want:
+        raise ValueError('save_case: q has %d dims %s; %s' % (q.ndim, list(q.shape), '[B, Sq, Hq, Dk] with seqlens'
+                                                              if batch else '[Hq, Sq, Dk] without seqlens'))
+    if k.ndim not in ((3, 4) if batch else (3,)):
+        raise ValueError('save_case: k has %d dims %s; %s' % (k.ndim, list(k.shape), '[B, Smax, Hkv, Dk] or [B, Smax, Dk]'
+                                                              if batch else '[Hkv, Sk, Dk]'))
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError('save_case: q and k have different head dims (%d and %d)' % (q.shape[-1], k.shape[-1]))
+    if batch:
+        b, sq, hq = q.shape[:3]
+        if k.shape[0] != b or len(seqlens) != b:
+            raise ValueError('save_case: batch sizes differ: q %d, k %d, seqlens %d' % (b, k.shape[0], len(seqlens)))
+        if seqlens.max(initial=0) > k.shape[1]:
+            raise ValueError('save_case: seqlens reach %d but k holds %d keys' % (seqlens.max(), k.shape[1]))
+        hkv = k.shape[2] if k.ndim == 4 else 1
+    else:
+        hq, sq, hkv = q.shape[0], q.shape[1], k.shape[0]
+    if hq % hkv:
+        raise ValueError('save_case: %d query heads are not a multiple of %d KV heads' % (hq, hkv))
+    v = a.get('v')
+    if v is not None and (v.ndim != k.ndim or v.shape[:-1] != k.shape[:-1]):
+        raise ValueError('save_case: v %s does not match k %s but in its last dim' % (list(v.shape), list(k.shape)))
+    out, lse = a.get('out'), a.get('lse')
+    if out is not None:
+        lead = (b, sq, hq) if batch else (hq, sq)
+        if out.shape[:-1] != lead:
+            raise ValueError('save_case: out %s does not match q: %s [%s, Dv]' % (
+                list(out.shape), 'with seqlens' if batch else 'without seqlens', ', '.join(map(str, lead))))
+        if v is not None and out.shape[-1] != v.shape[-1]:
+            raise ValueError('save_case: out has %d columns, v %d' % (out.shape[-1], v.shape[-1]))
+    if lse is not None:
+        lead = (b, hq, sq) if batch else (hq, sq)
+        if lse.shape != lead and not (not batch and sq == 1 and lse.shape == (hq,)):
+            raise ValueError('save_case: lse %s, not %s' % (list(lse.shape), list(lead)))
 
 
 def _binary(binary):

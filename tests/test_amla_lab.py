@@ -54,6 +54,23 @@ def test_bad_input_raises(tmp_path):
         amla_lab.check(d, binary=BIN, candidates=['base'], dv=512)
 
 
+def test_save_case_refuses_mismatches(tmp_path):
+    """save_case names a mistake in the caller's arrays (ValueError) before anything is written."""
+    q, k = load('q'), load('k')
+    cases = [((q, k[..., :64]), {}, 'different head dims'),
+             (('not an array', k), {}, 'dtype'),
+             ((q.astype(np.int32), k), {}, 'dtype int32'),
+             ((q, k), {'seqlens': [1, 2]}, 'q has 3 dims'),
+             ((q[None], k[None]), {'seqlens': [1, 2]}, 'batch sizes differ'),
+             ((q[None], k[None]), {'seqlens': [k.shape[-2] + 1]}, 'seqlens reach'),
+             ((q, k), {'out': np.zeros((3, 1, 512), np.float32)}, 'does not match q'),
+             ((q, k), {'lse': np.zeros((2, 2), np.float32)}, 'lse')]
+    for i, (args, kw, msg) in enumerate(cases):
+        with pytest.raises(ValueError, match=msg):
+            amla_lab.save_case(tmp_path / ('bad%d' % i), *args, **kw)
+        assert not (tmp_path / ('bad%d' % i)).exists()
+
+
 def test_ml_dtypes_void_codes(tmp_path):
     """bfloat16 arrays saved by numpy as the two-byte void type (how ml_dtypes' arrays are
     stored): the lab reads them as bit patterns."""
