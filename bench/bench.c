@@ -331,7 +331,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench: %s\n", e.msg);
         return 1;
     }
-    attn_input_t in = {c->shape, NULL, NULL, NULL};
+    attn_input_t in = {.s = c->shape, .q = NULL, .k = NULL, .v = NULL};
     if (gen_sample(&in, &c->gen, c->seed, 0, &e)) {
         fprintf(stderr, "bench: %s\n", e.msg);
         return 1;

@@ -315,6 +315,52 @@ done
 # shellcheck disable=SC2086
 $AH check tests/data/etap/e5 --causal >"$T/chk" 2>&1
 grep -q '^verdict: bit-identical to flashmla-etap on 100.00%' "$T/chk" && ok || bad "check does not name flashmla-etap on tests/data/etap/e5: $(grep verdict "$T/chk")"
+# ---- flashmla-sparse against FlashMLA's FP8 sparse decoding kernel (9241ae3, an H200): captures of
+# scripts/capture_flashmla_fp8.py (tests/data/flashmla-sparse/meta.json: V32 and MODEL1 caches, invalid
+# indices, top-k lengths, an entry with no valid key) as run --load reads them: O and the log-sum-exp byte
+# for byte on both paths (AMLA_QUICK: v5 only); check names the kernel; damaged caches are refused
+for d in tests/data/flashmla-sparse/*/; do
+    case $d in *v5*) ;; *) [ -n "$AMLA_QUICK" ] && continue ;; esac
+    rm -rf "$T/fs"
+    $AH run --load "$d" --variants flashmla-sparse,flashmla-sparse:sm-parts=1 --dump "$T/fs" >/dev/null 2>"$T/err" ||
+        bad "flashmla-sparse on $d: $(cat "$T/err")"
+    for v in flashmla-sparse:sm-parts=1 flashmla-sparse; do
+        want=out; [ "$v" = flashmla-sparse ] || want=out_nosplit
+        $A cast --to bf16 --in "$T/fs/$v.npy" --out "$T/fs.u2.npy" >/dev/null 2>&1
+        cmp -s "$T/fs.u2.npy" "$d/$want.npy" && ok || bad "$v on $d: not the GPU's $want bits"
+        want=lse; [ "$v" = flashmla-sparse ] || want=lse_nosplit
+        $A compare "$T/fs/$v.lse.npy" "$d/$want.npy" >"$T/cmp" 2>&1
+        awk '/^identical/ {exit !($2 == $4 && $2 > 0)}' "$T/cmp" && ok || bad "$v on $d: lse not the GPU's ($(grep identical "$T/cmp"))"
+    done
+done
+$AH check tests/data/flashmla-sparse/v5 >"$T/chk" 2>&1
+grep -q '^verdict: bit-identical to flashmla-sparse on 100.00% of 131072 elements, and its log-sum-exp on every row' "$T/chk" && ok ||
+    bad "check does not name flashmla-sparse on tests/data/flashmla-sparse/v5: $(grep -E 'verdict|error' "$T/chk")"
+# damaged cases: an index past the cache, a V32 scale of 3 (no power of two), a token size that is no layout
+npy_data() { echo $((10 + $(od -An -tu2 -j8 -N2 "$1"))); } # where a .npy file's data begins
+rm -rf "$T/fsb" && cp -r tests/data/flashmla-sparse/v1 "$T/fsb" && rm -f "$T/fsb/k_bf16.npy"
+cp "$T/fsb/indices.npy" "$T/idx.keep"
+printf '\237\206\001\000' | dd of="$T/fsb/indices.npy" bs=1 seek="$(npy_data "$T/fsb/indices.npy")" conv=notrunc 2>/dev/null
+$A run --load "$T/fsb" --variants flashmla-sparse --samples 1 >/dev/null 2>"$T/err"
+expect_eq "index past the cache" "2 1" "$? $(wc -l <"$T/err")"
+grep -q "indices.npy: index \[0, 0, 0\] = 99999 is past the cache's 256 tokens" "$T/err" && ok || bad "index past the cache: $(cat "$T/err")"
+cp "$T/idx.keep" "$T/fsb/indices.npy"
+t0=$(od -An -td4 -j"$(npy_data "$T/fsb/indices.npy")" -N4 "$T/fsb/indices.npy" | tr -d ' ')
+printf '\000\000\100\100' | dd of="$T/fsb/kcache.npy" bs=1 seek=$(($(npy_data "$T/fsb/kcache.npy") + t0 * 656 + 512)) conv=notrunc 2>/dev/null
+$A check "$T/fsb" >/dev/null 2>"$T/err"
+expect_eq "scale of 3" "2 1" "$? $(wc -l <"$T/err")"
+grep -q "kcache.npy: token $t0 (index \[0, 0, 0\]): scale 0 is 3: not a positive finite power of two" "$T/err" && ok || bad "scale of 3: $(cat "$T/err")"
+h="{'descr': '|u1', 'fortran_order': False, 'shape': (1, 64, 1, 600), }"
+pad=$((63 - (10 + ${#h}) % 64))
+{ printf '\223NUMPY\001\000'; printf "\\$(printf %03o $((${#h} + pad + 1)))\\000"; printf '%s%*s\n' "$h" "$pad" ""; head -c 38400 /dev/zero; } >"$T/fsb/kcache.npy"
+$A run --load "$T/fsb" --variants flashmla-sparse --samples 1 >/dev/null 2>"$T/err"
+expect_eq "no layout" "2 1" "$? $(wc -l <"$T/err")"
+grep -q "kcache.npy: 600 bytes a token is no FP8 cache layout (V32: 656, MODEL1: 584)" "$T/err" && ok || bad "no layout: $(cat "$T/err")"
+# a generated run goes through the cache's quantizer: outside the kernel's shapes it is marked
+$A run --ctx 100 --heads 64 --samples 1 --variants flashmla-sparse --format csv >"$T/fsg.csv" 2>"$T/err" && ok || bad "flashmla-sparse generated: $(cat "$T/err")"
+expect_eq "generated flashmla-sparse in its envelope" "" "$(csvcol kernel_note <"$T/fsg.csv" | tail -n 1)"
+$A run --ctx 100 --heads 16 --samples 1 --variants flashmla-sparse --format csv >"$T/fsg.csv" 2>/dev/null
+csvcol kernel_note <"$T/fsg.csv" | tail -n 1 | grep -q "64 or 128 query heads" && ok || bad "flashmla-sparse on 16 heads not marked"
 # scripts/ulp_dist.py (results/flashmla-check.md's ulp column) by hand: 1 against 1 + 3 ulp of
 # fp32 and -0 against +0 (0 ulp): 3; the smallest bf16 subnormals 2^-133 of either sign: 2
 python3 - "$T" <<'PY'

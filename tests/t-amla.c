@@ -88,7 +88,7 @@ static long run_v(double *o, const char *name, const attn_input_t *in, const att
 static void test_exact_equals_base(void)
 {
     const char *names[] = {"amla", "amla-nocomp", "amla-premul"};
-    attn_input_t in = {{8, 1, 1, 1000, 64, 48, 0}, NULL, NULL, NULL};
+    attn_input_t in = {.s = {8, 1, 1, 1000, 64, 48, 0}, .q = NULL, .k = NULL, .v = NULL};
     gen_cfg_t g = {GEN_NORMAL, 0, 3, -1, 1, 0, FMT_FP64, {0, 0, 0, 0, 0, 0}};
     err_t e = {0};
     gen_sample(&in, &g, 21, 0, &e);
@@ -152,7 +152,7 @@ static float hand_amla(int cann)
 static void test_hand(void)
 {
     double q[1] = {1}, k[2] = {0, 1}, v[2] = {1, 2};
-    attn_input_t in = {{1, 1, 1, 2, 1, 1, 0}, q, k, v};
+    attn_input_t in = {.s = {1, 1, 1, 2, 1, 1, 0}, .q = q, .k = k, .v = v};
     for (int form = 0; form < 2; form++) {
         attn_cfg_t c = cfg(FMT_BF16, FMT_BF16, 1, 1.0, form, NULL);
         double o;
@@ -169,7 +169,7 @@ static void test_hand(void)
  * below that it behaves like Base. */
 static void test_naive(void)
 {
-    attn_input_t in = {{4, 1, 1, 256, 64, 32, 0}, NULL, NULL, NULL};
+    attn_input_t in = {.s = {4, 1, 1, 256, 64, 32, 0}, .q = NULL, .k = NULL, .v = NULL};
     gen_cfg_t g = {GEN_NORMAL, 0, 10, -1, 1, 0, FMT_BF16, {0, 0, 0, 0, 0, 0}};
     err_t e = {0};
     gen_sample(&in, &g, 3, 0, &e);

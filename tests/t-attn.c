@@ -49,7 +49,7 @@ static void test_exact_equals_golden(void)
         {{4, 1, 5, 77, 32, 16, 1}, {GEN_FA3_OUTLIER, 0, 1, -1, 1, 1, FMT_BF16, {0, 0, 0, 0, 0, 0}}, 16},
     };
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
-        attn_input_t in = {cases[ci].s, NULL, NULL, NULL};
+        attn_input_t in = {.s = cases[ci].s};
         err_t e = {0};
         gen_sample(&in, &cases[ci].g, 7, (long)ci, &e);
         long n = in.s.hq * in.s.sq * in.s.dv;
@@ -84,7 +84,7 @@ static void test_exact_equals_golden(void)
 static void test_hand_base(void)
 {
     double q[1] = {1}, k[2] = {0, 1}, v[2] = {1, 2};
-    attn_input_t in = {{1, 1, 1, 2, 1, 1, 0}, q, k, v};
+    attn_input_t in = {.s = {1, 1, 1, 2, 1, 1, 0}, .q = q, .k = k, .v = v};
     attn_cfg_t c = cfg_default(1, 1.0);
     double o;
     run_variant(&o, "base", &in, &c);
@@ -121,7 +121,7 @@ static void test_hand_base(void)
 /* Block size does not matter when every site is exact; it does when rounding. */
 static void test_block_invariance(void)
 {
-    attn_input_t in = {{4, 1, 1, 256, 32, 32, 0}, NULL, NULL, NULL};
+    attn_input_t in = {.s = {4, 1, 1, 256, 32, 32, 0}, .q = NULL, .k = NULL, .v = NULL};
     gen_cfg_t g = {GEN_NORMAL, 0, 2, -1, 1, 0, FMT_BF16, {0, 0, 0, 0, 0, 0}};
     err_t e = {0};
     gen_sample(&in, &g, 3, 0, &e);
@@ -160,7 +160,7 @@ static void test_sites(void)
  * out_cast rounded equals Golden's output rounded to the output format, bit for bit. */
 static void test_every_variant_sites(void)
 {
-    attn_input_t in = {{8, 1, 2, 600, 64, 48, 1}, NULL, NULL, NULL};
+    attn_input_t in = {.s = {8, 1, 2, 600, 64, 48, 1}, .q = NULL, .k = NULL, .v = NULL};
     gen_cfg_t g = {GEN_NORMAL, 0, 2, -1, 1, 1, FMT_BF16, {0, 0, 0, 0, 0, 0}};
     err_t e = {0};
     gen_sample(&in, &g, 17, 0, &e);

@@ -152,7 +152,7 @@ static void test_against_mpfr(void)
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
         for (int sample = 0; sample < nsamples; sample++) {
             const golden_case_t *gc = &cases[ci];
-            attn_input_t in = {gc->s, NULL, NULL, NULL};
+            attn_input_t in = {.s = gc->s, .q = NULL, .k = NULL, .v = NULL};
             err_t e = {0};
             CHECK(gen_sample(&in, &gc->g, 99, sample, &e) == 0, "gen: %s", e.msg);
             if (ozaki_products[ci] == 0) /* rows that need more slices than the Ozaki path allows */
@@ -210,7 +210,7 @@ static void test_against_mpfr(void)
 static void test_single_key(void)
 {
     attn_shape_t s = {2, 1, 3, 5, 8, 4, 1}; /* causal, sq = 3, sk = 5: row t sees keys <= t + 2 */
-    attn_input_t in = {s, NULL, NULL, NULL};
+    attn_input_t in = {.s = s, .q = NULL, .k = NULL, .v = NULL};
     gen_cfg_t g = {GEN_NORMAL, 0, 1, -1, 1, 1, FMT_BF16, {0, 0, 0, 0, 0, 0}};
     err_t e = {0};
     gen_sample(&in, &g, 5, 0, &e);
@@ -233,7 +233,7 @@ static void test_single_key(void)
 static void test_lse(void)
 {
     attn_shape_t s = {2, 1, 3, 5, 8, 4, 1}; /* causal: row t sees t + 3 keys */
-    attn_input_t in = {s, NULL, NULL, NULL};
+    attn_input_t in = {.s = s, .q = NULL, .k = NULL, .v = NULL};
     gen_cfg_t g = {GEN_NORMAL, 0, 1, -1, 1, 1, FMT_BF16, {0, 0, 0, 0, 0, 0}};
     err_t e = {0};
     gen_sample(&in, &g, 7, 0, &e);

@@ -86,8 +86,8 @@ static void check_attention(void)
         CHECK(0, "attention capture missing");
         return;
     }
-    attn_input_t in = {{q.shape[0], k.shape[0], q.shape[1], k.shape[1], q.shape[2], v.shape[2], 0}, q.data, k.data,
-                       v.data};
+    attn_input_t in = {.s = {q.shape[0], k.shape[0], q.shape[1], k.shape[1], q.shape[2], v.shape[2], 0},
+                       .q = q.data, .k = k.data, .v = v.data};
     long n = flash.n;
     double *gold = malloc(sizeof(double) * (size_t)n), *o = malloc(sizeof(double) * (size_t)n);
     golden_attention(gold, &in, 0);

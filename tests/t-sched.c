@@ -39,7 +39,7 @@ int main(void)
 {
     const char *scheds[] = {"seesaw", "etap", "fastattn", "fastattn-fp16acc", "fa3-fp8"};
     /* 1. every format fp64 and every site exact: each schedule agrees with Base to 1e-12 */
-    attn_input_t in = {{8, 1, 3, 333, 64, 64, 1}, NULL, NULL, NULL};
+    attn_input_t in = {.s = {8, 1, 3, 333, 64, 64, 1}, .q = NULL, .k = NULL, .v = NULL};
     gen_cfg_t g = {GEN_NORMAL, 0, 2, -1, 1, 1, FMT_FP64, {0, 0, 0, 0, 0, 0}};
     err_t e = {0};
     gen_sample(&in, &g, 8, 0, &e);
@@ -57,7 +57,7 @@ int main(void)
 
     /* 2. causal prefill: the tiling-mask (B-masks cut from the M-mask, all-zero blocks
      * skipped) gives Base's full-mask output bit for bit */
-    attn_input_t pre = {{4, 2, 300, 300, 64, 64, 1}, NULL, NULL, NULL};
+    attn_input_t pre = {.s = {4, 2, 300, 300, 64, 64, 1}, .q = NULL, .k = NULL, .v = NULL};
     g.in_format = FMT_BF16;
     gen_sample(&pre, &g, 9, 0, &e);
     long np = 4 * 300 * 64;

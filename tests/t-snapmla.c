@@ -90,7 +90,7 @@ static int same_bits(const double *a, const double *b, long n)
 
 int main(void)
 {
-    attn_input_t in = {{8, 1, 1, 200, 96, 64, 0}, NULL, NULL, NULL};
+    attn_input_t in = {.s = {8, 1, 1, 200, 96, 64, 0}, .q = NULL, .k = NULL, .v = NULL};
     gen_cfg_t g = {GEN_MLA, 0, 0.1, -1, 1, 0, FMT_BF16, {0, 0, 0, 0, 0, 0}};
     gen_mla_profile(&g.mla, 6);
     g.mla.rope_dims = 32;
@@ -106,12 +106,12 @@ int main(void)
     run_v(b, "snapmla-a", &in, 0);
     CHECK(same_bits(a, b, n), "no RoPE dims: snapmla-a differs from snapmla");
     /* per-tensor dynamic (C) on a single token's worth of scales is per-token: one KV token */
-    attn_input_t one = {{8, 1, 1, 1, 96, 64, 0}, in.q, in.k, in.v};
+    attn_input_t one = {.s = {8, 1, 1, 1, 96, 64, 0}, .q = in.q, .k = in.k, .v = in.v};
     run_v(a, "snapmla", &one, 32);
     run_v(b, "snapmla-c", &one, 32);
     CHECK(same_bits(a, b, n), "one token: per-tensor dynamic differs from per-token");
     /* one page pair only reorders when there are two pages: with 64 tokens inverted = snapmla */
-    attn_input_t page = {{8, 1, 1, 64, 96, 64, 0}, in.q, in.k, in.v};
+    attn_input_t page = {.s = {8, 1, 1, 64, 96, 64, 0}, .q = in.q, .k = in.k, .v = in.v};
     run_v(a, "snapmla", &page, 32);
     run_v(b, "snapmla-inverted", &page, 32);
     CHECK(same_bits(a, b, n), "one page: inverted order differs");

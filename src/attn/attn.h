@@ -74,6 +74,8 @@ struct attn_ctx {
      * (batch_n 0: the entry alone). */
     const long *batch_seqlens;
     long batch_n, batch_i;
+    /* A sparse batch (attn_batch_t's sparse_sq): its query tokens per batch entry; 0 otherwise. */
+    long batch_sq;
     /* Set by attn_run: the input's shape, and the current group's first row in O [hq][sq]. */
     const attn_shape_t *shape;
     long row0;

@@ -2,7 +2,7 @@
  * 39e6160's dense decode take BF16 or FP16 Q and cache, head dims 576 (Q, K) and 512 (V read from
  * the K cache) and return O in the input's type; PyTorch's SDPA flash backend (FlashAttention-2)
  * takes BF16 or FP16, one head dim for Q, K and V, a multiple of 8 up to 256, and returns the
- * input's type */
+ * input's type; FlashMLA 9241ae3's sparse FP8 decode takes BF16 Q, 64 or 128 heads, d 576 or 512 */
 #include "attn/kernel.h"
 
 #include <stdio.h>
@@ -18,6 +18,25 @@ int attn_kernel_outside(int vi, const attn_cfg_t *cfg, const attn_shape_t *s, in
     } else if (strcmp(name, "flashmla-etap") == 0) {
         kernel = "FlashMLA-ETAP";
         mla = 1;
+    } else if (strcmp(name, "flashmla-sparse") == 0) {
+        /* FlashMLA 9241ae3's sparse FP8 decode: bf16 q and out, h_q 64 or 128 over one KV head, d 576 (V32)
+         * or 512 (MODEL1), V from the cache, no causal mask */
+        if (cfg->in_format != FMT_BF16 || cfg->out_format != FMT_BF16)
+            snprintf(why, n, "FlashMLA's sparse FP8 kernel takes bf16 q and returns bf16 (here %s in and %s out)",
+                     fmt_table[cfg->in_format].name, fmt_table[cfg->out_format].name);
+        else if ((s->dk != 576 && s->dk != 512) || s->dv != 512)
+            snprintf(why, n, "FlashMLA's sparse FP8 kernel runs dk 576 (V32) or 512 (MODEL1) and dv 512 (here %ld and %ld)",
+                     s->dk, s->dv);
+        else if (s->hkv != 1 || (s->hq != 64 && s->hq != 128))
+            snprintf(why, n, "FlashMLA's sparse FP8 kernel runs 64 or 128 query heads on one KV head (here %ld on %ld)",
+                     s->hq, s->hkv);
+        else if (kv_separate)
+            snprintf(why, n, "FlashMLA's sparse FP8 kernel reads V from the K cache (here --kv separate)");
+        else if (s->causal && s->sq > 1)
+            snprintf(why, n, "FlashMLA's sparse FP8 kernel has no causal mask (here --causal)");
+        else
+            return 0;
+        return 1;
     } else if (strcmp(name, "fa2") == 0) {
         kernel = "PyTorch's flash backend";
     } else {

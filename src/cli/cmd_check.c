@@ -37,6 +37,14 @@ static int check_default_candidates(const run_cfg_t *c, char (*out)[RUN_VSPEC_LE
                                         "fastattn", "seesaw", "etap", "flashmla", "flashmla:sm-parts=1",
                                         "flashmla-etap", "flashmla-etap:sm-parts=1", "fa2", "fa2:sm-parts=1"};
     int n = 0;
+    if (c->input && c->input->sparse_sq) { /* an FP8 sparse cache: its kernel, its no-split path, and Base and
+                                              standard (with tc-hopper) on the same dequantized cache */
+        static const char *const sparse[] = {"flashmla-sparse", "flashmla-sparse:sm-parts=1", "base",
+                                             "base:acc=tc-hopper", "standard", "standard:acc=tc-hopper"};
+        for (size_t i = 0; i < sizeof sparse / sizeof sparse[0]; i++)
+            snprintf(out[n++], RUN_VSPEC_LEN, "%s", sparse[i]);
+        return n;
+    }
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
         snprintf(out[n++], RUN_VSPEC_LEN, "%s", fixed[i]);
     if (c->attn.in_format == FMT_FP16)
@@ -102,7 +110,8 @@ static int check_read_outputs(const run_cfg_t *c, const char *dir, double **kout
     else if (a.codes)
         rc = io_npy_decode(&a, f, path, e);
     int fl = bt->flashmla_layout;
-    long w4[4] = {B, s->sq, s->hq, s->dv}, w3[3] = {s->hq, s->sq, s->dv};
+    long sp = bt->sparse_sq; /* a sparse batch: entry b sp + t is query token t of batch entry b */
+    long w4[4] = {sp ? B / sp : B, sp ? sp : s->sq, s->hq, s->dv}, w3[3] = {s->hq, s->sq, s->dv};
     int ok = !rc && a.n == n && a.ndim == (fl ? 4 : 3);
     for (int i = 0; ok && i < a.ndim; i++)
         ok = a.shape[i] == (fl ? w4[i] : w3[i]);
@@ -110,7 +119,7 @@ static int check_read_outputs(const run_cfg_t *c, const char *dir, double **kout
     if (!rc && !ok) {
         io_npy_shape_text(have, sizeof have, &a);
         if (fl)
-            snprintf(want, sizeof want, "[%ld, %ld, %ld, %ld] ([B, Sq, Hq, Dv])", B, s->sq, s->hq, s->dv);
+            snprintf(want, sizeof want, "[%ld, %ld, %ld, %ld] ([B, Sq, Hq, Dv])", w4[0], w4[1], s->hq, s->dv);
         else
             snprintf(want, sizeof want, "[%ld, %ld, %ld] ([Hq, Sq, Dv])", s->hq, s->sq, s->dv);
         rc = err_set(e, ERR_USAGE, "%s: shape %s, but the inputs give %s", path, have, want);
@@ -138,7 +147,7 @@ static int check_read_outputs(const run_cfg_t *c, const char *dir, double **kout
         return rc;
     if ((rc = io_npy_read(&a, path, e)))
         return rc;
-    long l3[3] = {B, s->hq, s->sq};
+    long l3[3] = {w4[0], s->hq, w4[1]};
     ok = !a.codes && !a.integer && a.n == nl && (a.ndim == (fl ? 3 : 2) || (!fl && s->sq == 1 && a.ndim == 1));
     for (int i = 0; ok && i < a.ndim; i++)
         ok = a.shape[i] == l3[i + 3 - a.ndim - (!fl && a.ndim == 1)];
@@ -148,7 +157,13 @@ static int check_read_outputs(const run_cfg_t *c, const char *dir, double **kout
                      a.codes || a.integer ? " of integers" : "",
                      fl ? "[B, Hq, Sq] values" : "[Hq, Sq] values");
     }
-    if (!rc) {
+    if (!rc && sp) { /* [B, Hq, Sq] -> the entries' [B Sq][Hq] */
+        *klse = err_malloc((size_t)nl, sizeof(double));
+        for (long b = 0; b < w4[0]; b++)
+            for (long t = 0; t < sp; t++)
+                for (long h = 0; h < s->hq; h++)
+                    (*klse)[(b * sp + t) * s->hq + h] = a.data[(b * s->hq + h) * sp + t];
+    } else if (!rc) {
         *klse = a.data;
         a.data = NULL;
     }

@@ -169,7 +169,9 @@ void gen_free(attn_input_t *in)
     free(in->q);
     free(in->k);
     free(in->v);
+    free(in->kpos);
     in->q = in->k = in->v = NULL;
+    in->kpos = NULL;
 }
 
 /* Accept [H, S, D] or [S, D] (H = 1). */
@@ -404,6 +406,10 @@ int gen_load(attn_batch_t *bt, const char *dir, fmt_id_t in_format, long dv_req,
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
         return err_set(e, ERR_USAGE, "--load %s: %s", dir, stat(dir, &st) != 0 ? strerror(errno) : "not a directory");
+    char cache[4096];
+    snprintf(cache, sizeof cache, "%s/kcache.npy", dir);
+    if (lstat(cache, &st) == 0) /* FlashMLA's FP8 sparse-decode cache */
+        return gen_load_sparse(bt, dir, in_format, e);
     int rc = io_npy_read(&a[0], path[0], e);
     if (!rc)
         rc = io_npy_read(&a[1], path[1], e);
@@ -440,5 +446,6 @@ void gen_batch_free(attn_batch_t *bt)
         gen_free(&bt->entry[i]);
     free(bt->entry);
     free(bt->seqlens);
+    free(bt->sched_sk);
     memset(bt, 0, sizeof *bt);
 }

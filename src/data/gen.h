@@ -72,6 +72,13 @@ int gen_sample(attn_input_t *in, const gen_cfg_t *cfg, uint64_t seed, long sampl
 int gen_load(attn_batch_t *bt, const char *dir, fmt_id_t in_format, long dv_req, err_t *e);
 void gen_batch_free(attn_batch_t *bt);
 
+/* A sparse FP8 decoding case (gen_load does this when DIR/kcache.npy exists; data/sparse.c): q.npy bf16
+ * [B, Sq, Hq, d], kcache.npy uint8 [blocks, page, 1, bytes] in one of FlashMLA's FP8 layouts (data/kvfp8.h),
+ * indices.npy int32 [B, Sq, topk] (token ids block * page + row, -1 invalid), optionally topk_length.npy
+ * int32 [B] (MODEL1). Entry b * Sq + t holds token t of batch entry b: its Hq query rows and the cache rows
+ * its valid indices name, dequantized as the kernel does. */
+int gen_load_sparse(attn_batch_t *bt, const char *dir, fmt_id_t in_format, err_t *e);
+
 /* The same from parsed arrays a (q, k, v; v only if have_v), checking their shapes; on
  * success the arrays' data move into in (a[i].data becomes NULL). */
 int gen_from_arrays(attn_input_t *in, io_npy_t a[3], const char *const path[3], int have_v, fmt_id_t in_format,

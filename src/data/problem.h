@@ -12,6 +12,13 @@ typedef struct {
 typedef struct {
     attn_shape_t s;
     double *q, *k, *v; /* values already rounded to the input format */
+    /* Sparse decoding (FlashMLA's FP8 sparse kernel, --load of kcache.npy): K holds the entry's valid
+     * top-k keys in order, kpos[j] the slot of key j in the top-k list and kslots the slots the kernel
+     * walks (a multiple of its 64-key block; absent slots are invalid indices). kv_fp8 (kvfp8_layout_t):
+     * K and V are that FP8 cache as the kernel dequantized it (0: plain values). kpos NULL: dense. */
+    long *kpos;
+    long kslots;
+    int kv_fp8;
 } attn_input_t;
 
 /* A batch of entries that share hq, hkv, sq, dk and dv, each with its own keys: what --load DIR
@@ -23,6 +30,11 @@ typedef struct {
     long *seqlens;
     long smax;           /* the key rows of k.npy (>= every seqlen) */
     int flashmla_layout; /* outputs are dumped as [B, Sq, Hq, Dv] and LSE as [B, Hq, Sq] */
+    /* A sparse batch (kcache.npy): sparse_sq > 0 query tokens per batch entry, entry b * sparse_sq + t
+     * being token t of batch entry b (one query row per head, its own keys); sched_sk[b] the keys the
+     * kernel's scheduler counts for batch entry b (top-k, or top-k length with 0 as 1). */
+    long sparse_sq;
+    long *sched_sk;
 } attn_batch_t;
 
 /* One KV-head group: R query rows against sk keys. limit[r] is the last key row r may see. */
@@ -30,6 +42,9 @@ typedef struct {
     long R, sk, dk, dv;
     const double *q, *k, *v; /* [R][dk], [sk][dk], [sk][dv] */
     const long *limit;
+    const long *kpos; /* the input's sparse key slots (NULL: dense), kslots and kv_fp8 */
+    long kslots;
+    int kv_fp8;
 } attn_group_t;
 
 /* Build per-row key limits (causal or not) for one group; limit has R entries. */

@@ -118,7 +118,14 @@ static int run_dump(const run_cfg_t *c, const attn_batch_t *bt, double **outs, d
     char path[4096];
     int rc = io_ensure_dir(c->dump_dir, e);
     const char *names[3] = {"q", "k", "v"};
-    for (int i = 0; i < 3 && !rc; i++) {
+    /* a sparse batch (kcache.npy): its inputs are the case's files; outputs [B, Sq, Hq, Dv], LSE [B, Hq, Sq] */
+    long sq = bt->sparse_sq, B = sq ? bt->n / sq : 0;
+    if (sq) {
+        long o4[4] = {B, sq, s->hq, s->dv}, l3[3] = {B, s->hq, sq};
+        memcpy(shapes[3], o4, sizeof o4);
+        memcpy(shapes[4], l3, sizeof l3);
+    }
+    for (int i = 0; i < 3 && !rc && !sq; i++) {
         snprintf(path, sizeof path, "%s/%s.npy", c->dump_dir, names[i]);
         const attn_input_t *in = &bt->entry[0];
         if (bt->flashmla_layout) {
@@ -129,7 +136,7 @@ static int run_dump(const run_cfg_t *c, const attn_batch_t *bt, double **outs, d
             rc = io_npy_write(path, i == 0 ? in->q : i == 1 ? in->k : in->v, shapes[i], 3, 0, e);
         }
     }
-    if (!rc && bt->flashmla_layout) {
+    if (!rc && bt->flashmla_layout && !sq) {
         int32_t *sl = err_malloc((size_t)bt->n, sizeof(int32_t));
         for (long b = 0; b < bt->n; b++)
             sl[b] = (int32_t)bt->seqlens[b];
@@ -139,7 +146,9 @@ static int run_dump(const run_cfg_t *c, const attn_batch_t *bt, double **outs, d
     }
     for (int v = 0; v <= c->nvariants && !rc; v++) {
         snprintf(path, sizeof path, "%s/%s.npy", c->dump_dir, run_slot_name(c, v));
-        if (bt->flashmla_layout) {
+        if (sq) { /* entry b sq + t is [hq][dv]: already [B, Sq, Hq, Dv] */
+            rc = io_npy_write(path, outs[v], shapes[3], 4, 0, e);
+        } else if (bt->flashmla_layout) {
             double *x = run_batch_array(bt, 3, outs[v], shapes[3]);
             rc = io_npy_write(path, x, shapes[3], 4, 0, e);
             free(x);
@@ -151,7 +160,17 @@ static int run_dump(const run_cfg_t *c, const attn_batch_t *bt, double **outs, d
             i++;
         if (!rc && i < nl) {
             snprintf(path, sizeof path, "%s/%s.lse.npy", c->dump_dir, run_slot_name(c, v));
-            rc = io_npy_write(path, lses[v], shapes[4], lse_ndim, 0, e);
+            double *x = lses[v];
+            if (sq) { /* [B Sq][Hq] -> [B, Hq, Sq] */
+                x = err_malloc((size_t)nl, sizeof(double));
+                for (long b = 0; b < B; b++)
+                    for (long t = 0; t < sq; t++)
+                        for (long h = 0; h < s->hq; h++)
+                            x[(b * s->hq + h) * sq + t] = lses[v][(b * sq + t) * s->hq + h];
+            }
+            rc = io_npy_write(path, x, shapes[4], lse_ndim, 0, e);
+            if (x != lses[v])
+                free(x);
         }
         for (int k = 0; k < extras[v].count && !rc; k++) {
             const run_extra_arr_t *a = &extras[v].a[k];
@@ -169,10 +188,20 @@ double run_lse_max_abs(const double *lse, const double *glse, long n)
         return NAN;
     double m = 0;
     for (long i = 0; i < n; i++) {
-        double d = fabs(lse[i] - glse[i]);
+        double d = lse[i] == glse[i] ? 0 : fabs(lse[i] - glse[i]); /* equal infinities (no key) agree */
         m = d > m || d != d ? d : m;
     }
     return m;
+}
+
+/* An entry with no key to attend (a sparse entry whose indices are all invalid): O = 0 and LSE = +inf for
+ * Golden and every variant, FlashMLA's convention for it (softmax of nothing has no other value). */
+static void run_no_keys(double *o, double *lse, long n, long nl)
+{
+    for (long i = 0; i < n; i++)
+        o[i] = 0;
+    for (long i = 0; lse && i < nl; i++)
+        lse[i] = INFINITY;
 }
 
 int run_outputs(const run_cfg_t *c, const attn_batch_t *bt, long sample, double **outs, double **lses,
@@ -183,7 +212,10 @@ int run_outputs(const run_cfg_t *c, const attn_batch_t *bt, long sample, double 
     int rc = ERR_OK;
     double t0 = run_now();
     for (long b = 0; b < bt->n && outs[0]; b++)
-        golden_attention_lse(outs[0] + b * per, lses[0] ? lses[0] + b * nlse : NULL, &bt->entry[b], c->attn.scale);
+        if (bt->entry[b].s.sk > 0)
+            golden_attention_lse(outs[0] + b * per, lses[0] ? lses[0] + b * nlse : NULL, &bt->entry[b], c->attn.scale);
+        else
+            run_no_keys(outs[0] + b * per, lses[0] ? lses[0] + b * nlse : NULL, per, nlse);
     rows[0].seconds = run_now() - t0;
     for (int v = 1; v <= c->nvariants && !rc; v++) {
         attn_cfg_t acfg = c->vcfg[v - 1];
@@ -193,17 +225,21 @@ int run_outputs(const run_cfg_t *c, const attn_batch_t *bt, long sample, double 
         rc = attn_ctx_init(&ctx, c->variants[v - 1], &acfg, &st, e);
         if (rc)
             break;
-        ctx.batch_seqlens = bt->seqlens;
-        ctx.batch_n = bt->n;
+        ctx.batch_seqlens = bt->sparse_sq ? bt->sched_sk : bt->seqlens;
+        ctx.batch_n = bt->sparse_sq ? bt->n / bt->sparse_sq : bt->n;
+        ctx.batch_sq = bt->sparse_sq;
         if (extras) {
             ctx.extra = run_extra_put;
             ctx.extra_arg = &extras[v];
         }
         t0 = run_now();
         for (long b = 0; b < bt->n; b++) {
-            ctx.batch_i = b;
+            ctx.batch_i = bt->sparse_sq ? b / bt->sparse_sq : b;
             ctx.lse_out = lses[v] ? lses[v] + b * nlse : NULL;
-            attn_run(outs[v] + b * per, c->variants[v - 1], &bt->entry[b], &ctx);
+            if (bt->entry[b].s.sk > 0)
+                attn_run(outs[v] + b * per, c->variants[v - 1], &bt->entry[b], &ctx);
+            else
+                run_no_keys(outs[v] + b * per, ctx.lse_out, per, nlse);
         }
         rows[v].seconds = run_now() - t0;
         rows[v].events = st.events;
@@ -215,9 +251,9 @@ int run_outputs(const run_cfg_t *c, const attn_batch_t *bt, long sample, double 
  * metrics over the whole batch into rows[0..nvariants]. */
 static int run_sample(run_row_t *rows, const run_cfg_t *c, long sample, int dump, err_t *e)
 {
-    attn_input_t gen = {c->shape, NULL, NULL, NULL};
+    attn_input_t gen = {.s = c->shape};
     long sk = c->shape.sk;
-    attn_batch_t one = {1, &gen, &sk, sk, 0};
+    attn_batch_t one = {.n = 1, .entry = &gen, .seqlens = &sk, .smax = sk};
     const attn_batch_t *bt = c->input ? c->input : &one; /* --load: read once, shared read-only */
     int rc = ERR_OK;
     if (!c->input && c->load_dir)

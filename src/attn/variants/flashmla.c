@@ -310,13 +310,11 @@ long flashmla_parts(const attn_ctx_t *ctx, long R)
     return parts;
 }
 
-/* The combine kernel for one row: split i's lse_i = lg2(L_i) + sM_i (log2 domain); gmax; the sum
- * of ex2(lse_i - gmax) per lane (lane t takes splits t, t + 32, ...) then the warp's butterfly;
- * g = lg2(sum) + gmax; O = sum_i ex2(lse_i - g) O_i by FFMA in split order (zero weights skipped).
- * Returns g (log2 domain; +inf for a row whose sum is 0). */
+/* The combine kernel for one row (flashmla.h): gmax, the lanes' sums of ex2(lse_i - gmax) and their
+ * butterfly, g = lg2(sum) + gmax, O = sum_i ex2(lse_i - g) O_i by FFMA in split order. */
 #define FMLA_LANES 32
-static double fmla_combine(attn_ctx_t *ctx, double *o, const double *oacc, long ldo_split, const double *lse, long nsplit,
-                         long dv, long max_splits)
+double flashmla_combine(attn_ctx_t *ctx, int site_sum, int site_scale, int skip_zero, double *o, const double *oacc,
+                        long ldo_split, const double *lse, long nsplit, long dv, long max_splits)
 {
     double gmax = -INFINITY;
     for (long i = 0; i < nsplit; i++)
@@ -328,18 +326,18 @@ static double fmla_combine(attn_ctx_t *ctx, double *o, const double *oacc, long 
         lane[t] = 0;
         for (long i = t; i < max_splits; i += FMLA_LANES)
             if (i < nsplit)
-                lane[t] = gpu_f32(ctx, L_SUM, lane[t] + gpu_ex2(ctx, O_RESCALE, gpu_f32(ctx, O_RESCALE, lse[i] - gmax)));
+                lane[t] = gpu_f32(ctx, site_sum, lane[t] + gpu_ex2(ctx, site_scale, gpu_f32(ctx, site_scale, lse[i] - gmax)));
     }
-    double sum = gpu_butterfly_sum(ctx, L_SUM, lane, FMLA_LANES, 1);
+    double sum = gpu_butterfly_sum(ctx, site_sum, lane, FMLA_LANES, 1);
     double glse = sum == 0 || sum != sum ? INFINITY
-                                         : gpu_f32(ctx, O_RESCALE, gpu_lg2(ctx, O_RESCALE, sum) + gmax);
+                                         : gpu_f32(ctx, site_scale, gpu_lg2(ctx, site_scale, sum) + gmax);
     for (long c = 0; c < dv; c++)
         o[c] = 0;
     for (long i = 0; i < nsplit; i++) {
-        double w = gpu_ex2(ctx, O_RESCALE, gpu_f32(ctx, O_RESCALE, lse[i] - glse));
-        if (w == 0)
+        double w = gpu_ex2(ctx, site_scale, gpu_f32(ctx, site_scale, lse[i] - glse));
+        if (w == 0 && skip_zero)
             continue;
-        gpu_fma_acc_n(ctx, O_RESCALE, o, oacc + i * ldo_split, dv, w);
+        gpu_fma_acc_n(ctx, site_scale, o, oacc + i * ldo_split, dv, w);
     }
     return glse;
 }
@@ -404,7 +402,8 @@ ATTN_VARIANT(attn_flashmla)
         long max_splits = (parts + 31) / 32 * 32;
         double *ocomb = err_malloc((size_t)dv, sizeof(double));
         for (long r = 0; r < R; r++) {
-            double g2 = fmla_combine(ctx, ocomb, oacc + r * dv, R * dv, lse + r * nsplit, nsplit, dv, max_splits);
+            double g2 = flashmla_combine(ctx, L_SUM, O_RESCALE, 1, ocomb, oacc + r * dv, R * dv, lse + r * nsplit, nsplit, dv,
+                                          max_splits);
             if (ctx->lse) /* lse = g / M_LOG2E: g fl32(ln 2) */
                 ctx->lse[r] = ctx->site[O_RESCALE].exact ? g2 / FMLA_LOG2E : gpu_f32(ctx, O_RESCALE, g2 * FMLA_LN2);
             for (long c = 0; c < dv; c++)

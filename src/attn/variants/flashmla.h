@@ -27,4 +27,12 @@ void flashmla_dump_schedule(attn_ctx_t *ctx, const long *seqlens, long b, long p
  * ceil(R / 64) as flash_api.cpp chooses them (at least 1). */
 long flashmla_parts(const attn_ctx_t *ctx, long R);
 
+/* The combine kernel for one row: split i's O_i (oacc + i ldo_split, dv values) and lse_i (log2 domain);
+ * gmax (0 if every lse_i is -inf); each of 32 lanes sums ex2(lse_i - gmax) over splits t, t + 32, ... below
+ * max_splits, then the warp's butterfly; g = lg2(sum) + gmax; O = sum_i ex2(lse_i - g) O_i by FFMA in split
+ * order (a zero weight skipped where skip_zero: FlashMLA 9c5dfab's combine; 9241ae3's adds it). Sums at
+ * site_sum, the rest at site_scale. Returns g (+inf where the sum is 0). */
+double flashmla_combine(attn_ctx_t *ctx, int site_sum, int site_scale, int skip_zero, double *o, const double *oacc,
+                        long ldo_split, const double *lse, long nsplit, long dv, long max_splits);
+
 #endif

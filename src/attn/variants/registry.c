@@ -19,6 +19,7 @@
     X("snapmla-inverted", "SnapMLA Appendix C: pages of each pair in inverted order, bidirectional rescaling", attn_snapmla_inverted, attn_snapmla_sites, attn_kernel_tile) \
     X("flashmla-fp8", "FlashMLA FP8 cache: e4m3 content, pow2 scale per 1x128 tile, RoPE bf16; Base on 64-token tiles", attn_flashmla_fp8, attn_flashmla_fp8_sites, attn_kernel_tile) \
     X("flashmla", "FlashMLA dense decode as an H100 runs it: WGMMA, SFU ex2/rcp/lg2, FTZ, split-KV and combine (sm-parts)", attn_flashmla, attn_flashmla_sites, attn_kernel_tile) \
+    X("flashmla-sparse", "FlashMLA's FP8 sparse decode kernel (V3.2 and MODEL1 caches) as an H100 runs it: bf16 dequant, WGMMA, SFU, FTZ, split-KV and combine", attn_flashmla_sparse, attn_flashmla_sparse_sites, attn_kernel_tile) \
     X("seesaw", "FlashMLA's seesaw schedule: 64-token blocks in pairs, O split into O_L/O_R, scales in the blog's order", attn_seesaw, attn_seesaw_sites, attn_kernel_tile) \
     X("etap", "FlashMLA-ETAP: S^T = K Q^T, softmax along the KV axis (tree sums per 64-token tile), O^T = V^T P^T", attn_etap, attn_etap_sites, attn_kernel_tile) \
     X("flashmla-etap", "FlashMLA-ETAP's kernel as an H100 runs it: S^T = K Q^T and O^T = V^T P^T by WGMMA, blocks last to first, SFU, FTZ, split-KV and combine", attn_flashmla_etap, attn_flashmla_etap_sites, attn_kernel_tile) \

@@ -1,0 +1,235 @@
+/* flashmla_sparse -- FlashMLA's FP8 sparse decoding kernel as a Hopper GPU runs it (deepseek-ai/FlashMLA
+ * 9241ae3, csrc/sm90/decode/sparse_fp8; docs/REFERENCES.md, FlashMLA): the producer warpgroup gathers the
+ * top-k rows of the FP8 cache 64 slots at a time and dequantizes them to BF16 (data/kvfp8.c); warpgroup 0
+ * computes S = Q K^T by WGMMA (64 x 64 x 16, zero-initialized), the online softmax in the log2 domain
+ * (raw-score maximum, ex2.approx, FTZ) with per-thread row sums reduced once at the end, and its half of
+ * O += P V; warpgroup 1 the other half with the same P and scale. Then O rcp.approx(L) in bf16, or each
+ * split's fp32 O and log2 LSE for the combine kernel. One code path for a loaded cache and for generated
+ * inputs, which the kernel's cache quantizer (tests/quant.py) turns into a cache first. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn/variants/flashmla.h"
+#include "attn/variants/gpu_fp.h"
+#include "attn/variants/variants.h"
+#include "data/kvfp8.h"
+
+#define FS_BLOCK ATTN_KERNEL_TILE /* TOPK_BLOCK_SIZE: slots per block */
+#define FS_QUAD 4                 /* threads sharing a row of the accumulator layout */
+#define FS_PER_THREAD 16          /* a thread's columns of a row: (i & 1) + (i / 2) 8 + 2 q */
+#define FS_M_INIT (-1e30f)        /* MAX_INIT_VAL */
+#define FS_HEADS 64               /* BLOCK_M: query heads per CTA (the SM parts' divisor) */
+#define FS_OVERHEAD_FLOOR 0       /* get_decoding_sched_meta: no payload floor */
+#define FS_LOG2E 0x1.715476p0     /* LOG_2_E = 1.44269504f, the API's float constant */
+#define FS_LN2 0x1.62e43p-1       /* fl32(ln 2): sM / M_LOG2E and lse / M_LOG2E under fast math */
+#define FS_LOG2E_EXACT 0x1.71547652b82fep0 /* log2 e (exact sites) */
+
+#define FLASHMLA_SPARSE_SITES(X)                                                                                  \
+    X(KV_QUANT, "kv_quant", "generated K to the FP8 cache as tests/quant.py writes it (a loaded cache is as read)", \
+      SITE_FMT_FIXED, FMT_E4M3, FMT_RNE, 0)                                                                        \
+    X(QK_ACC, "qk_acc", "S = Q K^T over the dequantized bf16 block, WGMMA 64x64x16 from zero (tc-hopper)",         \
+      SITE_ACC_HOPPER, FMT_FP32, FMT_RNE, 0)                                                                       \
+    X(P_EXP, "p_exp", "m = max(m, fl(max s * scale_log2)); p = ex2.approx(fma(s, scale_log2, -m))", SITE_FMT_FIXED, \
+      FMT_FP32, FMT_RNE, 0)                                                                                        \
+    X(L_SUM, "l_sum", "per-thread sums of 16 p in order, L = fma(L, scale, sum); the quad's sum at the end",     \
+      SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0)                                                                        \
+    X(P_CAST, "p_cast", "p cast for P.V", SITE_FMT_IN, FMT_FP32, FMT_RNE, 0)                                       \
+    X(PV_ACC, "pv_acc", "O += P V, WGMMA accumulating into O (tc-hopper)", SITE_ACC_HOPPER, FMT_FP32, FMT_RNE, 0) \
+    X(O_RESCALE, "o_rescale", "scale = ex2.approx(m_old - m), O scale in fp32 (FTZ); LSE and combine",            \
+      SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0)                                                                        \
+    X(O_DIV, "o_div", "O rcp.approx(L) in fp32 (FTZ)", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0)                      \
+    X(OUT_CAST, "out_cast", "output cast", SITE_FMT_OUT, FMT_FP32, FMT_RNE, 0)
+
+enum { FLASHMLA_SPARSE_SITES(SITE_ENUM) };
+
+const site_def_t attn_flashmla_sparse_sites[] = {FLASHMLA_SPARSE_SITES(SITE_ROW) SITE_END};
+
+typedef struct {
+    attn_ctx_t *ctx;
+    long R, dk, dv, nk, nslots;
+    const double *q, *k, *v; /* q [R][dk]; the valid keys k [nk][dk], v [nk][dv] */
+    const long *kpos;        /* key j's slot */
+    const long *limit;       /* generated inputs: row r sees keys j <= limit[r] (a causal mask the kernel
+                                lacks, kept so that exact sites give Golden); NULL for a sparse entry */
+    double sl2;              /* scale_softmax_log2 = fl32(fl32(scale) fl32(log2 e)) */
+    double *kb, *vb, *s, *p; /* a block: K [64][dk], V [64][dv], S and P [R][64] */
+    long *valid;             /* a block's slots: the key index, or -1 (invalid) */
+} fs_t;
+
+/* Blocks [b0, b1) of the slots: O [R][dv] as the kernel leaves it in fp32 (O rcp(L)), L and m per row. */
+static void fs_range(fs_t *f, long b0, long b1, double *o, double *L, double *M)
+{
+    attn_ctx_t *ctx = f->ctx;
+    long R = f->R, dk = f->dk, dv = f->dv;
+    double(*l)[FS_QUAD] = err_calloc((size_t)R, sizeof *l);
+    for (long r = 0; r < R; r++)
+        M[r] = FS_M_INIT;
+    memset(o, 0, sizeof(double) * (size_t)(R * dv));
+    long j = 0;
+    while (j < f->nk && f->kpos[j] < b0 * FS_BLOCK)
+        j++;
+    for (long bi = b0; bi < b1; bi++) {
+        /* the producer's block: invalid slots hold zeros (codes and scales zeroed) */
+        memset(f->kb, 0, sizeof(double) * (size_t)(FS_BLOCK * dk));
+        memset(f->vb, 0, sizeof(double) * (size_t)(FS_BLOCK * dv));
+        for (int c = 0; c < FS_BLOCK; c++)
+            f->valid[c] = -1;
+        for (; j < f->nk && f->kpos[j] < (bi + 1) * FS_BLOCK; j++) {
+            long c = f->kpos[j] - bi * FS_BLOCK;
+            memcpy(f->kb + c * dk, f->k + j * dk, sizeof(double) * (size_t)dk);
+            memcpy(f->vb + c * dv, f->v + j * dv, sizeof(double) * (size_t)dv);
+            f->valid[c] = j;
+        }
+        gpu_gemm(ctx, QK_ACC, 0, f->s, FS_BLOCK, f->q, dk, f->kb, dk, 1, R, FS_BLOCK, dk);
+        for (long r = 0; r < R; r++) {
+            double *s = f->s + r * FS_BLOCK, *p = f->p + r * FS_BLOCK;
+            double cur = -INFINITY;
+            for (int c = 0; c < FS_BLOCK; c++) {
+                int ok = f->valid[c] >= 0 && (!f->limit || f->valid[c] <= f->limit[r]);
+                p[c] = ok ? s[c] : -INFINITY;
+                cur = p[c] > cur ? p[c] : cur;
+            }
+            cur = gpu_f32(ctx, P_EXP, cur * f->sl2);
+            double mnew = cur > M[r] ? cur : M[r];
+            double sc = gpu_ex2(ctx, O_RESCALE, gpu_f32(ctx, O_RESCALE, M[r] - mnew));
+            M[r] = mnew;
+            gpu_f32_scale(ctx, O_RESCALE, o + r * dv, dv, sc);
+            gpu_ex2_fma_n(ctx, P_EXP, p, FS_BLOCK, f->sl2, -mnew);
+            for (int q = 0; q < FS_QUAD; q++) {
+                double cs = 0;
+                for (int i = 0; i < FS_PER_THREAD; i++)
+                    cs = gpu_f32(ctx, L_SUM, cs + p[(i & 1) + (i / 2) * 8 + 2 * q]);
+                l[r][q] = gpu_fma(ctx, L_SUM, l[r][q], sc, cs);
+            }
+            attn_round_n(ctx, P_CAST, p, FS_BLOCK);
+        }
+        gpu_gemm(ctx, PV_ACC, 1, o, dv, f->p, FS_BLOCK, f->vb, dv, 0, R, dv, FS_BLOCK);
+    }
+    for (long r = 0; r < R; r++) { /* the quad's butterfly; o_scale = L == 0 ? 0 : rcp(L) */
+        L[r] = gpu_f32(ctx, L_SUM, gpu_f32(ctx, L_SUM, l[r][0] + l[r][1]) + gpu_f32(ctx, L_SUM, l[r][2] + l[r][3]));
+        double inv = L[r] == 0 ? 0 : gpu_rcp(ctx, O_DIV, L[r]);
+        for (long c = 0; c < dv; c++)
+            o[r * dv + c] = L[r] == 0 ? 0 : ctx->site[O_DIV].exact ? o[r * dv + c] / L[r]
+                                                                    : gpu_f32(ctx, O_DIV, o[r * dv + c] * inv);
+    }
+    free(l);
+}
+
+/* Generated keys as the kernel would read them from its cache: quantized page by page as tests/quant.py
+ * writes the cache (kv_quant exact: left as they are), then dequantized as the producer does; V = the
+ * first dv dims of that K where the kernel reads V from it (dv 512, V shared with K), else V as given. */
+static void fs_cache(double *k, double *v, const attn_group_t *g, attn_ctx_t *ctx, kvfp8_layout_t l)
+{
+    long sk = g->sk, dk = g->dk, dv = g->dv;
+    memcpy(k, g->k, sizeof(double) * (size_t)(sk * dk));
+    memcpy(v, g->v, sizeof(double) * (size_t)(sk * dv));
+    if (l == KVFP8_NONE || ctx->site[KV_QUANT].exact)
+        return;
+    int shared = dv == KVFP8_DV && dk >= dv;
+    for (long r = 0; r < sk && shared; r++)
+        shared = memcmp(g->v + r * dv, g->k + r * dk, sizeof(double) * (size_t)dv) == 0;
+    unsigned char *blk = err_malloc((size_t)(FS_BLOCK * kvfp8_table[l].bytes), 1);
+    double *page = err_calloc((size_t)(FS_BLOCK * dk), sizeof(double));
+    char why[128];
+    for (long r0 = 0; r0 < sk; r0 += FS_BLOCK) {
+        long n = sk - r0 < FS_BLOCK ? sk - r0 : FS_BLOCK;
+        memcpy(page, g->k + r0 * dk, sizeof(double) * (size_t)(n * dk));
+        kvfp8_quantize_block(blk, page, FS_BLOCK, l);
+        for (long i = 0; i < n; i++)
+            if (kvfp8_dequant_token(k + (r0 + i) * dk, blk, FS_BLOCK, i, l, why, sizeof why))
+                memcpy(k + (r0 + i) * dk, g->k + (r0 + i) * dk, sizeof(double) * (size_t)dk); /* not a cache value */
+    }
+    for (long r = 0; r < sk && shared; r++)
+        memcpy(v + r * dv, k + r * dk, sizeof(double) * (size_t)dv);
+    free(blk);
+    free(page);
+}
+
+ATTN_VARIANT(attn_flashmla_sparse)
+{
+    long R = g->R, dk = g->dk, dv = g->dv, sk = g->sk;
+    const attn_cfg_t *cfg = ctx->cfg;
+    fs_t f = {ctx, R, dk, dv, sk, 0, g->q, g->k, g->v, g->kpos, NULL, 0, NULL, NULL, NULL, NULL, NULL};
+    double *kq = NULL, *vq = NULL;
+    long *pos = NULL;
+    if (!g->kpos) { /* generated (dense) inputs: every key valid, in order, in whole blocks of slots */
+        kq = err_malloc((size_t)(sk * dk), sizeof(double));
+        vq = err_malloc((size_t)(sk * dv), sizeof(double));
+        fs_cache(kq, vq, g, ctx, g->kv_fp8 ? KVFP8_NONE : kvfp8_layout_of_dim(dk));
+        pos = err_malloc((size_t)(sk > 0 ? sk : 1), sizeof(long));
+        for (long j = 0; j < sk; j++)
+            pos[j] = j;
+        f.k = kq, f.v = vq, f.kpos = pos, f.limit = g->limit;
+        f.nslots = (sk + FS_BLOCK - 1) / FS_BLOCK * FS_BLOCK;
+    } else {
+        f.nslots = g->kslots;
+    }
+    if (f.nslots < FS_BLOCK)
+        f.nslots = FS_BLOCK;
+    /* sm_scale * LOG_2_E, both float, on the host */
+    f.sl2 = ctx->site[P_EXP].exact ? cfg->scale * FS_LOG2E_EXACT : (double)((float)cfg->scale * (float)FS_LOG2E);
+    f.kb = err_malloc((size_t)(FS_BLOCK * dk), sizeof(double));
+    f.vb = err_malloc((size_t)(FS_BLOCK * dv), sizeof(double));
+    f.s = err_malloc((size_t)(R * FS_BLOCK), sizeof(double));
+    f.p = err_malloc((size_t)(R * FS_BLOCK), sizeof(double));
+    f.valid = err_malloc(FS_BLOCK, sizeof(long));
+    double *L = err_malloc((size_t)R, sizeof(double)), *M = err_malloc((size_t)R, sizeof(double));
+    /* SM parts: max(sm_count / s_q / (h_q / 64), 1) (Decode_Sm90_Impl::get_meta); the scheduler counts each
+     * batch entry's top-k (or top-k length) keys, 5 blocks of overhead, no payload floor */
+    long sq = ctx->batch_sq > 0 ? ctx->batch_sq : ctx->shape ? ctx->shape->sq : 1;
+    long hq = ctx->shape ? ctx->shape->hq : R;
+    long parts = cfg->sm_parts;
+    if (parts <= 0) {
+        long hb = (hq + FS_HEADS - 1) / FS_HEADS;
+        parts = (cfg->sm_count > 0 ? cfg->sm_count : 132) / sq / (hb > 0 ? hb : 1);
+        parts = parts > 0 ? parts : 1;
+    }
+    long alone = f.nslots, nb = ctx->batch_n > 0 ? ctx->batch_n : 1, bi = ctx->batch_n > 0 ? ctx->batch_i : 0;
+    const long *seqlens = ctx->batch_n > 0 ? ctx->batch_seqlens : &alone;
+    long *begin = err_malloc((size_t)(parts + 1), sizeof(long)), first, total;
+    long nsplit = flashmla_splits(begin, &first, &total, seqlens, nb, bi, parts, FS_OVERHEAD_FLOOR);
+    begin[nsplit] = f.nslots / FS_BLOCK; /* the kernel walks its own slots; the scheduler's count agrees */
+    if (nsplit <= 1) { /* the no-split path: bf16 O and the natural-log LSE from the split kernel itself */
+        fs_range(&f, 0, f.nslots / FS_BLOCK, o, L, M);
+        for (long i = 0; i < R * dv; i++)
+            o[i] = attn_round(ctx, OUT_CAST, o[i]);
+        for (long r = 0; r < R && ctx->lse; r++)
+            ctx->lse[r] = L[r] == 0 ? INFINITY
+                          : ctx->site[O_RESCALE].exact ? log(L[r]) + M[r] / FS_LOG2E_EXACT
+                          : gpu_fma(ctx, O_RESCALE, gpu_lg2(ctx, O_RESCALE, L[r]), FS_LN2, gpu_f32(ctx, O_RESCALE, M[r] * FS_LN2));
+    } else { /* each split's fp32 O and lg2(L) + m, then the combine kernel (every weight applied) */
+        double *oacc = err_malloc((size_t)(nsplit * R * dv), sizeof(double));
+        double *lse = err_malloc((size_t)(nsplit * R), sizeof(double));
+        for (long i = 0; i < nsplit; i++) {
+            fs_range(&f, begin[i], begin[i + 1], oacc + i * R * dv, L, M);
+            for (long r = 0; r < R; r++)
+                lse[r * nsplit + i] = L[r] == 0 ? -INFINITY
+                                                : gpu_f32(ctx, O_RESCALE, gpu_lg2(ctx, O_RESCALE, L[r]) + M[r]);
+        }
+        long max_splits = (parts + 31) / 32 * 32; /* MLA_NUM_SPLITS_SWITCH on num_sm_parts */
+        double *oc = err_malloc((size_t)dv, sizeof(double));
+        for (long r = 0; r < R; r++) {
+            double g2 = flashmla_combine(ctx, L_SUM, O_RESCALE, 0, oc, oacc + r * dv, R * dv, lse + r * nsplit, nsplit,
+                                         dv, max_splits);
+            if (ctx->lse)
+                ctx->lse[r] = ctx->site[O_RESCALE].exact ? g2 / FS_LOG2E_EXACT : gpu_f32(ctx, O_RESCALE, g2 * FS_LN2);
+            for (long c = 0; c < dv; c++)
+                o[r * dv + c] = attn_round(ctx, OUT_CAST, oc[c]);
+        }
+        free(oc);
+        free(oacc);
+        free(lse);
+    }
+    free(begin);
+    free(L);
+    free(M);
+    free(f.kb);
+    free(f.vb);
+    free(f.s);
+    free(f.p);
+    free(f.valid);
+    free(kq);
+    free(vq);
+    free(pos);
+}

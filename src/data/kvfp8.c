@@ -1,0 +1,133 @@
+/* kvfp8 -- FlashMLA's FP8 sparse-decode KV cache: quantization as tests/quant.py writes it, and
+ * dequantization as the sm90 kernel's producer warpgroup reads it (docs/REFERENCES.md, FlashMLA) */
+#include "data/kvfp8.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "num/fmt.h"
+
+const kvfp8_info_t kvfp8_table[KVFP8_COUNT] = {
+    {"none", 0, 0, 0, 0, 0},
+    {"V32", 576, 512, 128, 4, 656},
+    {"MODEL1", 512, 448, 64, 7, 584},
+};
+
+#define KVFP8_E4M3_MAX 448.0
+#define KVFP8_MODEL1_ROW 576 /* MODEL1: a token's codes and RoPE bytes (448 + 128) */
+#define KVFP8_MODEL1_SCALES 8 /* MODEL1: bytes of scales a token (7 e8m0 and a pad byte) */
+
+kvfp8_layout_t kvfp8_layout_of_bytes(long bytes)
+{
+    for (int l = KVFP8_V32; l < KVFP8_COUNT; l++)
+        if (kvfp8_table[l].bytes == bytes)
+            return (kvfp8_layout_t)l;
+    return KVFP8_NONE;
+}
+
+kvfp8_layout_t kvfp8_layout_of_dim(long d)
+{
+    for (int l = KVFP8_V32; l < KVFP8_COUNT; l++)
+        if (kvfp8_table[l].d == d)
+            return (kvfp8_layout_t)l;
+    return KVFP8_NONE;
+}
+
+/* Where token `row`'s codes, scales and RoPE start within its page block. */
+static void kvfp8_offsets(long off[3], long page, long row, kvfp8_layout_t l)
+{
+    const kvfp8_info_t *t = &kvfp8_table[l];
+    if (l == KVFP8_V32) {
+        off[0] = row * t->bytes;
+        off[1] = off[0] + t->d_nope;
+        off[2] = off[1] + 4 * t->ntiles;
+    } else {
+        off[0] = row * KVFP8_MODEL1_ROW;
+        off[2] = off[0] + t->d_nope;
+        off[1] = page * KVFP8_MODEL1_ROW + row * KVFP8_MODEL1_SCALES;
+    }
+}
+
+static void kvfp8_put_bf16(unsigned char *p, double x)
+{
+    uint16_t c = (uint16_t)fmt_encode(x, FMT_BF16, FMT_RNE, 0, NULL);
+    p[0] = (unsigned char)(c & 0xff);
+    p[1] = (unsigned char)(c >> 8);
+}
+
+void kvfp8_quantize_block(unsigned char *blk, const double *k, long page, kvfp8_layout_t l)
+{
+    const kvfp8_info_t *t = &kvfp8_table[l];
+    memset(blk, 0, (size_t)(page * t->bytes));
+    for (long r = 0; r < page; r++) {
+        const double *x = k + r * t->d;
+        long off[3];
+        kvfp8_offsets(off, page, r, l);
+        for (long i = 0; i < t->ntiles; i++) {
+            double amax = 0;
+            for (long j = 0; j < t->tile; j++)
+                amax = fmax(amax, fabs(x[i * t->tile + j]));
+            /* fl32(amax / 448), floored at fl32(1e-4), to the next power of two up (exact: the ceiling of
+             * log2 of a binary32 value is an integer computed without rounding here) */
+            double sinv = fmax(fmt_fp32(amax / KVFP8_E4M3_MAX), fmt_fp32(KVFP8_SCALE_FLOOR));
+            int e;
+            double fr = frexp(sinv, &e); /* sinv = fr 2^e, fr in [0.5, 1) */
+            double s = ldexp(1.0, fr == 0.5 ? e - 1 : e);
+            for (long j = 0; j < t->tile; j++) /* x / s is exact: s is a power of two */
+                blk[off[0] + i * t->tile + j] =
+                    (unsigned char)fmt_encode(x[i * t->tile + j] / s, FMT_E4M3, FMT_RNE, 0, NULL);
+            if (l == KVFP8_V32) {
+                float sf = (float)s;
+                memcpy(blk + off[1] + 4 * i, &sf, 4); /* little-endian, as the GPU stores it */
+            } else {
+                blk[off[1] + i] = (unsigned char)(ilogb(s) + 127);
+            }
+        }
+        for (long j = t->d_nope; j < t->d; j++)
+            kvfp8_put_bf16(blk + off[2] + 2 * (j - t->d_nope), x[j]);
+    }
+}
+
+int kvfp8_dequant_token(double *out, const unsigned char *blk, long page, long row, kvfp8_layout_t l, char *why,
+                        size_t n)
+{
+    const kvfp8_info_t *t = &kvfp8_table[l];
+    const double *e4m3 = fmt_decode_table8(FMT_E4M3);
+    long off[3];
+    kvfp8_offsets(off, page, row, l);
+    for (long i = 0; i < t->ntiles; i++) {
+        double s;
+        if (l == KVFP8_V32) {
+            float sf;
+            memcpy(&sf, blk + off[1] + 4 * i, 4);
+            int ex;
+            if (!(sf > 0) || !isfinite(sf) || frexpf(sf, &ex) != 0.5f)
+                return snprintf(why, n, "scale %ld is %.9g: not a positive finite power of two", i, (double)sf), 1;
+            s = fmt_round(sf, FMT_BF16, FMT_RNE, 0, NULL); /* (bf16)scales_float[i] */
+        } else {
+            unsigned e = blk[off[1] + i];
+            if (e == 0xff)
+                return snprintf(why, n, "scale %ld is the e8m0 NaN code 0xff", i), 1;
+            s = ldexp(1.0, (int)e - 127); /* __nv_cvt_e8m0x2_to_bf162raw: exact in bf16 (2^-127 subnormal) */
+        }
+        for (long j = 0; j < t->tile; j++) {
+            long c = i * t->tile + j;
+            unsigned code = blk[off[0] + c];
+            if ((code & 0x7f) == 0x7f)
+                return snprintf(why, n, "dim %ld is an e4m3 NaN code (0x%02x)", c, code), 1;
+            /* fp8 -> fp32 -> bf16 is exact; the bf16 product rounds once (exact for a power-of-two scale
+             * unless it leaves bf16's range) */
+            out[c] = fmt_round(e4m3[code] * s, FMT_BF16, FMT_RNE, 0, NULL);
+        }
+    }
+    for (long j = t->d_nope; j < t->d; j++) {
+        const unsigned char *p = blk + off[2] + 2 * (j - t->d_nope);
+        double x = fmt_decode((uint32_t)p[0] | (uint32_t)p[1] << 8, FMT_BF16);
+        if (!isfinite(x))
+            return snprintf(why, n, "RoPE dim %ld is not finite", j), 1;
+        out[j] = x;
+    }
+    return 0;
+}
