@@ -75,14 +75,15 @@ static void test_hand(void)
 
 /* The captured caches: tests/quant.py's bytes from the same bf16 values (MODEL1's pad bytes are whatever
  * torch.empty held: not compared), and the kernel's dequantization of them the values quantized. */
-static void test_captured(const char *name)
+static void test_captured(const char *dir)
 {
-    char path[256];
+    char path[4096];
+    const char *name = dir;
     io_npy_t kb = {0}, kc = {0};
     err_t e = {0};
-    snprintf(path, sizeof path, "tests/data/flashmla-sparse/%s/k_bf16.npy", name);
+    snprintf(path, sizeof path, "%s/k_bf16.npy", dir);
     int rc = io_npy_read(&kb, path, &e) || io_npy_decode(&kb, FMT_BF16, path, &e);
-    snprintf(path, sizeof path, "tests/data/flashmla-sparse/%s/kcache.npy", name);
+    snprintf(path, sizeof path, "%s/kcache.npy", dir);
     rc = rc || io_npy_read(&kc, path, &e);
     CHECK(!rc, "%s: %s", name, e.msg);
     if (rc)
@@ -106,11 +107,61 @@ static void test_captured(const char *name)
     io_npy_free(&kc);
 }
 
+/* kvfp8_roundtrip (the variant's path for generated keys) against the bytes' path, bit for bit: random
+ * bf16 tokens whose tiles span 2^-30 to 2^30 (so that some scales sit at the 1e-4 floor and codes fall to
+ * e4m3's subnormals), and zero tiles. Seed printed. */
+static void test_roundtrip(void)
+{
+    unsigned long long seed = 20261125;
+    for (int l = KVFP8_V32; l < KVFP8_COUNT; l++) {
+        const kvfp8_info_t *t = &kvfp8_table[l];
+        long n = PAGE * t->d, bad = 0;
+        double *k = malloc(sizeof(double) * (size_t)n), *a = malloc(sizeof(double) * (size_t)n),
+               *b = malloc(sizeof(double) * (size_t)n);
+        unsigned char *blk = malloc((size_t)(PAGE * t->bytes));
+        for (int rep = 0; rep < (check_quick() ? 4 : 64); rep++) {
+            for (long i = 0; i < n; i++) {
+                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                double u = (double)(seed >> 11) * 0x1p-53 - 0.5;
+                int tile_exp = (int)((i / t->tile * 7 + rep * 13) % 61) - 30;
+                k[i] = (i / t->tile) % 5 == 4 ? 0 : fmt_round(ldexp(u, tile_exp), FMT_BF16, FMT_RNE, 0, NULL);
+            }
+            kvfp8_quantize_block(blk, k, PAGE, (kvfp8_layout_t)l);
+            char why[64];
+            for (long r = 0; r < PAGE; r++)
+                kvfp8_dequant_token(b + r * t->d, blk, PAGE, r, (kvfp8_layout_t)l, why, sizeof why);
+            kvfp8_roundtrip(a, k, PAGE, (kvfp8_layout_t)l);
+            for (long i = 0; i < n; i++)
+                if (memcmp(&a[i], &b[i], sizeof(double)) && bad++ == 0)
+                    fprintf(stderr, "%s roundtrip [%ld]: %a, bytes' path %a (x %a)\n", t->name, i, a[i], b[i], k[i]);
+        }
+        CHECK(bad == 0, "%s: kvfp8_roundtrip differs from the bytes' path on %ld values (seed %llu)", t->name, bad,
+              20261125ull);
+        free(k);
+        free(a);
+        free(b);
+        free(blk);
+    }
+}
+
 int main(void)
 {
     test_hand();
-    test_captured("v1");
-    test_captured("m1");
-    test_captured("v5");
+    test_roundtrip();
+    test_captured("tests/data/flashmla-sparse/v1");
+    test_captured("tests/data/flashmla-sparse/m1");
+    test_captured("tests/data/flashmla-sparse/v5");
+    /* AMLA_KVFP8_DIRS="DIR ...": more captures (scripts/flashmla-fp8-check.sh passes every one it has) */
+    const char *more = getenv("AMLA_KVFP8_DIRS");
+    char dir[4096];
+    for (const char *p = more; p && *p;) {
+        size_t len = strcspn(p, " ");
+        if (len > 0 && len < sizeof dir) {
+            memcpy(dir, p, len);
+            dir[len] = 0;
+            test_captured(dir);
+        }
+        p += len + (p[len] == ' ');
+    }
     return check_done("t-kvfp8");
 }

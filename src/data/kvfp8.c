@@ -57,6 +57,38 @@ static void kvfp8_put_bf16(unsigned char *p, double x)
     p[1] = (unsigned char)(c >> 8);
 }
 
+double kvfp8_tile_scale(const double *x, long n)
+{
+    double amax = 0;
+    for (long j = 0; j < n; j++)
+        amax = fmax(amax, fabs(x[j]));
+    /* fl32(amax / 448), floored at fl32(1e-4), to the next power of two up (exact: the ceiling of log2 of a
+     * binary32 value is an integer, found here without rounding) */
+    double sinv = fmax(fmt_fp32(amax / KVFP8_E4M3_MAX), fmt_fp32(KVFP8_SCALE_FLOOR));
+    int e;
+    double fr = frexp(sinv, &e); /* sinv = fr 2^e, fr in [0.5, 1) */
+    return ldexp(1.0, fr == 0.5 ? e - 1 : e);
+}
+
+void kvfp8_roundtrip(double *out, const double *k, long rows, kvfp8_layout_t l)
+{
+    const kvfp8_info_t *t = &kvfp8_table[l];
+    for (long r = 0; r < rows; r++) {
+        const double *x = k + r * t->d;
+        double *o = out + r * t->d;
+        for (long i = 0; i < t->ntiles; i++) {
+            double s = kvfp8_tile_scale(x + i * t->tile, t->tile), *ot = o + i * t->tile;
+            for (long j = 0; j < t->tile; j++) /* exact: s is a power of two */
+                ot[j] = x[i * t->tile + j] / s;
+            fmt_round_array_rne(ot, t->tile, FMT_E4M3, 0);
+            for (long j = 0; j < t->tile; j++) /* code x s: exact in bf16 (s in [2^-13, 2^127]) */
+                ot[j] *= s;
+        }
+        for (long j = t->d_nope; j < t->d; j++)
+            o[j] = fmt_round(x[j], FMT_BF16, FMT_RNE, 0, NULL);
+    }
+}
+
 void kvfp8_quantize_block(unsigned char *blk, const double *k, long page, kvfp8_layout_t l)
 {
     const kvfp8_info_t *t = &kvfp8_table[l];
@@ -66,15 +98,7 @@ void kvfp8_quantize_block(unsigned char *blk, const double *k, long page, kvfp8_
         long off[3];
         kvfp8_offsets(off, page, r, l);
         for (long i = 0; i < t->ntiles; i++) {
-            double amax = 0;
-            for (long j = 0; j < t->tile; j++)
-                amax = fmax(amax, fabs(x[i * t->tile + j]));
-            /* fl32(amax / 448), floored at fl32(1e-4), to the next power of two up (exact: the ceiling of
-             * log2 of a binary32 value is an integer computed without rounding here) */
-            double sinv = fmax(fmt_fp32(amax / KVFP8_E4M3_MAX), fmt_fp32(KVFP8_SCALE_FLOOR));
-            int e;
-            double fr = frexp(sinv, &e); /* sinv = fr 2^e, fr in [0.5, 1) */
-            double s = ldexp(1.0, fr == 0.5 ? e - 1 : e);
+            double s = kvfp8_tile_scale(x + i * t->tile, t->tile);
             for (long j = 0; j < t->tile; j++) /* x / s is exact: s is a power of two */
                 blk[off[0] + i * t->tile + j] =
                     (unsigned char)fmt_encode(x[i * t->tile + j] / s, FMT_E4M3, FMT_RNE, 0, NULL);

@@ -32,6 +32,15 @@ kvfp8_layout_t kvfp8_layout_of_dim(long d);
  * bf16; MODEL1's pad bytes 0. */
 void kvfp8_quantize_block(unsigned char *blk, const double *k, long page, kvfp8_layout_t l);
 
+/* A tile's scale as tests/quant.py chooses it: 2^ceil(log2(max(fl32(amax / 448), fl32(1e-4)))). */
+double kvfp8_tile_scale(const double *x, long n);
+
+/* The values the kernel reads back for rows k [rows][d] (bf16 values) after kvfp8_quantize_block and
+ * kvfp8_dequant_token, computed without the bytes (vectorized rounding): code s per tile, RoPE as bf16.
+ * Equal bit for bit to the byte path wherever that one accepts the token (t-kvfp8); a value past e4m3's
+ * range (a non-finite input) becomes NaN here. */
+void kvfp8_roundtrip(double *out, const double *k, long rows, kvfp8_layout_t l);
+
 /* Token `row` of a page block as the kernel's producer warpgroup dequantizes it into out[d]: each code to
  * fp32 to bf16 (exact), the scale to bf16 (V32: RNE of the float32; MODEL1: 2^(e - 127)), their bf16 product
  * (RNE), RoPE as stored. Returns 0, or 1 with why (at most n bytes, "dim 7 is an e4m3 NaN code") where the

@@ -116,34 +116,22 @@ static void fs_range(fs_t *f, long b0, long b1, double *o, double *L, double *M)
     free(l);
 }
 
-/* Generated keys as the kernel would read them from its cache: quantized page by page as tests/quant.py
- * writes the cache (kv_quant exact: left as they are), then dequantized as the producer does; V = the
- * first dv dims of that K where the kernel reads V from it (dv 512, V shared with K), else V as given. */
+/* Generated keys as the kernel would read them from its cache: quantized as tests/quant.py writes the cache
+ * and dequantized as the producer does (kvfp8_roundtrip: the same values without the bytes; kv_quant exact:
+ * left as they are); V = the first dv dims of that K where the kernel reads V from it (dv 512, V shared with
+ * K), else V as given. */
 static void fs_cache(double *k, double *v, const attn_group_t *g, attn_ctx_t *ctx, kvfp8_layout_t l)
 {
     long sk = g->sk, dk = g->dk, dv = g->dv;
-    memcpy(k, g->k, sizeof(double) * (size_t)(sk * dk));
-    memcpy(v, g->v, sizeof(double) * (size_t)(sk * dv));
     if (l == KVFP8_NONE || ctx->site[KV_QUANT].exact)
-        return;
-    int shared = dv == KVFP8_DV && dk >= dv;
+        memcpy(k, g->k, sizeof(double) * (size_t)(sk * dk));
+    else
+        kvfp8_roundtrip(k, g->k, sk, l);
+    int shared = l != KVFP8_NONE && dv == KVFP8_DV;
     for (long r = 0; r < sk && shared; r++)
         shared = memcmp(g->v + r * dv, g->k + r * dk, sizeof(double) * (size_t)dv) == 0;
-    unsigned char *blk = err_malloc((size_t)(FS_BLOCK * kvfp8_table[l].bytes), 1);
-    double *page = err_calloc((size_t)(FS_BLOCK * dk), sizeof(double));
-    char why[128];
-    for (long r0 = 0; r0 < sk; r0 += FS_BLOCK) {
-        long n = sk - r0 < FS_BLOCK ? sk - r0 : FS_BLOCK;
-        memcpy(page, g->k + r0 * dk, sizeof(double) * (size_t)(n * dk));
-        kvfp8_quantize_block(blk, page, FS_BLOCK, l);
-        for (long i = 0; i < n; i++)
-            if (kvfp8_dequant_token(k + (r0 + i) * dk, blk, FS_BLOCK, i, l, why, sizeof why))
-                memcpy(k + (r0 + i) * dk, g->k + (r0 + i) * dk, sizeof(double) * (size_t)dk); /* not a cache value */
-    }
-    for (long r = 0; r < sk && shared; r++)
-        memcpy(v + r * dv, k + r * dk, sizeof(double) * (size_t)dv);
-    free(blk);
-    free(page);
+    for (long r = 0; r < sk; r++)
+        memcpy(v + r * dv, (shared ? k + r * dk : g->v + r * dv), sizeof(double) * (size_t)dv);
 }
 
 ATTN_VARIANT(attn_flashmla_sparse)
