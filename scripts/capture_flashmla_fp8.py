@@ -68,9 +68,15 @@ CASES = {
     "m2": ("MODEL1", 3, 2, 128, 512, 2048, 0.1, [512, 100, 1], ("wide", 2.0), 602),
     "m3": ("MODEL1", 4, 1, 64, 2048, 4096, 0.05, None, ("outlier", 20.0), 603),
     "m4": ("MODEL1", 2, 2, 64, 1024, 2000, 0.0, [700, 0], ("normal", 1.0), 604),
+    # a second round, checked only after the model was written: other page sizes (the 11th field; 64 above),
+    # s_q 3, top-k lengths across block edges, half the indices invalid
+    "x1": ("V32", 5, 1, 128, 320, 5000, 0.2, None, ("normal", 2.0), 701, 2),
+    "x2": ("MODEL1", 3, 3, 64, 576, 3000, 0.0, [576, 333, 64], ("outlier", 8.0), 702, 69),
+    "x3": ("V32", 1, 2, 64, 2048, 9000, 0.5, None, ("wide", 1.0), 703, 576),
+    "x4": ("MODEL1", 6, 1, 128, 128, 1500, 0.05, [128, 65, 64, 63, 1, 127], ("normal", 1.0), 704, 61),
 }
 LAYOUT = {"V32": (576, 512, 128, 4, 656), "MODEL1": (512, 448, 64, 7, 584)}  # d, d_nope, tile, tiles, bytes
-PAGE = 64
+PAGE = 64  # page_block_size unless a case names another
 ROPE_SCALE = 10.0
 
 
@@ -110,18 +116,19 @@ def to_bf16(bits):
 
 
 def run_case(mod, quant, name, case, outdir):
-    layout, b, s_q, h_q, topk, ntok, invalid, topk_length, dist, seed = case
+    layout, b, s_q, h_q, topk, ntok, invalid, topk_length, dist, seed = case[:10]
+    page = case[10] if len(case) > 10 else PAGE
     d, d_nope, tile, ntiles, nbytes = LAYOUT[layout]
     rs = np.random.RandomState(seed)
     qx = draw(rs, (b, s_q, h_q, d), dist, h_q)
     qx[..., d_nope:] *= ROPE_SCALE
     kx = draw(rs, (ntok, d), dist, ntok)
     kx[:, d_nope:] *= ROPE_SCALE
-    nblocks = (ntok + PAGE - 1) // PAGE
-    kpad = np.zeros((nblocks * PAGE, d))
+    nblocks = (ntok + page - 1) // page
+    kpad = np.zeros((nblocks * page, d))
     kpad[:ntok] = kx
     q = bf16_from(qx)
-    k = bf16_from(kpad).reshape(nblocks, PAGE, 1, d)
+    k = bf16_from(kpad).reshape(nblocks, page, 1, d)
     idx = rs.randint(0, ntok, size=(b, s_q, topk)).astype(np.int32)
     if invalid > 0:
         idx = np.where(rs.uniform(0.0, 1.0, idx.shape) < invalid, -1, idx).astype(np.int32)
@@ -161,7 +168,7 @@ def run_case(mod, quant, name, case, outdir):
     np.savez_compressed(os.path.join(outdir, name + ".npz"), q=q, k_bf16=k, kcache=kc_bytes, indices=idx, **extra,
                         **{key: v for key, v in res.items() if not key.startswith("deterministic")})
     return {"layout": layout, "b": b, "s_q": s_q, "h_q": h_q, "topk": topk, "cache_tokens": ntok,
-            "cache_blocks": nblocks, "invalid_fraction": invalid, "topk_length": topk_length,
+            "cache_blocks": nblocks, "page_block_size": page, "invalid_fraction": invalid, "topk_length": topk_length,
             "distribution": list(dist), "seed": seed, "softmax_scale": scale, "num_sm_parts": int(parts),
             "num_splits": res["num_splits"].tolist(),
             "deterministic_3_runs": bool(res["deterministic"] and res["deterministic_nosplit"] and first_same)}

@@ -38,6 +38,7 @@ row() { grep "^$2 " "$1" | head -n 1; }
     echo "likewise, the largest ulp distance (bf16 for O) of the two, rel_fro against Golden of the kernel's default"
     echo "output and of \`base\` on the same dequantized cache, and the cache's bytes as the lab's quantizer writes"
     echo "them from the capture's BF16 values against the bytes tests/quant.py wrote on the GPU."
+    $py -c "import json, sys; m = json.load(open(sys.argv[1])); print('\\n' + m['second_round'] + ' (other page sizes: 2, 69, 576, 61; s_q 3; half the indices invalid).' if 'second_round' in m else '')" "$caps/meta.json"
     echo
     echo "| capture | layout | b x s_q x h_q | top-k (lengths) | invalid | inputs | splits | O default | O no-split | LSE default | LSE no-split | ulp | rel_fro kernel | rel_fro base | cache bytes |"
     echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
