@@ -157,6 +157,7 @@ results: all
 	sh scripts/run-experiments.sh
 	sh scripts/amla-ablation.sh
 	sh scripts/snapmla-claims.sh
+	sh scripts/snapmla-claims.sh fp8-kernels
 	sh scripts/gpu-check.sh
 	sh scripts/sfu-check.sh
 	sh scripts/fa2-check.sh

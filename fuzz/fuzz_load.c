@@ -1,8 +1,9 @@
 /* fuzz_load -- libFuzzer target: `run --load DIR` as files on disk: q.npy as a regular file, a
  * FIFO, a directory, a link to a device or missing; v.npy present or not; the q/k/v shape
- * checks; with seqlens.npy, the batch in FlashMLA's layout. Layout of an input: kind byte, format
- * byte, dv byte, two 16-bit lengths, then the bytes of q.npy, k.npy and the rest: v.npy, or split
- * in halves between v.npy and seqlens.npy. */
+ * checks; with seqlens.npy, the batch in FlashMLA's layout; or (kind byte / 20 odd) a sparse FP8
+ * case, the same bytes named kcache.npy, indices.npy and topk_length.npy. Layout of an input: kind
+ * byte, format byte, dv byte, two 16-bit lengths, then the bytes of q.npy, k.npy and the rest: v.npy,
+ * or split in halves between v.npy and seqlens.npy. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +28,9 @@ static void put(const char *name, const uint8_t *p, size_t n)
 
 static void clear(void)
 {
-    static const char *const names[] = {"q.npy", "k.npy", "v.npy", "seqlens.npy"};
-    for (int i = 0; i < 4; i++) {
+    static const char *const names[] = {"q.npy",       "k.npy",      "v.npy",          "seqlens.npy",
+                                        "kcache.npy", "indices.npy", "topk_length.npy"};
+    for (int i = 0; i < 7; i++) {
         char path[128];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         if (rmdir(path) != 0)
@@ -45,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (size < 7)
         return 0;
-    int kind = data[0] % 5, have_v = (data[0] / 5) & 1, have_sl = (data[0] / 10) & 1;
+    int kind = data[0] % 5, have_v = (data[0] / 5) & 1, have_sl = (data[0] / 10) & 1, sparse = (data[0] / 20) & 1;
     fmt_id_t f = (fmt_id_t)(data[1] % FMT_COUNT);
     long dv = data[2];
     size_t nq = (size_t)data[3] | (size_t)data[4] << 8, nk = (size_t)data[5] | (size_t)data[6] << 8;
@@ -64,12 +66,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         mkdir(qpath, 0700);
     else if (kind == 3)
         symlink("/dev/zero", qpath);
-    put("k.npy", p + nq, nk);
+    put(sparse ? "kcache.npy" : "k.npy", p + nq, nk);
     size_t nv = rest - nq - nk, ns = have_sl ? nv / 2 : 0;
     if (have_v)
-        put("v.npy", p + nq + nk, nv - ns);
+        put(sparse ? "indices.npy" : "v.npy", p + nq + nk, nv - ns);
     if (have_sl)
-        put("seqlens.npy", p + nq + nk + nv - ns, ns);
+        put(sparse ? "topk_length.npy" : "seqlens.npy", p + nq + nk + nv - ns, ns);
     attn_batch_t in;
     err_t e = {0};
     if (gen_load(&in, dir, f, dv, &e) == ERR_OK)

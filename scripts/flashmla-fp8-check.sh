@@ -13,7 +13,7 @@ out=${2:-results/flashmla-fp8-check.md}
 [ -f "$caps/meta.json" ] || { echo "flashmla-fp8-check.sh: no captures in $caps" >&2; exit 2; }
 py=/usr/bin/python3
 [ -x $py ] || py=python3
-make -s amla-lab build/tests/t-kvfp8 >/dev/null
+make -s amla-lab build/tests/t-kvcache >/dev/null
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 names=$(cd "$caps" && ls ./*.npz | sed 's,^\./,,; s,\.npz$,,' | sort)
@@ -49,7 +49,7 @@ row() { grep "^$2 " "$1" | head -n 1; }
         kern=$(sed -n 's/^kernel against golden: rel_fro \([^ ]*\).*/\1/p' "$tmp/d.txt")
         base=$(row "$tmp/d.txt" base | awk '{print $6}')
         bytes=ok
-        AMLA_KVFP8_DIRS="$tmp/$n" build/tests/t-kvfp8 >"$tmp/q.txt" 2>&1 || bytes=$(grep -o '[0-9]* of [0-9]* cache bytes differ' "$tmp/q.txt" | head -n 1)
+        AMLA_KVFP8_DIRS="$tmp/$n" build/tests/t-kvcache >"$tmp/q.txt" 2>&1 || bytes=$(grep -o '[0-9]* of [0-9]* cache bytes differ' "$tmp/q.txt" | head -n 1)
         [ "$bytes" = ok ] && bytes="identical"
         echo "| $n | $(meta "$n" "c['layout']") | $(meta "$n" "'%d x %d x %d' % (c['b'], c['s_q'], c['h_q'])") | $(meta "$n" "str(c['topk']) + (' (' + ','.join(map(str, c['topk_length'])) + ')' if c['topk_length'] else '')") | $(meta "$n" "'none' if c['invalid_fraction'] == 0 else 'last entry all' if c['invalid_fraction'] < 0 else '%g%%' % (100 * c['invalid_fraction'])") | $(meta "$n" "'%s %g' % tuple(c['distribution'])") | $(meta "$n" "' '.join(map(str, c['num_splits']))") | $(echo "$d" | awk '{print $2, $3}') | $(echo "$s" | awk '{print $2, $3}') | $(echo "$d" | awk '{print $8, $9, $10}') | $(echo "$s" | awk '{print $8, $9, $10}') | $(echo "$d" | awk '{print $4}') / $(echo "$s" | awk '{print $4}') | $kern | $base | $bytes |"
     done

@@ -1,13 +1,24 @@
 #!/bin/sh
-# snapmla-claims.sh -- check SnapMLA's Figure 4 claims on results/snapmla-configs.csv and
-# append the verdicts, with their numbers, to results/snapmla-configs.md (run after the sweep).
+# snapmla-claims.sh [EXPERIMENT] -- check SnapMLA's Figure 4 claims on results/EXPERIMENT.csv (default
+# snapmla-configs; fp8-kernels: the configs on Hopper's FP8 tensor cores beside FlashMLA's own FP8 kernel)
+# and append the verdicts, with their numbers, to results/EXPERIMENT.md (run after the sweep). A variant's
+# own settings (snapmla:acc=tc-hopper-fp8) are dropped from its name; where the sweep ran flashmla-sparse
+# (FlashMLA's FP8 sparse kernel, its tile scales), a fifth line sets it against SnapMLA per profile.
 set -e
 cd "$(dirname "$0")/.."
-csv=results/snapmla-configs.csv
-md=results/snapmla-configs.md
-[ -f "$csv" ] && [ -f "$md" ] || { echo "snapmla-claims.sh: run 'amla-lab sweep experiments/snapmla-configs.exp' first" >&2; exit 2; }
+exp=${1:-snapmla-configs}
+csv=results/$exp.csv
+md=results/$exp.md
+[ -f "$csv" ] && [ -f "$md" ] || { echo "snapmla-claims.sh: run 'amla-lab sweep experiments/$exp.exp' first" >&2; exit 2; }
 awk -F, '
 NR == 1 { next }
+{ sub(/:.*/, "", $18) }
+$18 == "flashmla-sparse" {
+    p = $2; sub(/^mla:l/, "", p); p += 0
+    k = p SUBSEP $18
+    n[k]++; fro[k] += $19; rmse[k] += $20; ocos[k] += 1 - $21; cd[k] += $22
+    kern = 1
+}
 $18 !~ /^snapmla(-[abcd])?$/ { next }
 {
     p = $2; sub(/^mla:l/, "", p); p += 0
@@ -51,6 +62,16 @@ END {
     }
     printf "4. *SnapMLA has the lowest error on every metric*: lowest in %d of %d (profile, metric) pairs (rel_fro, RMSE, cos_diff, 1 - cos_sim): %s.\n",
         low, tot, (low == tot) ? "holds" : "does not hold"
+    if (kern) {
+        line = ""; better = 0
+        for (p = 1; p <= np; p++) {
+            q = m(fro, p, "flashmla-sparse") / m(fro, p, "snapmla")
+            line = line sprintf("%s L%d %.3f", p > 1 ? "," : "", p, q)
+            if (q < 1) better++
+        }
+        printf "5. *Beside FlashMLA'"'"'s own FP8 kernel* (flashmla-sparse: one power-of-two scale per 1x128 tile, RoPE in bf16, bf16 P, dequantized to bf16 WGMMAs), rel_fro flashmla-sparse / snapmla:%s; FlashMLA'"'"'s kernel has the lower error in %d of %d profiles.\n",
+            line, better, np
+    }
 }' "$csv" >"$md.claims"
 # the sweep rewrites the report; append the verdicts once
 sed -i '/^## The paper.s claims on this data/,$d' "$md"

@@ -23,7 +23,9 @@ static const char CHECK_USAGE[] =
     "Golden, every candidate emulation ranked by the share of output elements bit-identical to\n"
     "the kernel's (with the largest and median ulp distance in the output format), a verdict, and\n"
     "where the best candidate departs from the kernel. Default candidates: every variant and\n"
-    "accumulation model that applies, flashmla and flashmla-etap with their split counts\n"
+    "accumulation model that applies, flashmla and flashmla-etap with their split counts; on an\n"
+    "FP8 sparse case (kcache.npy) flashmla-sparse with its split count and one split, base and\n"
+    "standard with and without tc-hopper "
     "(--candidates all: every registered variant). The run options (--in-format, --out-format, --scale, --causal, --dv,\n"
     "--sm-count, --threads, ...) are run's.\n";
 

@@ -1,4 +1,4 @@
-/* t-kvfp8 -- FlashMLA's FP8 sparse-decode cache: hand-computed quantization and dequantization, the bad
+/* t-kvcache -- FlashMLA's FP8 sparse-decode cache: hand-computed quantization and dequantization, the bad
  * tokens the loader refuses, and the quantizer byte for byte against caches FlashMLA's own tests/quant.py
  * wrote on a GPU (tests/data/flashmla-sparse, scripts/capture_flashmla_fp8.py) */
 #include <math.h>
@@ -163,5 +163,5 @@ int main(void)
         }
         p += len + (p[len] == ' ');
     }
-    return check_done("t-kvfp8");
+    return check_done("t-kvcache");
 }
