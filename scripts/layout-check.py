@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """layout-check.py -- the measures of the source layout (docs/ARCHITECTURE.md): no source file
 over 500 lines, cli/main.c at most 150, no dependency cycle between modules (a file's #include
-of another module's header is an edge), the reference (ref/) depending on no variant or
+of another module's header is an edge) nor between the files of one folder, the reference (ref/) depending on no variant or
 attention code, no comment citing a file outside the repository, and every variant registered
 by one line. Prints each measure; exits 1 if one fails."""
 import os
@@ -88,6 +88,25 @@ def reaches(a, b, seen=None):
 
 report(not reaches('ref', 'attn') and not reaches('ref', 'attn/variants'),
        'the reference (ref/) depends on no attention variant code')
+
+# circles of files inside one folder: a file is its .c and .h together, and an edge is an #include of
+# another file of the same folder; a folder's internal header (NAME_int.h: what its files share) is the
+# shared layer a circle is broken with, so it is no node
+units = {}
+for f in files:
+    u = os.path.relpath(f, src)[:-2]
+    units.setdefault(u, set())
+    for inc in re.findall(r'^#include "([^"]+)\.h"', open(f).read(), re.M):
+        if inc != u and os.path.dirname(inc) == os.path.dirname(u) and not inc.endswith('_int'):
+            units[u].add(inc)
+
+
+def unit_reaches(a, b, seen):
+    return any(t == b or (t not in seen and unit_reaches(t, b, seen | {t})) for t in units.get(a, ()))
+
+
+circles = sorted({tuple(sorted((a, b))) for a in units for b in units[a] if unit_reaches(b, a, {b})})
+report(not circles, 'circles of files within a folder: %s' % (', '.join(' <-> '.join(c) for c in circles) or 'none'))
 
 outside = []
 for f in files:

@@ -11,20 +11,15 @@ csv=results/$exp.csv
 md=results/$exp.md
 [ -f "$csv" ] && [ -f "$md" ] || { echo "snapmla-claims.sh: run 'amla-lab sweep experiments/$exp.exp' first" >&2; exit 2; }
 awk -F, '
-NR == 1 { next }
-{ sub(/:.*/, "", $18) }
-$18 == "flashmla-sparse" {
-    p = $2; sub(/^mla:l/, "", p); p += 0
-    k = p SUBSEP $18
-    n[k]++; fro[k] += $19; rmse[k] += $20; ocos[k] += 1 - $21; cd[k] += $22
-    kern = 1
-}
-$18 !~ /^snapmla(-[abcd])?$/ { next }
+NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next } # the columns by name (the CSV gains columns)
+{ v = $col["variant"]; sub(/:.*/, "", v) }
+v == "flashmla-sparse" { kern = 1 }
+v !~ /^snapmla(-[abcd])?$/ && v != "flashmla-sparse" { next }
 {
-    p = $2; sub(/^mla:l/, "", p); p += 0
+    p = $col["dist"]; sub(/^mla:l/, "", p); p += 0
     if (p > np) np = p
-    k = p SUBSEP $18
-    n[k]++; fro[k] += $19; rmse[k] += $20; ocos[k] += 1 - $21; cd[k] += $22
+    k = p SUBSEP v
+    n[k]++; fro[k] += $col["rel_fro"]; rmse[k] += $col["rmse"]; ocos[k] += 1 - $col["cos_sim"]; cd[k] += $col["cos_diff"]
 }
 function m(a, p, v) { return a[p SUBSEP v] / n[p SUBSEP v] }
 END {

@@ -1,4 +1,5 @@
-/* config -- defaults, validation and the attribution runs of a run configuration */
+/* config -- a run configuration's checks, memory and attribution runs (its defaults and resolution, which read
+ * the option table, are config/resolve.c) */
 #include "config/config.h"
 
 #include <math.h>
@@ -10,17 +11,6 @@
 #include <omp.h>
 #endif
 
-#include "config/opts.h"
-
-
-void run_cfg_default(run_cfg_t *c)
-{
-    memset(c, 0, sizeof *c);
-    c->shape.hq = c->shape.hkv = 1; /* set again by the table (kept valid while it runs) */
-    gen_mla_default(&c->gen.mla);
-    opts_defaults(c); /* every default lives in the option table (config/opts.c) */
-    c->experiment = "run";
-}
 
 double run_sample_bytes(const run_cfg_t *c)
 {
@@ -70,7 +60,7 @@ static int run_check_size(long v, const char *opt, err_t *e)
 }
 
 /* What the user gave, checked without changing it. */
-static int run_check(const run_cfg_t *c, err_t *e)
+int run_cfg_check(const run_cfg_t *c, err_t *e)
 {
     const attn_shape_t *s = &c->shape;
     int rc = run_check_size(s->hq, "--heads", e);
@@ -106,58 +96,6 @@ static int run_check(const run_cfg_t *c, err_t *e)
             return err_set(e, ERR_USAGE, "shape too large: an array of %.3g elements", elems[i]);
     return ERR_OK;
 }
-
-int run_resolve(run_cfg_t *out, const run_cfg_t *user, err_t *e)
-{
-    int rc = run_check(user, e);
-    if (rc)
-        return rc;
-    if (out != user)
-        *out = *user;
-    run_cfg_t *c = out;
-    const attn_shape_t *s = &c->shape;
-    /* --attribute multiplies the variant runs, and every run's output is held at once */
-    int rc3 = run_expand_attribution(c, e);
-    if (rc3)
-        return rc3;
-    double mem = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
-    int threads = c->threads;
-#ifdef _OPENMP
-    if (threads == 0)
-        threads = omp_get_max_threads();
-#endif
-    if (threads <= 0)
-        threads = 1;
-    if (threads > c->samples)
-        threads = (int)c->samples;
-    double need = run_sample_bytes(c) * threads;
-    if (mem > 0 && need > mem)
-        return err_set(e, ERR_USAGE, "shape needs %.3g GiB for %d thread(s), more than the %.3g GiB of memory",
-                       need / 0x1p30, threads, mem / 0x1p30);
-    if (c->attn.scale == 0)
-        c->attn.scale = 1.0 / sqrt((double)s->dk);
-    if (c->gen.dist == GEN_MLA && !c->load_dir && c->gen.mla.rope_dims >= s->dk)
-        return err_set(e, ERR_USAGE, "--rope-dims %ld must be below --dk %ld", c->gen.mla.rope_dims, s->dk);
-    /* FP8 variants keep the last rope_dims of Dk apart; a head too small for it has none */
-    c->attn.rope_dims = c->gen.mla.rope_dims < s->dk ? c->gen.mla.rope_dims : 0;
-    /* each variant's own configuration, and its --exact sites checked before any work */
-    run_cfg_t *scratch = err_malloc(1, sizeof *scratch);
-    for (int v = 0; v < c->nvariants && !rc; v++) {
-        rc = opts_variant_cfg(c, v, scratch, e);
-        attn_stats_t st;
-        attn_ctx_t ctx;
-        if (!rc)
-            rc = attn_ctx_init(&ctx, c->variants[v], &c->vcfg[v], &st, e);
-    }
-    free(scratch);
-    return rc;
-}
-
-int run_validate(run_cfg_t *c, err_t *e)
-{
-    return run_resolve(c, c, e);
-}
-
 
 const char *run_slot_name(const run_cfg_t *c, int v)
 {

@@ -43,7 +43,8 @@ typedef struct {
     const char *experiment; /* the CSV's experiment column */
 } run_cfg_t;
 
-/* Default configuration: every option's default from the option table (config/opts.c). */
+/* Default configuration: every option's default from the option table (config/opts.c; defined in
+ * config/resolve.c, as are run_resolve and run_validate). */
 void run_cfg_default(run_cfg_t *c);
 
 /* --load: read the case in c->load_dir once into *in (owned by the caller; gen_batch_free),
@@ -58,6 +59,9 @@ int run_resolve(run_cfg_t *out, const run_cfg_t *user, err_t *e);
 
 /* run_resolve in place. */
 int run_validate(run_cfg_t *c, err_t *e);
+
+/* The sizes and their consistency, before anything is derived (ERR_USAGE naming the option). */
+int run_cfg_check(const run_cfg_t *c, err_t *e);
 
 /* Bytes one sample needs (inputs, outputs and log-sum-exps of every entry of a loaded batch,
  * Golden's and the variants' work arrays). */

@@ -18,26 +18,6 @@
 #define ACC_HAVE_X86 1
 #endif
 
-const acc_info_t acc_table[ACC_COUNT] = {
-    {"fp64", "binary64 sequential fma in k order (stand-in for exact at an --exact site)"},
-    {"fp32-fma", "binary32 sequential fused multiply-add in k order: acc = fmaf(a, b, acc)"},
-    {"fp32-mul-add", "binary32 in k order, product rounded then sum rounded"},
-    {"fp16-acc", "binary16 accumulator (Volta m8n8k4): per 4 products, exact sum plus C rounded to fp16"},
-    {"tc-volta", "V100 tensor core: blocks of 4 products + C, aligned, truncated to 23 fraction bits, RZ to fp32"},
-    {"tc-ampere", "A100/Ada tensor core (fp16/bf16): blocks of 8, 24 fraction bits, RZ to fp32"},
-    {"tc-hopper", "H100/H200 tensor core (fp16/bf16): blocks of 16, 25 fraction bits, RZ to fp32"},
-    {"tc-hopper-fp8", "Hopper FP8: blocks of 32, 13 fraction bits, promoted to an FP32 accumulator every 128"},
-    {"tc-hopper-fp8-fast", "Hopper FP8 with fast accumulation: blocks of 32, 13 fraction bits, no promotion"},
-};
-
-int acc_from_name(const char *name)
-{
-    for (int i = 0; i < ACC_COUNT; i++)
-        if (strcmp(name, acc_table[i].name) == 0)
-            return i;
-    return -1;
-}
-
 /* Register tile: ACC_MR rows of A against a packed panel of NR columns of op(B). Every
  * element of C is one independent sequential accumulation over k = 0..K-1; the tiling
  * only chooses which accumulations run side by side, never their order. */
@@ -140,8 +120,6 @@ __attribute__((target("avx2,fma"))) static void kern64_avx2(double *c, const dou
 }
 
 #endif
-
-int acc_simd = 2;
 
 #ifdef ACC_HAVE_X86
 /* Four rows of B (B[t][k], t < 4) into columns of a packed panel: 4 x 4 blocks converted to

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "base/err.h"
-#include "num/acc.h"
+#include "num/acc_model.h"
 #include "num/acc_tc.h"
 #include "num/cpu.h"
 

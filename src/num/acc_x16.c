@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "num/acc.h"
+#include "num/acc_model.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
