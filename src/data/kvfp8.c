@@ -60,8 +60,10 @@ static void kvfp8_put_bf16(unsigned char *p, double x)
 double kvfp8_tile_scale(const double *x, long n)
 {
     double amax = 0;
-    for (long j = 0; j < n; j++)
-        amax = fmax(amax, fabs(x[j]));
+    for (long j = 0; j < n; j++) { /* a comparison, not fmax: the loop vectorizes (the values are finite) */
+        double a = fabs(x[j]);
+        amax = a > amax ? a : amax;
+    }
     /* fl32(amax / 448), floored at fl32(1e-4), to the next power of two up (exact: the ceiling of log2 of a
      * binary32 value is an integer, found here without rounding) */
     double sinv = fmax(fmt_fp32(amax / KVFP8_E4M3_MAX), fmt_fp32(KVFP8_SCALE_FLOOR));

@@ -47,8 +47,8 @@ const site_def_t attn_flashmla_sparse_sites[] = {FLASHMLA_SPARSE_SITES(SITE_ROW)
 
 typedef struct {
     attn_ctx_t *ctx;
-    long R, dk, dv, nk, nslots;
-    const double *q, *k, *v; /* q [R][dk]; the valid keys k [nk][dk], v [nk][dv] */
+    long R, dk, dv, nk, nslots, ldv;
+    const double *q, *k, *v; /* q [R][dk]; the valid keys k [nk][dk], v [nk] rows of ldv (V in K: ldv = dk) */
     const long *kpos;        /* key j's slot */
     const long *limit;       /* generated inputs: row r sees keys j <= limit[r] (a causal mask the kernel
                                 lacks, kept so that exact sites give Golden); NULL for a sparse entry */
@@ -78,7 +78,7 @@ static void fs_range(fs_t *f, long b0, long b1, double *o, double *L, double *M)
         for (; j < f->nk && f->kpos[j] < (bi + 1) * FS_BLOCK; j++) {
             long c = f->kpos[j] - bi * FS_BLOCK;
             memcpy(f->kb + c * dk, f->k + j * dk, sizeof(double) * (size_t)dk);
-            memcpy(f->vb + c * dv, f->v + j * dv, sizeof(double) * (size_t)dv);
+            memcpy(f->vb + c * dv, f->v + j * f->ldv, sizeof(double) * (size_t)dv);
             f->valid[c] = j;
         }
         gpu_gemm(ctx, QK_ACC, 0, f->s, FS_BLOCK, f->q, dk, f->kb, dk, 1, R, FS_BLOCK, dk);
@@ -118,9 +118,9 @@ static void fs_range(fs_t *f, long b0, long b1, double *o, double *L, double *M)
 
 /* Generated keys as the kernel would read them from its cache: quantized as tests/quant.py writes the cache
  * and dequantized as the producer does (kvfp8_roundtrip: the same values without the bytes; kv_quant exact:
- * left as they are); V = the first dv dims of that K where the kernel reads V from it (dv 512, V shared with
- * K), else V as given. */
-static void fs_cache(double *k, double *v, const attn_group_t *g, attn_ctx_t *ctx, kvfp8_layout_t l)
+ * left as they are). V is read from that K where the kernel reads it there (dv 512, V the first 512 dims of
+ * K): returns 1 then, 0 where V stays as given. */
+static int fs_cache(double *k, const attn_group_t *g, attn_ctx_t *ctx, kvfp8_layout_t l)
 {
     long sk = g->sk, dk = g->dk, dv = g->dv;
     if (l == KVFP8_NONE || ctx->site[KV_QUANT].exact)
@@ -130,25 +130,24 @@ static void fs_cache(double *k, double *v, const attn_group_t *g, attn_ctx_t *ct
     int shared = l != KVFP8_NONE && dv == KVFP8_DV;
     for (long r = 0; r < sk && shared; r++)
         shared = memcmp(g->v + r * dv, g->k + r * dk, sizeof(double) * (size_t)dv) == 0;
-    for (long r = 0; r < sk; r++)
-        memcpy(v + r * dv, (shared ? k + r * dk : g->v + r * dv), sizeof(double) * (size_t)dv);
+    return shared;
 }
 
 ATTN_VARIANT(attn_flashmla_sparse)
 {
     long R = g->R, dk = g->dk, dv = g->dv, sk = g->sk;
     const attn_cfg_t *cfg = ctx->cfg;
-    fs_t f = {ctx, R, dk, dv, sk, 0, g->q, g->k, g->v, g->kpos, NULL, 0, NULL, NULL, NULL, NULL, NULL};
-    double *kq = NULL, *vq = NULL;
+    fs_t f = {ctx, R, dk, dv, sk, 0, dv, g->q, g->k, g->v, g->kpos, NULL, 0, NULL, NULL, NULL, NULL, NULL};
+    double *kq = NULL;
     long *pos = NULL;
     if (!g->kpos) { /* generated (dense) inputs: every key valid, in order, in whole blocks of slots */
         kq = err_malloc((size_t)(sk * dk), sizeof(double));
-        vq = err_malloc((size_t)(sk * dv), sizeof(double));
-        fs_cache(kq, vq, g, ctx, g->kv_fp8 ? KVFP8_NONE : kvfp8_layout_of_dim(dk));
+        if (fs_cache(kq, g, ctx, g->kv_fp8 ? KVFP8_NONE : kvfp8_layout_of_dim(dk)))
+            f.v = kq, f.ldv = dk;
         pos = err_malloc((size_t)(sk > 0 ? sk : 1), sizeof(long));
         for (long j = 0; j < sk; j++)
             pos[j] = j;
-        f.k = kq, f.v = vq, f.kpos = pos, f.limit = g->limit;
+        f.k = kq, f.kpos = pos, f.limit = g->limit;
         f.nslots = (sk + FS_BLOCK - 1) / FS_BLOCK * FS_BLOCK;
     } else {
         f.nslots = g->kslots;
@@ -218,6 +217,5 @@ ATTN_VARIANT(attn_flashmla_sparse)
     free(f.p);
     free(f.valid);
     free(kq);
-    free(vq);
     free(pos);
 }
