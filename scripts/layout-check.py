@@ -108,6 +108,14 @@ def unit_reaches(a, b, seen):
 circles = sorted({tuple(sorted((a, b))) for a in units for b in units[a] if unit_reaches(b, a, {b})})
 report(not circles, 'circles of files within a folder: %s' % (', '.join(' <-> '.join(c) for c in circles) or 'none'))
 
+# scripts/README.md names every script under the kind it belongs to (results, checks against hardware,
+# captures and probes, development tools)
+sdir = os.path.join(root, 'scripts')
+readme = open(os.path.join(sdir, 'README.md')).read()
+unlisted = sorted(f for f in os.listdir(sdir) if f != 'README.md' and not f.startswith('.')
+                  and os.path.isfile(os.path.join(sdir, f)) and '`' + f not in readme)
+report(not unlisted, 'scripts/ files missing from scripts/README.md: %s' % (unlisted or 'none'))
+
 outside = []
 for f in files:
     for i, line in enumerate(open(f), 1):
