@@ -5,6 +5,7 @@
     amla_lab.save_case('case', q, kcache, seqlens=seqlens, out=out, lse=lse)   # numpy or torch
     report = amla_lab.check('case')            # the dict `amla-lab check --format json` prints
     report['verdict']                          # 'bit-identical to flashmla on 100.00% of ...'
+    amla_lab.save_sparse_case('fp8', q, kcache, indices, out=out, lse=lse)   # FlashMLA's FP8 sparse decode
 
 Arrays may be numpy arrays (float16/32/64, uint8/uint16 bit patterns, ml_dtypes' bfloat16 and
 float8 types) or torch tensors (any device; bfloat16 and float8 included). bfloat16 and FP8
@@ -126,6 +127,57 @@ def _check_shapes(a, seqlens):
         lead = (b, hq, sq) if batch else (hq, sq)
         if lse.shape != lead and not (not batch and sq == 1 and lse.shape == (hq,)):
             raise ValueError('save_case: lse %s, not %s' % (list(lse.shape), list(lead)))
+
+
+# FlashMLA's FP8 sparse-decode cache: bytes a token -> (layout, head dim of q)
+_FP8_LAYOUTS = {656: ('V32', 576), 584: ('MODEL1', 512)}
+
+
+def save_sparse_case(directory, q, kcache, indices, topk_length=None, out=None, lse=None):
+    """Write a sparse FP8 decoding case as FlashMLA's flash_mla_with_kvcache(..., is_fp8_kvcache=True,
+    indices=...) took it: q.npy (bf16 [B, Sq, Hq, d]), kcache.npy (the cache's bytes, [blocks, page, 1,
+    656] for V32 with d 576 or [blocks, page, 1, 584] for MODEL1 with d 512; any dtype of one byte, an
+    fp8 tensor included), indices.npy (int32 [B, Sq, topk], -1 invalid, topk a multiple of 64),
+    topk_length.npy (int32 [B], MODEL1 only), out.npy (bf16 [B, Sq, Hq, 512]) and lse.npy (float32
+    [B, Hq, Sq]) where given. Raises ValueError naming the problem before anything is written.
+    Returns directory."""
+    q, kc, idx = _to_numpy(q), _to_numpy(kcache), _to_numpy(indices)
+    tl, out, lse = _to_numpy(topk_length), _to_numpy(out), _to_numpy(lse)
+    if q is None or kc is None or idx is None:
+        raise ValueError('save_sparse_case: q, kcache and indices are needed')
+    if kc.dtype.itemsize != 1 or kc.ndim != 4 or kc.shape[2] != 1:
+        raise ValueError('save_sparse_case: kcache %s of %s, not bytes [blocks, page, 1, bytes]' % (
+            list(kc.shape), kc.dtype))
+    if kc.shape[3] not in _FP8_LAYOUTS:
+        raise ValueError('save_sparse_case: %d bytes a token is no FP8 cache layout (V32: 656, MODEL1: 584)'
+                         % kc.shape[3])
+    layout, d = _FP8_LAYOUTS[kc.shape[3]]
+    if q.dtype != np.uint16 or q.ndim != 4 or q.shape[3] != d:
+        raise ValueError('save_sparse_case: q %s of %s, but a %s cache takes bf16 q [B, Sq, Hq, %d]' % (
+            list(q.shape), q.dtype, layout, d))
+    b, sq, hq = q.shape[:3]
+    if idx.dtype.kind not in 'iu' or idx.ndim != 3 or idx.shape[:2] != (b, sq) or idx.shape[2] % 64 or not idx.shape[2]:
+        raise ValueError('save_sparse_case: indices %s of %s, not int32 [%d, %d, topk] with topk a multiple of 64'
+                         % (list(idx.shape), idx.dtype, b, sq))
+    if tl is not None and (layout != 'MODEL1' or tl.dtype.kind not in 'iu' or tl.shape != (b,)):
+        raise ValueError('save_sparse_case: topk_length %s: the MODEL1 kernel alone takes one, int32 [%d]'
+                         % (list(tl.shape), b))
+    if out is not None and (out.dtype != np.uint16 or out.shape != (b, sq, hq, 512)):
+        raise ValueError('save_sparse_case: out %s of %s, not bf16 [%d, %d, %d, 512]' % (
+            list(out.shape), out.dtype, b, sq, hq))
+    if lse is not None and lse.shape != (b, hq, sq):
+        raise ValueError('save_sparse_case: lse %s, not [%d, %d, %d]' % (list(lse.shape), b, hq, sq))
+    os.makedirs(directory, exist_ok=True)
+    np.save(os.path.join(directory, 'q.npy'), q)
+    np.save(os.path.join(directory, 'kcache.npy'), kc.view(np.uint8))
+    np.save(os.path.join(directory, 'indices.npy'), idx.astype(np.int32))
+    if tl is not None:
+        np.save(os.path.join(directory, 'topk_length.npy'), tl.astype(np.int32))
+    if out is not None:
+        np.save(os.path.join(directory, 'out.npy'), out)
+    if lse is not None:
+        np.save(os.path.join(directory, 'lse.npy'), np.ascontiguousarray(lse, dtype=np.float32))
+    return directory
 
 
 def _binary(binary):

@@ -88,3 +88,19 @@ def test_torch_tensors(tmp_path):
     d = amla_lab.save_case(tmp_path / 't', q, k, out=out)
     r = amla_lab.check(d, binary=BIN, candidates=['flashmla'])
     assert r['ranking'][0]['bit_identical'] == 1
+
+
+def test_sparse_fp8_case(tmp_path):
+    """A committed capture of FlashMLA's FP8 sparse decode written back through save_sparse_case is named
+    by check; a bad case raises before anything is written."""
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'data', 'flashmla-sparse', 'm1')
+    a = {n: np.load(os.path.join(src, n + '.npy')) for n in ('q', 'kcache', 'indices', 'out', 'lse')}
+    d = amla_lab.save_sparse_case(tmp_path / 'm1', a['q'], a['kcache'], a['indices'], out=a['out'], lse=a['lse'])
+    report = amla_lab.check(d, binary=BIN, candidates=['flashmla-sparse', 'base'])
+    assert report['verdict'].startswith('bit-identical to flashmla-sparse on 100.00%')
+    with pytest.raises(ValueError, match='no FP8 cache layout'):
+        amla_lab.save_sparse_case(tmp_path / 'bad', a['q'], a['kcache'][..., :500], a['indices'])
+    with pytest.raises(ValueError, match='MODEL1 kernel alone'):
+        amla_lab.save_sparse_case(tmp_path / 'bad', np.zeros((1, 1, 64, 576), np.uint16),
+                                  np.zeros((1, 64, 1, 656), np.uint8), a['indices'], topk_length=np.ones(1, np.int32))
+    assert not (tmp_path / 'bad').exists()
