@@ -342,6 +342,22 @@ double flashmla_combine(attn_ctx_t *ctx, int site_sum, int site_scale, int skip_
     return glse;
 }
 
+void flashmla_combine_rows(attn_ctx_t *ctx, int site_sum, int site_scale, int site_out, int skip_zero, double *o,
+                           const double *oacc, const double *lse, long R, long nsplit, long dv, long parts)
+{
+    /* the combine kernel's template bound on the splits: 32, 64, ... 160, from num_sm_parts */
+    long max_splits = (parts + 31) / 32 * 32;
+    double *oc = err_malloc((size_t)dv, sizeof(double));
+    for (long r = 0; r < R; r++) {
+        double g2 = flashmla_combine(ctx, site_sum, site_scale, skip_zero, oc, oacc + r * dv, R * dv, lse + r * nsplit,
+                                     nsplit, dv, max_splits);
+        if (ctx->lse) /* lse = g / M_LOG2E: g fl32(ln 2) */
+            ctx->lse[r] = ctx->site[site_scale].exact ? g2 / FMLA_LOG2E : gpu_f32(ctx, site_scale, g2 * FMLA_LN2);
+        for (long c = 0; c < dv; c++)
+            o[r * dv + c] = attn_round(ctx, site_out, oc[c]);
+    }
+    free(oc);
+}
 
 ATTN_VARIANT(attn_flashmla)
 {
@@ -398,18 +414,7 @@ ATTN_VARIANT(attn_flashmla)
                 ctx->extra(ctx->extra_arg, "lse_accum", total, sq * hq, first + i, row, lse + r * nsplit + i, 1);
             }
         }
-        /* the combine kernel's template bound on the splits: 32, 64, ... 160, from num_sm_parts */
-        long max_splits = (parts + 31) / 32 * 32;
-        double *ocomb = err_malloc((size_t)dv, sizeof(double));
-        for (long r = 0; r < R; r++) {
-            double g2 = flashmla_combine(ctx, L_SUM, O_RESCALE, 1, ocomb, oacc + r * dv, R * dv, lse + r * nsplit, nsplit, dv,
-                                          max_splits);
-            if (ctx->lse) /* lse = g / M_LOG2E: g fl32(ln 2) */
-                ctx->lse[r] = ctx->site[O_RESCALE].exact ? g2 / FMLA_LOG2E : gpu_f32(ctx, O_RESCALE, g2 * FMLA_LN2);
-            for (long c = 0; c < dv; c++)
-                o[r * dv + c] = attn_round(ctx, OUT_CAST, ocomb[c]);
-        }
-        free(ocomb);
+        flashmla_combine_rows(ctx, L_SUM, O_RESCALE, OUT_CAST, 1, o, oacc, lse, R, nsplit, dv, parts);
         free(oacc);
         free(lse);
     }

@@ -194,17 +194,7 @@ ATTN_VARIANT(attn_flashmla_sparse)
                 lse[r * nsplit + i] = L[r] == 0 ? -INFINITY
                                                 : gpu_f32(ctx, O_RESCALE, gpu_lg2(ctx, O_RESCALE, L[r]) + M[r]);
         }
-        long max_splits = (parts + 31) / 32 * 32; /* MLA_NUM_SPLITS_SWITCH on num_sm_parts */
-        double *oc = err_malloc((size_t)dv, sizeof(double));
-        for (long r = 0; r < R; r++) {
-            double g2 = flashmla_combine(ctx, L_SUM, O_RESCALE, 0, oc, oacc + r * dv, R * dv, lse + r * nsplit, nsplit,
-                                         dv, max_splits);
-            if (ctx->lse)
-                ctx->lse[r] = ctx->site[O_RESCALE].exact ? g2 / FS_LOG2E_EXACT : gpu_f32(ctx, O_RESCALE, g2 * FS_LN2);
-            for (long c = 0; c < dv; c++)
-                o[r * dv + c] = attn_round(ctx, OUT_CAST, oc[c]);
-        }
-        free(oc);
+        flashmla_combine_rows(ctx, L_SUM, O_RESCALE, OUT_CAST, 0, o, oacc, lse, R, nsplit, dv, parts);
         free(oacc);
         free(lse);
     }
