@@ -361,6 +361,22 @@ $A run --ctx 100 --heads 64 --samples 1 --variants flashmla-sparse --format csv 
 expect_eq "generated flashmla-sparse in its envelope" "" "$(csvcol kernel_note <"$T/fsg.csv" | tail -n 1)"
 $A run --ctx 100 --heads 16 --samples 1 --variants flashmla-sparse --format csv >"$T/fsg.csv" 2>/dev/null
 csvcol kernel_note <"$T/fsg.csv" | tail -n 1 | grep -q "64 or 128 query heads" && ok || bad "flashmla-sparse on 16 heads not marked"
+# ---- cuBLAS split-K (scripts/capture_splitk.py; tests/data/gpu/splitk-meta.json): 8 x 8 corners of two GEMMs
+# cuBLAS split (bf16 K 16384 in 6, fp16 K 4096 in 3): --split-k gives the GPU's float32 C bit for bit, the
+# plain tc-hopper chain does not, and --split-k search names the count
+for c in bf16-256-k16384:6 fp16-256-k4096:3; do
+    n=${c%:*} s=${c#*:} f=${n%%-*} g=tests/data/gpu/splitk-$n
+    $A matmul "$g.a.npy" "$g.b.npy" --in-format "$f" --acc tc-hopper --split-k "$s" -o "$T/sk.npy" >/dev/null 2>&1
+    expect_eq "split-k $s on $n" "64 of 64" "$($A compare "$T/sk.npy" "$g.c.npy" | awk '/^identical/ {print $2, $3, $4}')"
+    $A matmul "$g.a.npy" "$g.b.npy" --in-format "$f" --acc tc-hopper -o "$T/sk.npy" >/dev/null 2>&1
+    $A compare "$T/sk.npy" "$g.c.npy" | awk '/^identical/ {exit !($2 < $4)}' && ok || bad "unsplit tc-hopper matches the split $n"
+    expect_eq "split-k search on $n" "split-k $s: 64 of 64 elements bit-identical to $g.c.npy" \
+        "$($A matmul "$g.a.npy" "$g.b.npy" --in-format "$f" --acc tc-hopper --split-k search --ref "$g.c.npy" -o "$T/sk.npy")"
+done
+$A matmul tests/data/gpu/splitk-fp16-256-k4096.a.npy tests/data/gpu/splitk-fp16-256-k4096.b.npy --split-k 0 -o "$T/sk.npy" 2>"$T/err"
+expect_eq "split-k 0" "2 1" "$? $(wc -l <"$T/err")"
+$A matmul tests/data/gpu/splitk-fp16-256-k4096.a.npy tests/data/gpu/splitk-fp16-256-k4096.b.npy --split-k search -o "$T/sk.npy" 2>"$T/err"
+expect_eq "split-k search without --ref" "2 1" "$? $(wc -l <"$T/err")"
 # scripts/ulp_dist.py (results/flashmla-check.md's ulp column) by hand: 1 against 1 + 3 ulp of
 # fp32 and -0 against +0 (0 ulp): 3; the smallest bf16 subnormals 2^-133 of either sign: 2
 python3 - "$T" <<'PY'

@@ -11,15 +11,34 @@
 #include "num/fmt.h"
 
 static const char MATMUL_USAGE[] =
-    "usage: amla-lab matmul A.npy B.npy [--in-format F] [--b-format F] [--acc MODEL] -o C.npy\n"
+    "usage: amla-lab matmul A.npy B.npy [--in-format F] [--b-format F] [--acc MODEL] [--split-k N|search]\n"
+    "                       [--ref C_GPU.npy] -o C.npy\n"
     "C = A B^T with A [M, K] and B [N, K] rounded to F (RNE; default bf16; B to --b-format if\n"
     "given, e.g. e5m2 x e4m3), each element\n"
-    "accumulated under MODEL (default fp32-fma; see 'amla-lab list'); C is written as float32.\n";
+    "accumulated under MODEL (default fp32-fma; see 'amla-lab list'); C is written as float32.\n"
+    "--split-k N: as cuBLAS's split-K kernels compute it (K in tiles of 64, ceil(tiles / N) per split, each\n"
+    "split under MODEL from zero, the partials added in fp32 in split order; default 1: no split).\n"
+    "--split-k search --ref C_GPU.npy: every split count from 1 to 32 against the GPU's float32 C; prints\n"
+    "each count that matches every element (or the best) and writes C with the first of them.\n";
+
+#define MATMUL_MAX_SEARCH 32 /* split counts --split-k search tries */
+
+/* Elements of c [n] whose binary32 bits equal ref's. */
+static long matmul_identical(const double *c, const double *ref, long n)
+{
+    long same = 0;
+    for (long i = 0; i < n; i++) {
+        float x = (float)c[i], y = (float)ref[i];
+        same += memcmp(&x, &y, sizeof x) == 0;
+    }
+    return same;
+}
 
 
 int cmd_matmul(int argc, char **argv)
 {
-    const char *paths[2] = {NULL, NULL}, *out = NULL;
+    const char *paths[2] = {NULL, NULL}, *out = NULL, *refp = NULL;
+    long splits = 1; /* 0: search */
     int np = 0;
     fmt_id_t f = FMT_BF16;
     int fb = -1;
@@ -33,13 +52,22 @@ int cmd_matmul(int argc, char **argv)
         } else if (strcmp(opt, "--format") == 0) { /* one meaning per option name in every command */
             return cli_usage_error("matmul: --format is how results are printed elsewhere; the number format of A and B "
                                    "is --in-format (and --b-format)%s%s", "", "");
-        } else if (strcmp(opt, "--in-format") == 0 || strcmp(opt, "--acc") == 0 ||
-                   strcmp(opt, "--b-format") == 0 || strcmp(opt, "-o") == 0) {
+        } else if (strcmp(opt, "--in-format") == 0 || strcmp(opt, "--acc") == 0 || strcmp(opt, "--b-format") == 0 ||
+                   strcmp(opt, "-o") == 0 || strcmp(opt, "--split-k") == 0 || strcmp(opt, "--ref") == 0) {
             if (i + 1 >= argc)
                 return cli_usage_error("%s: missing value%s", opt, "");
             const char *val = argv[++i];
             if (strcmp(opt, "-o") == 0) {
                 out = val;
+            } else if (strcmp(opt, "--ref") == 0) {
+                refp = val;
+            } else if (strcmp(opt, "--split-k") == 0) {
+                char *end;
+                errno = 0;
+                long v = strcmp(val, "search") == 0 ? 0 : strtol(val, &end, 10);
+                if (strcmp(val, "search") != 0 && (errno || end == val || *end || v < 1 || v > 1024))
+                    return cli_usage_error("--split-k: '%s' is not a split count from 1 to 1024 or 'search'%s", val, "");
+                splits = v;
             } else if (strcmp(opt, "--acc") == 0) {
                 int a = acc_from_name(val);
                 if (a < 0)
@@ -64,6 +92,8 @@ int cmd_matmul(int argc, char **argv)
     }
     if (np != 2 || !out)
         return cli_usage_error("matmul: need A.npy, B.npy and -o C.npy%s%s", "", "");
+    if ((splits == 0) != (refp != NULL))
+        return cli_usage_error("matmul: --split-k search and --ref go together%s%s", "", "");
     io_npy_t a, b;
     if (io_npy_read(&a, paths[0], &e))
         return cli_fail(&e);
@@ -95,9 +125,30 @@ int cmd_matmul(int argc, char **argv)
         fmt_round_array(a.data, a.n, f);
         fmt_round_array(b.data, b.n, bf);
         double *c = err_malloc((size_t)(M * N > 0 ? M * N : 1), sizeof(double));
-        acc_gemm_f(c, N, a.data, K, b.data, K, 1, M, N, K, acc, f, bf);
+        io_npy_t ref = {0};
+        if (refp && !(rc = io_npy_read(&ref, refp, &e)) && (ref.ndim != 2 || ref.shape[0] != M || ref.shape[1] != N))
+            rc = err_set(&e, ERR_USAGE, "%s: not [%ld, %ld] (A's rows by B's rows)", refp, M, N);
+        if (!rc && splits == 0) { /* every split count against the GPU's C: the first that matches every bit */
+            long best = 1, best_same = -1;
+            for (long s = 1; s <= MATMUL_MAX_SEARCH; s++) {
+                acc_gemm_split(c, N, a.data, K, b.data, K, 1, M, N, K, acc, f, bf, s);
+                long same = matmul_identical(c, ref.data, M * N);
+                if (same == M * N)
+                    printf("split-k %ld: %ld of %ld elements bit-identical to %s\n", s, same, M * N, refp);
+                if (same > best_same)
+                    best = s, best_same = same;
+            }
+            if (best_same < M * N)
+                printf("split-k %ld: %ld of %ld elements bit-identical to %s (the best of 1 to %d)\n", best, best_same,
+                       M * N, refp, MATMUL_MAX_SEARCH);
+            splits = best;
+        }
+        if (!rc)
+            acc_gemm_split(c, N, a.data, K, b.data, K, 1, M, N, K, acc, f, bf, splits);
         long shape[2] = {M, N};
-        rc = io_npy_write(out, c, shape, 2, 1, &e);
+        if (!rc)
+            rc = io_npy_write(out, c, shape, 2, 1, &e);
+        io_npy_free(&ref);
         free(c);
     }
     io_npy_free(&a);

@@ -460,3 +460,30 @@ void acc_gemm_f(double *C, long ldc, const double *A, long lda, const double *B,
         abort();
     }
 }
+
+void acc_gemm_split(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
+                    long N, long K, acc_model_t model, fmt_id_t fa, fmt_id_t fb, long splits)
+{
+    if (splits <= 1 || M <= 0 || N <= 0) {
+        acc_gemm_f(C, ldc, A, lda, B, ldb, b_trans, M, N, K, model, fa, fb);
+        return;
+    }
+    /* ceil(tiles / splits) k-tiles per split, the last split taking what is left */
+    long tiles = (K + ACC_SPLIT_TILE - 1) / ACC_SPLIT_TILE, per = (tiles + splits - 1) / splits;
+    double *p = err_malloc((size_t)(M * N), sizeof(double));
+    for (long i = 0; i < M; i++)
+        for (long j = 0; j < N; j++)
+            C[i * ldc + j] = 0;
+    for (long s = 0; s < splits; s++) {
+        long k0 = s * per * ACC_SPLIT_TILE, k1 = (s + 1) * per * ACC_SPLIT_TILE;
+        k1 = k1 < K ? k1 : K;
+        if (k0 >= k1)
+            break;
+        /* this split's partial from zero: A's columns k0..k1-1 against op(B)'s rows k0..k1-1 */
+        acc_gemm_f(p, N, A + k0, lda, b_trans ? B + k0 : B + k0 * ldb, ldb, b_trans, M, N, k1 - k0, model, fa, fb);
+        for (long i = 0; i < M; i++) /* the reduction kernel: binary32 adds in split order */
+            for (long j = 0; j < N; j++)
+                C[i * ldc + j] = fmt_fp32(C[i * ldc + j] + p[i * N + j]);
+    }
+    free(p);
+}
