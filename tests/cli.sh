@@ -373,6 +373,9 @@ for c in bf16-256-k16384:6 fp16-256-k4096:3; do
     expect_eq "split-k search on $n" "split-k $s: 64 of 64 elements bit-identical to $g.c.npy" \
         "$($A matmul "$g.a.npy" "$g.b.npy" --in-format "$f" --acc tc-hopper --split-k search --ref "$g.c.npy" -o "$T/sk.npy")"
 done
+g=tests/data/gpu/splitk-e4m3-128-k8192 # FP8 with fast accumulation: K tiles of 128 e4m3, 3 splits
+expect_eq "split-k search on e4m3 fast" "split-k 3: 64 of 64 elements bit-identical to $g.cfast.npy" \
+    "$($A matmul "$g.a.npy" "$g.b.npy" --in-format e4m3 --acc tc-hopper-fp8-fast --split-k search --ref "$g.cfast.npy" -o "$T/sk.npy")"
 $A matmul tests/data/gpu/splitk-fp16-256-k4096.a.npy tests/data/gpu/splitk-fp16-256-k4096.b.npy --split-k 0 -o "$T/sk.npy" 2>"$T/err"
 expect_eq "split-k 0" "2 1" "$? $(wc -l <"$T/err")"
 $A matmul tests/data/gpu/splitk-fp16-256-k4096.a.npy tests/data/gpu/splitk-fp16-256-k4096.b.npy --split-k search -o "$T/sk.npy" 2>"$T/err"

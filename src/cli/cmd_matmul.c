@@ -16,8 +16,9 @@ static const char MATMUL_USAGE[] =
     "C = A B^T with A [M, K] and B [N, K] rounded to F (RNE; default bf16; B to --b-format if\n"
     "given, e.g. e5m2 x e4m3), each element\n"
     "accumulated under MODEL (default fp32-fma; see 'amla-lab list'); C is written as float32.\n"
-    "--split-k N: as cuBLAS's split-K kernels compute it (K in tiles of 64, ceil(tiles / N) per split, each\n"
-    "split under MODEL from zero, the partials added in fp32 in split order; default 1: no split).\n"
+    "--split-k N: as cuBLAS's split-K kernels compute it (K in tiles of 128 bytes: 64 bf16/fp16 or 128 e4m3\n"
+    "values; ceil(tiles / N) per split, each split under MODEL from zero, the partials added in fp32 in split\n"
+    "order; default 1: no split).\n"
     "--split-k search --ref C_GPU.npy: every split count from 1 to 32 against the GPU's float32 C; prints\n"
     "each count that matches every element (or the best) and writes C with the first of them.\n";
 

@@ -468,14 +468,16 @@ void acc_gemm_split(double *C, long ldc, const double *A, long lda, const double
         acc_gemm_f(C, ldc, A, lda, B, ldb, b_trans, M, N, K, model, fa, fb);
         return;
     }
-    /* ceil(tiles / splits) k-tiles per split, the last split taking what is left */
-    long tiles = (K + ACC_SPLIT_TILE - 1) / ACC_SPLIT_TILE, per = (tiles + splits - 1) / splits;
+    /* k-tiles of 128 bytes of A (64 bf16/fp16 values, 128 e4m3/e5m2: the nvjet kernels' 64x16 and 128x16 K
+     * tiles), ceil(tiles / splits) per split, the last split taking what is left */
+    long tile = ACC_SPLIT_TILE_BYTES / fmt_cast_width(fa);
+    long tiles = (K + tile - 1) / tile, per = (tiles + splits - 1) / splits;
     double *p = err_malloc((size_t)(M * N), sizeof(double));
     for (long i = 0; i < M; i++)
         for (long j = 0; j < N; j++)
             C[i * ldc + j] = 0;
     for (long s = 0; s < splits; s++) {
-        long k0 = s * per * ACC_SPLIT_TILE, k1 = (s + 1) * per * ACC_SPLIT_TILE;
+        long k0 = s * per * tile, k1 = (s + 1) * per * tile;
         k1 = k1 < K ? k1 : K;
         if (k0 >= k1)
             break;
