@@ -165,4 +165,5 @@ results: all
 	if [ -f .cap/captures/etap/meta.json ]; then VARIANT=flashmla-etap sh scripts/flashmla-check.sh .cap/captures/etap results/etap-check.md; fi
 	if [ -f .cap/fp8/meta.json ]; then sh scripts/flashmla-fp8-check.sh .cap/fp8; fi
 	if [ -f .cap/sk/meta.json ]; then sh scripts/splitk-check.sh .cap/sk; fi
+	if [ -f .cap/sdpa/meta.json ]; then sh scripts/sdpa-check.sh .cap/sdpa; fi
 	$(PY_NUMPY) scripts/etap-table1.py tests/data/etap/table1.npz tests/data/etap/meta.json results/etap-kernel-table1.md
