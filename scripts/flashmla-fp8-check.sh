@@ -10,12 +10,8 @@ set -e
 cd "$(dirname "$0")/.."
 caps=${1:-.cap/fp8}
 out=${2:-results/flashmla-fp8-check.md}
-[ -f "$caps/meta.json" ] || { echo "flashmla-fp8-check.sh: no captures in $caps" >&2; exit 2; }
-py=/usr/bin/python3
-[ -x $py ] || py=python3
-make -s amla-lab build/tests/t-kvcache >/dev/null
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. scripts/captures-lib.sh
+make -s build/tests/t-kvcache >/dev/null
 names=$(cd "$caps" && ls ./*.npz | sed 's,^\./,,; s,\.npz$,,' | sort)
 dirs=""
 for n in $names; do
@@ -23,7 +19,6 @@ for n in $names; do
     $py -c "import numpy as np, sys; z = np.load(sys.argv[1]); np.save(sys.argv[2], z['k_bf16'])" "$caps/$n.npz" "$tmp/$n/k_bf16.npy"
     dirs="$dirs $tmp/$n"
 done
-meta() { $py -c "import json, sys; c = json.load(open(sys.argv[1]))['cases'][sys.argv[2]]; print(eval(sys.argv[3]))" "$caps/meta.json" "$1" "$2"; }
 row() { grep "^$2 " "$1" | head -n 1; }
 {
     echo "# The flashmla-sparse variant against FlashMLA's FP8 sparse decoding kernel"

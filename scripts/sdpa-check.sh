@@ -8,13 +8,7 @@ set -e
 cd "$(dirname "$0")/.."
 caps=${1:-.cap/sdpa}
 out=${2:-results/sdpa-check.md}
-[ -f "$caps/meta.json" ] || { echo "sdpa-check.sh: no captures in $caps" >&2; exit 2; }
-py=/usr/bin/python3
-[ -x $py ] || py=python3
-make -s amla-lab >/dev/null
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-meta() { $py -c "import json, sys; m = json.load(open(sys.argv[1])); c = m['cases'].get(sys.argv[2], {}); print(eval(sys.argv[3]))" "$caps/meta.json" "$1" "$2"; }
+. scripts/captures-lib.sh
 {
     echo "# PyTorch's SDPA backends against the lab's candidates"
     echo
