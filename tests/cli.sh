@@ -295,6 +295,18 @@ expect_eq "kernel_note empty on the kernel's own case" "|" \
 # scripts/capture_etap.py (tests/data/etap/meta.json) as run --load reads them: the lab's outputs,
 # cast to the capture's codes, must be the kernel's byte for byte on both paths, and so must its
 # log-sum-exp (AMLA_QUICK: e5 only); check must name the kernel
+# kernel_bits CAPTURE DUMP VARIANT FMT: the dumped outputs of VARIANT (the kernel's own split count) and of
+# VARIANT:sm-parts=1, cast to FMT's codes, equal the capture's out.npy and out_nosplit.npy byte for byte, and
+# their log-sum-exps lse.npy and lse_nosplit.npy on every row
+kernel_bits() {
+    for v in "$3:sm-parts=1" "$3"; do
+        sfx=""; [ "$v" = "$3" ] || sfx=_nosplit
+        $A cast --to "$4" --in "$2/$v.npy" --out "$2.codes.npy" >/dev/null 2>&1
+        cmp -s "$2.codes.npy" "$1/out$sfx.npy" && ok || bad "$v on $1: not the GPU's out$sfx bits"
+        $A compare "$2/$v.lse.npy" "$1/lse$sfx.npy" >"$T/cmp" 2>&1
+        awk '/^identical/ {exit !($2 == $4 && $2 > 0)}' "$T/cmp" && ok || bad "$v on $1: lse not the GPU's ($(grep identical "$T/cmp"))"
+    done
+}
 for d in tests/data/etap/*/; do
     case $d in *e5*) ;; *) [ -n "$AMLA_QUICK" ] && continue ;; esac
     causal=""; [ -f "$d/causal" ] && causal="--causal"
@@ -303,14 +315,7 @@ for d in tests/data/etap/*/; do
     # shellcheck disable=SC2086
     $AH run --load "$d" --dv 512 $causal --in-format $fmt --out-format $fmt \
         --variants flashmla-etap,flashmla-etap:sm-parts=1 --dump "$T/fe" >/dev/null 2>"$T/err" || bad "flashmla-etap on $d: $(cat "$T/err")"
-    for v in flashmla-etap:sm-parts=1 flashmla-etap; do
-        want=out; [ "$v" = flashmla-etap ] || want=out_nosplit
-        $A cast --to $fmt --in "$T/fe/$v.npy" --out "$T/fe.u2.npy" >/dev/null 2>&1
-        cmp -s "$T/fe.u2.npy" "$d/$want.npy" && ok || bad "$v on $d: not the H100's $want bits"
-        want=lse; [ "$v" = flashmla-etap ] || want=lse_nosplit
-        $A compare "$T/fe/$v.lse.npy" "$d/$want.npy" >"$T/cmp" 2>&1
-        awk '/^identical/ {exit !($2 == $4 && $2 > 0)}' "$T/cmp" && ok || bad "$v on $d: lse not the H100's ($(grep identical "$T/cmp"))"
-    done
+    kernel_bits "$d" "$T/fe" flashmla-etap $fmt
 done
 # shellcheck disable=SC2086
 $AH check tests/data/etap/e5 --causal >"$T/chk" 2>&1
@@ -324,14 +329,7 @@ for d in tests/data/flashmla-sparse/*/; do
     rm -rf "$T/fs"
     $AH run --load "$d" --variants flashmla-sparse,flashmla-sparse:sm-parts=1 --dump "$T/fs" >/dev/null 2>"$T/err" ||
         bad "flashmla-sparse on $d: $(cat "$T/err")"
-    for v in flashmla-sparse:sm-parts=1 flashmla-sparse; do
-        want=out; [ "$v" = flashmla-sparse ] || want=out_nosplit
-        $A cast --to bf16 --in "$T/fs/$v.npy" --out "$T/fs.u2.npy" >/dev/null 2>&1
-        cmp -s "$T/fs.u2.npy" "$d/$want.npy" && ok || bad "$v on $d: not the GPU's $want bits"
-        want=lse; [ "$v" = flashmla-sparse ] || want=lse_nosplit
-        $A compare "$T/fs/$v.lse.npy" "$d/$want.npy" >"$T/cmp" 2>&1
-        awk '/^identical/ {exit !($2 == $4 && $2 > 0)}' "$T/cmp" && ok || bad "$v on $d: lse not the GPU's ($(grep identical "$T/cmp"))"
-    done
+    kernel_bits "$d" "$T/fs" flashmla-sparse bf16
 done
 $AH check tests/data/flashmla-sparse/v5 >"$T/chk" 2>&1
 grep -q '^verdict: bit-identical to flashmla-sparse on 100.00% of 131072 elements, and its log-sum-exp on every row' "$T/chk" && ok ||
