@@ -354,6 +354,10 @@ pad=$((63 - (10 + ${#h}) % 64))
 $A run --load "$T/fsb" --variants flashmla-sparse --samples 1 >/dev/null 2>"$T/err"
 expect_eq "no layout" "2 1" "$? $(wc -l <"$T/err")"
 grep -q "kcache.npy: 600 bytes a token is no FP8 cache layout (V32: 656, MODEL1: 584)" "$T/err" && ok || bad "no layout: $(cat "$T/err")"
+printf '\223NUMPY\001\000v\000%-117s\n' "{'descr': '<i4', 'fortran_order': False, 'shape': (1, 1, 0), }" >"$T/fsb/indices.npy"
+$A run --load "$T/fsb" --variants flashmla-sparse --samples 1 >/dev/null 2>"$T/err"
+expect_eq "empty top-k" "2 1" "$? $(wc -l <"$T/err")"
+grep -q "indices.npy: empty dimension in shape \[1, 1, 0\]" "$T/err" && ok || bad "empty top-k: $(cat "$T/err")"
 # a generated run goes through the cache's quantizer: outside the kernel's shapes it is marked
 $A run --ctx 100 --heads 64 --samples 1 --variants flashmla-sparse --format csv >"$T/fsg.csv" 2>"$T/err" && ok || bad "flashmla-sparse generated: $(cat "$T/err")"
 expect_eq "generated flashmla-sparse in its envelope" "" "$(csvcol kernel_note <"$T/fsg.csv" | tail -n 1)"
@@ -378,6 +382,10 @@ $A matmul tests/data/gpu/splitk-fp16-256-k4096.a.npy tests/data/gpu/splitk-fp16-
 expect_eq "split-k 0" "2 1" "$? $(wc -l <"$T/err")"
 $A matmul tests/data/gpu/splitk-fp16-256-k4096.a.npy tests/data/gpu/splitk-fp16-256-k4096.b.npy --split-k search -o "$T/sk.npy" 2>"$T/err"
 expect_eq "split-k search without --ref" "2 1" "$? $(wc -l <"$T/err")"
+$A matmul tests/data/gpu/splitk-fp16-256-k4096.a.npy tests/data/gpu/splitk-fp16-256-k4096.b.npy --split-k search \
+    --ref tests/data/gpu/splitk-fp16-256-k4096.a.npy -o "$T/sk.npy" 2>"$T/err"
+expect_eq "split-k --ref of codes" "2 1" "$? $(wc -l <"$T/err")"
+grep -q "integers or codes, but --ref is the GPU's float32 C" "$T/err" && ok || bad "split-k --ref of codes: $(cat "$T/err")"
 # scripts/ulp_dist.py (results/flashmla-check.md's ulp column) by hand: 1 against 1 + 3 ulp of
 # fp32 and -0 against +0 (0 ulp): 3; the smallest bf16 subnormals 2^-133 of either sign: 2
 python3 - "$T" <<'PY'

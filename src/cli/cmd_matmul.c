@@ -127,7 +127,9 @@ int cmd_matmul(int argc, char **argv)
         fmt_round_array(b.data, b.n, bf);
         double *c = err_malloc((size_t)(M * N > 0 ? M * N : 1), sizeof(double));
         io_npy_t ref = {0};
-        if (refp && !(rc = io_npy_read(&ref, refp, &e)) && (ref.ndim != 2 || ref.shape[0] != M || ref.shape[1] != N))
+        if (refp && !(rc = io_npy_read(&ref, refp, &e)) && (ref.codes || ref.integer))
+            rc = err_set(&e, ERR_USAGE, "%s: integers or codes, but --ref is the GPU's float32 C", refp);
+        else if (refp && !rc && (ref.ndim != 2 || ref.shape[0] != M || ref.shape[1] != N))
             rc = err_set(&e, ERR_USAGE, "%s: not [%ld, %ld] (A's rows by B's rows)", refp, M, N);
         if (!rc && splits == 0) { /* every split count against the GPU's C: the first that matches every bit */
             long best = 1, best_same = -1;

@@ -22,6 +22,12 @@ static const char *const sp_names[SP_N] = {"q.npy", "kcache.npy", "indices.npy",
 static int sp_check_shapes(io_npy_t a[SP_N], int have_len, char path[SP_N][4096], kvfp8_layout_t *l, err_t *e)
 {
     char sh[128];
+    for (int i = 0; i < SP_N; i++)
+        for (int d = 0; d < a[i].ndim && (i != SP_LEN || have_len); d++)
+            if (a[i].shape[d] <= 0) {
+                io_npy_shape_text(sh, sizeof sh, &a[i]);
+                return err_set(e, ERR_USAGE, "%s: empty dimension in shape %s", path[i], sh);
+            }
     io_npy_shape_text(sh, sizeof sh, &a[SP_CACHE]);
     if (!a[SP_CACHE].codes || a[SP_CACHE].elsize != 1 || a[SP_CACHE].ndim != 4 || a[SP_CACHE].shape[2] != 1)
         return err_set(e, ERR_USAGE, "%s: shape %s%s, but it must be uint8 [blocks, page, 1, bytes]", path[SP_CACHE],
