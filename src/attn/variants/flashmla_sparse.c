@@ -70,18 +70,28 @@ static void fs_range(fs_t *f, long b0, long b1, double *o, double *L, double *M)
     while (j < f->nk && f->kpos[j] < b0 * FS_BLOCK)
         j++;
     for (long bi = b0; bi < b1; bi++) {
-        /* the producer's block: invalid slots hold zeros (codes and scales zeroed) */
-        memset(f->kb, 0, sizeof(double) * (size_t)(FS_BLOCK * dk));
-        memset(f->vb, 0, sizeof(double) * (size_t)(FS_BLOCK * dv));
-        for (int c = 0; c < FS_BLOCK; c++)
-            f->valid[c] = -1;
-        for (; j < f->nk && f->kpos[j] < (bi + 1) * FS_BLOCK; j++) {
-            long c = f->kpos[j] - bi * FS_BLOCK;
-            memcpy(f->kb + c * dk, f->k + j * dk, sizeof(double) * (size_t)dk);
-            memcpy(f->vb + c * dv, f->v + j * f->ldv, sizeof(double) * (size_t)dv);
-            f->valid[c] = j;
+        /* the producer's block: invalid slots hold zeros (codes and scales zeroed). A block whose 64 slots
+         * are all valid holds keys j .. j+63 in order: K and V are read where they are, not copied. */
+        const double *kb = f->kb, *vb = f->vb;
+        long ldk = dk, ldv = dv;
+        if (j + FS_BLOCK <= f->nk && f->kpos[j] == bi * FS_BLOCK && f->kpos[j + FS_BLOCK - 1] == (bi + 1) * FS_BLOCK - 1) {
+            for (int c = 0; c < FS_BLOCK; c++) /* slots ascend with the keys: the ends fix every one */
+                f->valid[c] = j + c;
+            kb = f->k + j * dk, vb = f->v + j * f->ldv, ldv = f->ldv;
+            j += FS_BLOCK;
+        } else {
+            memset(f->kb, 0, sizeof(double) * (size_t)(FS_BLOCK * dk));
+            memset(f->vb, 0, sizeof(double) * (size_t)(FS_BLOCK * dv));
+            for (int c = 0; c < FS_BLOCK; c++)
+                f->valid[c] = -1;
+            for (; j < f->nk && f->kpos[j] < (bi + 1) * FS_BLOCK; j++) {
+                long c = f->kpos[j] - bi * FS_BLOCK;
+                memcpy(f->kb + c * dk, f->k + j * dk, sizeof(double) * (size_t)dk);
+                memcpy(f->vb + c * dv, f->v + j * f->ldv, sizeof(double) * (size_t)dv);
+                f->valid[c] = j;
+            }
         }
-        gpu_gemm(ctx, QK_ACC, 0, f->s, FS_BLOCK, f->q, dk, f->kb, dk, 1, R, FS_BLOCK, dk);
+        gpu_gemm(ctx, QK_ACC, 0, f->s, FS_BLOCK, f->q, dk, kb, ldk, 1, R, FS_BLOCK, dk);
         for (long r = 0; r < R; r++) {
             double *s = f->s + r * FS_BLOCK, *p = f->p + r * FS_BLOCK;
             double cur = -INFINITY;
@@ -104,7 +114,7 @@ static void fs_range(fs_t *f, long b0, long b1, double *o, double *L, double *M)
             }
             attn_round_n(ctx, P_CAST, p, FS_BLOCK);
         }
-        gpu_gemm(ctx, PV_ACC, 1, o, dv, f->p, FS_BLOCK, f->vb, dv, 0, R, dv, FS_BLOCK);
+        gpu_gemm(ctx, PV_ACC, 1, o, dv, f->p, FS_BLOCK, vb, ldv, 0, R, dv, FS_BLOCK);
     }
     for (long r = 0; r < R; r++) { /* the quad's butterfly; o_scale = L == 0 ? 0 : rcp(L) */
         L[r] = gpu_f32(ctx, L_SUM, gpu_f32(ctx, L_SUM, l[r][0] + l[r][1]) + gpu_f32(ctx, L_SUM, l[r][2] + l[r][3]));
