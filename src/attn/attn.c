@@ -18,10 +18,20 @@ int attn_find(const char *name)
 
 acc_model_t attn_site_acc(const site_def_t *d, const attn_cfg_t *cfg)
 {
-    return d->src == SITE_ACC_QK       ? cfg->acc_qk
-           : d->src == SITE_ACC_FP16   ? ACC_FP16
-           : d->src == SITE_ACC_HOPPER ? ACC_TC_HOPPER
-                                       : cfg->acc_pv;
+    switch (d->src) {
+    case SITE_ACC_QK:
+        return cfg->acc_qk;
+    case SITE_ACC_FP16:
+        return ACC_FP16;
+    case SITE_ACC_HOPPER:
+        return ACC_TC_HOPPER;
+    case SITE_ACC_HOPPER_K8:
+        return ACC_TC_HOPPER_K8;
+    case SITE_ACC_FFMA:
+        return ACC_FP32_FMA;
+    default:
+        return cfg->acc_pv;
+    }
 }
 
 int attn_ctx_init(attn_ctx_t *ctx, int vi, const attn_cfg_t *cfg, attn_stats_t *st, err_t *e)
@@ -51,8 +61,9 @@ int attn_ctx_init(attn_ctx_t *ctx, int vi, const attn_cfg_t *cfg, attn_stats_t *
 acc_model_t attn_variant_acc(int vi, const attn_cfg_t *cfg, int pv)
 {
     for (const site_def_t *d = attn_variants[vi].sites; d->name; d++)
-        if (d->src == (pv ? SITE_ACC_PV : SITE_ACC_QK) || ((d->src == SITE_ACC_FP16 || d->src == SITE_ACC_HOPPER) &&
-                                                          strcmp(d->name, pv ? "pv_acc" : "qk_acc") == 0))
+        if (d->src == (pv ? SITE_ACC_PV : SITE_ACC_QK) ||
+            (site_is_acc(d) && d->src != SITE_ACC_QK && d->src != SITE_ACC_PV &&
+             strcmp(d->name, pv ? "pv_acc" : "qk_acc") == 0))
             return attn_site_acc(d, cfg);
     return pv ? cfg->acc_pv : cfg->acc_qk;
 }

@@ -16,7 +16,9 @@ typedef enum {
     SITE_ACC_QK,    /* an accumulation site using the Q.K^T model (--acc-qk) */
     SITE_ACC_PV,    /* an accumulation site using the P.V model (--acc-pv) */
     SITE_ACC_FP16,  /* an accumulation site fixed to the fp16-acc model (a variant's own hardware) */
-    SITE_ACC_HOPPER /* an accumulation site fixed to the tc-hopper model (a Hopper kernel's WGMMA) */
+    SITE_ACC_HOPPER, /* an accumulation site fixed to the tc-hopper model (a Hopper kernel's WGMMA) */
+    SITE_ACC_HOPPER_K8, /* fixed to tc-hopper-k8 (a kernel's mma.sync m16n8k8 on Hopper) */
+    SITE_ACC_FFMA    /* an accumulation site fixed to fp32-fma (a CUDA-core FFMA GEMM: cuBLAS's SGEMM) */
 } site_src_t;
 
 typedef struct {
@@ -32,7 +34,7 @@ typedef struct {
 /* Is the site an accumulation site (its rounding is an accumulation model's)? */
 static inline int site_is_acc(const site_def_t *d)
 {
-    return d->src == SITE_ACC_QK || d->src == SITE_ACC_PV || d->src == SITE_ACC_FP16 || d->src == SITE_ACC_HOPPER;
+    return d->src >= SITE_ACC_QK; /* the accumulation sources close the list */
 }
 
 /* A variant declares its sites once, as a list X(ID, "name", "what", source, format, mode,

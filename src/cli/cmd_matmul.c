@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "data/npy.h"
 #include "num/acc.h"
+#include "num/acc_split.h"
 #include "num/fmt.h"
 
 static const char MATMUL_USAGE[] =

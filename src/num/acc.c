@@ -452,6 +452,7 @@ void acc_gemm_f(double *C, long ldc, const double *A, long lda, const double *B,
     case ACC_TC_VOLTA:
     case ACC_TC_AMPERE:
     case ACC_TC_HOPPER:
+    case ACC_TC_HOPPER_K8:
     case ACC_TC_HOPPER_FP8:
     case ACC_TC_HOPPER_FP8_FAST:
         acc_tc_gemm(C, ldc, A, lda, B, ldb, b_trans, M, N, K, model, fmt_table[fa].emin, fmt_table[fb].emin);
@@ -459,33 +460,4 @@ void acc_gemm_f(double *C, long ldc, const double *A, long lda, const double *B,
     default:
         abort();
     }
-}
-
-void acc_gemm_split(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
-                    long N, long K, acc_model_t model, fmt_id_t fa, fmt_id_t fb, long splits)
-{
-    if (splits <= 1 || M <= 0 || N <= 0) {
-        acc_gemm_f(C, ldc, A, lda, B, ldb, b_trans, M, N, K, model, fa, fb);
-        return;
-    }
-    /* k-tiles of 128 bytes of A (64 bf16/fp16 values, 128 e4m3/e5m2: the nvjet kernels' 64x16 and 128x16 K
-     * tiles), ceil(tiles / splits) per split, the last split taking what is left */
-    long tile = ACC_SPLIT_TILE_BYTES / fmt_cast_width(fa);
-    long tiles = (K + tile - 1) / tile, per = (tiles + splits - 1) / splits;
-    double *p = err_malloc((size_t)(M * N), sizeof(double));
-    for (long i = 0; i < M; i++)
-        for (long j = 0; j < N; j++)
-            C[i * ldc + j] = 0;
-    for (long s = 0; s < splits; s++) {
-        long k0 = s * per * tile, k1 = (s + 1) * per * tile;
-        k1 = k1 < K ? k1 : K;
-        if (k0 >= k1)
-            break;
-        /* this split's partial from zero: A's columns k0..k1-1 against op(B)'s rows k0..k1-1 */
-        acc_gemm_f(p, N, A + k0, lda, b_trans ? B + k0 : B + k0 * ldb, ldb, b_trans, M, N, k1 - k0, model, fa, fb);
-        for (long i = 0; i < M; i++) /* the reduction kernel: binary32 adds in split order */
-            for (long j = 0; j < N; j++)
-                C[i * ldc + j] = fmt_fp32(C[i * ldc + j] + p[i * N + j]);
-    }
-    free(p);
 }

@@ -18,15 +18,4 @@ void acc_gemm_f(double *C, long ldc, const double *A, long lda, const double *B,
 void acc_gemm(double *C, long ldc, const double *A, long lda, const double *B, long ldb,
               int b_trans, long M, long N, long K, acc_model_t model);
 
-/* cuBLAS's split-K kernels cut K in tiles of this many bytes of A (the nvjet_sm90 kernels' K tile: 64 bf16/fp16
- * values, 128 e4m3/e5m2) */
-#define ACC_SPLIT_TILE_BYTES 128
-
-/* C = A op(B) as cuBLAS's split-K GEMMs compute it (nvjet_sm90_*_splitK with cublasLt's splitKreduce_kernel):
- * K in tiles of ACC_SPLIT_TILE_BYTES of A, ceil(tiles / splits) tiles to each split but the last, each split's partial
- * product under `model` from zero, and the partials added in binary32 in split order (from 0). splits <= 1:
- * acc_gemm_f. */
-void acc_gemm_split(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
-                    long N, long K, acc_model_t model, fmt_id_t fa, fmt_id_t fb, long splits);
-
 #endif

@@ -11,6 +11,7 @@ const acc_info_t acc_table[ACC_COUNT] = {
     {"tc-volta", "V100 tensor core: blocks of 4 products + C, aligned, truncated to 23 fraction bits, RZ to fp32"},
     {"tc-ampere", "A100/Ada tensor core (fp16/bf16): blocks of 8, 24 fraction bits, RZ to fp32"},
     {"tc-hopper", "H100/H200 tensor core (fp16/bf16): blocks of 16, 25 fraction bits, RZ to fp32"},
+    {"tc-hopper-k8", "H100/H200 mma.sync m16n8k8 (fp16/bf16): blocks of 8 (one instruction), 25 fraction bits, RZ to fp32"},
     {"tc-hopper-fp8", "Hopper FP8: blocks of 32, 13 fraction bits, promoted to an FP32 accumulator every 128"},
     {"tc-hopper-fp8-fast", "Hopper FP8 with fast accumulation: blocks of 32, 13 fraction bits, no promotion"},
 };

@@ -13,6 +13,7 @@ typedef enum {
     ACC_TC_VOLTA,    /* tensor-core block models (docs/REFERENCES.md, "Tensor-core accumulation"): per block of B products  */
     ACC_TC_AMPERE,   /* plus the accumulator, every term aligned to the largest exponent and      */
     ACC_TC_HOPPER,   /* truncated to F fraction bits, summed exactly, rounded toward zero to FP32 */
+    ACC_TC_HOPPER_K8,       /* F 25, B 8: Hopper's mma.sync m16n8k8 (fp16/bf16), each instruction a block */
     ACC_TC_HOPPER_FP8,      /* F 13, B 32, the sum moved into an FP32 accumulator every 128 products */
     ACC_TC_HOPPER_FP8_FAST, /* F 13, B 32, no promotion (cuBLAS "fast accumulation") */
     ACC_COUNT

@@ -22,7 +22,7 @@
 
 static const acc_tc_t ACC_TC[] = {
     [ACC_TC_VOLTA] = {23, 4, 0},         [ACC_TC_AMPERE] = {24, 8, 0},
-    [ACC_TC_HOPPER] = {25, 16, 0},       [ACC_TC_HOPPER_FP8] = {13, 32, 128},
+    [ACC_TC_HOPPER] = {25, 16, 0},       [ACC_TC_HOPPER_K8] = {25, 8, 0},  [ACC_TC_HOPPER_FP8] = {13, 32, 128},
     [ACC_TC_HOPPER_FP8_FAST] = {13, 32, 0},
 };
 
