@@ -355,9 +355,10 @@ int main(int argc, char **argv)
     for (int v = 0; v < c->nvariants && nst < BENCH_MAX_STAGES; v++) {
         const attn_cfg_t *a = &c->vcfg[v];
         const char *name = c->vspec[v];
-        int tc = a->acc_qk >= ACC_TC_VOLTA || a->acc_pv >= ACC_TC_VOLTA || strcmp(name, "flashmla") == 0 ||
-                 strcmp(name, "flashmla-etap") == 0 || strcmp(name, "flashmla-sparse") == 0 ||
-                 strcmp(name, "fa2") == 0; /* the Hopper kernels run their tensor-core model by nature */
+        /* a tensor-core model by --acc, or by the kernel's own hardware (its sites' fixed models) */
+        int tc = attn_variant_acc(c->variants[v], a, 0) >= ACC_TC_VOLTA ||
+                 attn_variant_acc(c->variants[v], a, 1) >= ACC_TC_VOLTA || strcmp(name, "flashmla") == 0 ||
+                 strcmp(name, "flashmla-etap") == 0 || strcmp(name, "flashmla-sparse") == 0 || strcmp(name, "fa2") == 0;
         base_i = strcmp(name, "base") == 0 ? nst : base_i;
         flashmla_i = strcmp(name, "flashmla") == 0 ? nst : flashmla_i;
         sparse_i = strcmp(name, "flashmla-sparse") == 0 ? nst : sparse_i;

@@ -524,6 +524,33 @@ cp tests/data/gpu/attn.flash.npy "$T/fa/out.npy"
 if [ -z "$AMLA_QUICK" ]; then
     $A check "$T/fa" --in-format fp16 --out-format fp16 --candidates fa2,fa2:sm-parts=1 | grep -q "^verdict: bit-identical to fa2 on 100.00% of 131072 elements" && ok || bad "fa2 on tests/data/gpu's FA capture"
 fi
+# ---- PyTorch's other SDPA backends (tests/data/sdpa, scripts/sdpa_sample.py from H200 captures of
+# scripts/capture_sdpa.py and capture_sdpa_probe.py; meta.json): check's default candidates name the model
+# of each with every output element (sdpa-math with cuBLAS's split-K count where it searched one), and the
+# memory-efficient kernel's log-sum-exp on every row. cuDNN is closed source and its stats are reproduced on
+# most rows only (results/sdpa-check.md): O bit for bit, the stats rows on 90% or more. The H100 FA-shape
+# capture under tests/data/gpu: sdpa-math and sdpa-efficient bit for bit on a GPU they were not written from
+for d in tests/data/sdpa/*/; do
+    n=$(basename "$d"); dt=fp16; [ -f "$d/bf16" ] && dt=bf16
+    c=""; [ -f "$d/causal" ] && c=--causal
+    want=sdpa-${n%%-*}; cands=""
+    [ -n "$AMLA_QUICK" ] && cands="--candidates $want,fa2,sdpa-math:split-k=5i"
+    # shellcheck disable=SC2086
+    $AH check "$d" --in-format $dt --out-format $dt $c $cands --format json >"$T/sdpa.json" 2>"$T/err" || bad "check $d: $(cat "$T/err")"
+    python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1])); r = j['ranking'][0]; want = sys.argv[2]
+assert r['variant'].split(':')[0] == want and r['bit_identical'] == 1, r
+assert r['lse_bit_identical'] is None or r['lse_bit_identical'] == 1 or (want == 'sdpa-cudnn' and r['lse_bit_identical'] >= 0.9), r
+assert j['verdict'].endswith('; %s is PyTorch SDPA\'s %s backend' % (want, {'sdpa-math': 'math', 'sdpa-efficient': 'memory-efficient', 'sdpa-cudnn': 'cuDNN'}[want])), j['verdict']
+" "$T/sdpa.json" "$want" && ok || bad "$want on $d: not named with every bit ($(head -c 400 "$T/sdpa.json"))"
+done
+for b in math efficient; do
+    cp tests/data/gpu/attn.$b.npy "$T/fa/out.npy"
+    $A check "$T/fa" --in-format fp16 --out-format fp16 --candidates sdpa-$b,fa2 | grep -q "^verdict: bit-identical to sdpa-$b on 100.00% of 131072 elements" && ok || bad "sdpa-$b on tests/data/gpu's FA-shape capture (H100)"
+done
+expect_err "--split-k 0" run --split-k 0 --samples 1
+expect_err "--split-k 8x" run --split-k 8x --samples 1
 # ---- check: a kernel's output against every candidate emulation. a3's capture as it is (inputs,
 # the H100's default-path output and lse in the --load layout): flashmla ranks first, every bit
 # (AMLA_QUICK, under valgrind: three candidates, not every default one)

@@ -26,6 +26,8 @@ typedef struct {
     int fa3_block, fa3_hadamard; /* fa3-fp8: block quantization, incoherent processing (1 = on) */
     long sm_count;               /* flashmla: the GPU's SMs, for the split-KV scheduler (--sm-count) */
     long sm_parts;               /* flashmla: SM parts the keys are split over; 0: the kernel's own choice */
+    long split_k;                /* sdpa-math: cuBLAS's split-K count of P.V (1: none) */
+    int split_interleaved;       /* 1: the xmma SIMT kernels' round-robin tiles; 0: contiguous K ranges */
 } attn_cfg_t;
 
 /* AMLA's two published forms (docs/REFERENCES.md, AMLA): Algorithm 2 as printed, or the

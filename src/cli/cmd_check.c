@@ -25,11 +25,13 @@ static const char CHECK_USAGE[] =
     "where the best candidate departs from the kernel. Default candidates: every variant and\n"
     "accumulation model that applies, flashmla and flashmla-etap with their split counts; on an\n"
     "FP8 sparse case (kcache.npy) flashmla-sparse with its split count and one split, base and\n"
-    "standard with and without tc-hopper "
+    "standard with and without tc-hopper; on other shapes PyTorch's SDPA backends too (fa2, sdpa-efficient,\n"
+    "sdpa-cudnn, sdpa-math, and from 256 keys sdpa-math with cuBLAS's split-K counts 2-8 and 16) "
     "(--candidates all: every registered variant). The run options (--in-format, --out-format, --scale, --causal, --dv,\n"
     "--sm-count, --threads, ...) are run's.\n";
 
 #define CHECK_MAX_CAND 64
+#define CHECK_SPLIT_MIN_KEYS 256 /* keys from which check tries sdpa-math's split-K counts */
 
 /* The default candidates for c's shape and formats. */
 static int check_default_candidates(const run_cfg_t *c, char (*out)[RUN_VSPEC_LEN])
@@ -55,8 +57,17 @@ static int check_default_candidates(const run_cfg_t *c, char (*out)[RUN_VSPEC_LE
      * 114, H20 78, ETAP's own target): the parts the kernel would choose there, where they differ
      * from --sm-count's (both kernels share get_mla_metadata's choice) */
     const attn_shape_t *s = &c->shape;
-    if (s->dk != 576 || s->dv != 512) /* not an MLA case: the kernels' other split counts are not listed */
+    if (s->dk != 576 || s->dv != 512) { /* not an MLA case: PyTorch's other SDPA backends */
+        snprintf(out[n++], RUN_VSPEC_LEN, "sdpa-efficient");
+        snprintf(out[n++], RUN_VSPEC_LEN, "sdpa-cudnn");
+        snprintf(out[n++], RUN_VSPEC_LEN, "sdpa-math");
+        /* cuBLAS splits the math path's P.V by shape (seen from 300 keys on, 4, 5 and 8 ways): the counts
+         * 2 to 8 and 16, as the xmma SIMT kernels' round-robin tiles and as contiguous ranges */
+        for (int inter = 1; s->sk >= CHECK_SPLIT_MIN_KEYS && inter >= 0; inter--)
+            for (long k = 2; k <= 16; k = k < 8 ? k + 1 : 2 * k)
+                snprintf(out[n++], RUN_VSPEC_LEN, "sdpa-math:split-k=%ld%s", k, inter ? "i" : "");
         return n;
+    }
     long rows = (s->sq * s->hq / s->hkv + 63) / 64, own = c->attn.sm_count / s->hkv / rows;
     long sms[2] = {114, 78}, seen[3] = {own, 1, 0};
     for (int i = 0; i < 2; i++) {

@@ -96,6 +96,25 @@ static int set_long(run_cfg_t *c, const opts_def_t *d, const char *opt, const ch
     return rc;
 }
 
+/* N or Ni: a split count from 1 to 1024, i for the round-robin tiles of cuBLAS's xmma SIMT kernels */
+static int set_split_k(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e)
+{
+    (void)d;
+    char num[32];
+    size_t len = strlen(val);
+    int inter = len > 1 && val[len - 1] == 'i';
+    long l;
+    if (len - (size_t)inter >= sizeof num)
+        return err_set(e, ERR_USAGE, "%s: '%s' is not a split count (N or Ni, N from 1 to 1024)", opt, val);
+    memcpy(num, val, len - (size_t)inter);
+    num[len - (size_t)inter] = 0;
+    if (opts_parse_long(opt, num, &l, e) || l < 1 || l > 1024)
+        return err_set(e, ERR_USAGE, "%s: '%s' is not a split count (N or Ni, N from 1 to 1024)", opt, val);
+    c->attn.split_k = l;
+    c->attn.split_interleaved = inter;
+    return ERR_OK;
+}
+
 static int set_int(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e)
 {
     long l;
@@ -321,10 +340,13 @@ const opts_def_t opts_table[] = {
      "flashmla, flashmla-etap, flashmla-sparse, fa2: the GPU's SMs for the split-KV scheduler (132: an H100 SXM)"},
     {"sm-parts", "N", NULL, "the kernel's own choice", V, set_long, OFF(attn.sm_parts), 1, 100000,
      "flashmla, flashmla-etap, flashmla-sparse: SM parts the keys are split over; fa2: the split count (1: the no-split path)"},
+    {"split-k", "N|Ni", "1", NULL, V, set_split_k, 0, 0, 0,
+     "sdpa-math: cuBLAS's split-K of P.V, N contiguous K ranges (CUTLASS SIMT, nvjet) or Ni K's 8-wide tiles "
+     "round-robin (xmma SIMT); cuBLAS picks it by shape, check searches it"},
     /* output */
     {"format", "table|csv|json", "table", NULL, NX, set_out, 0, 0, 0, "how results are printed"},
     {"csv", "FILE", NULL, NULL, NX, set_text, OFF(csv_path), 0, 0, "per-sample rows to FILE"},
-    {"dump", "DIR", NULL, NULL, NX, set_text, OFF(dump_dir), 0, 0, "sample 0's inputs and outputs as DIR/NAME.npy (and NAME.lse.npy: Golden's, flashmla's, flashmla-etap's, flashmla-sparse's, fa2's log-sum-exp)"},
+    {"dump", "DIR", NULL, NULL, NX, set_text, OFF(dump_dir), 0, 0, "sample 0's inputs and outputs as DIR/NAME.npy (and NAME.lse.npy: Golden's, flashmla's, flashmla-etap's, flashmla-sparse's, fa2's, sdpa-efficient's, sdpa-cudnn's log-sum-exp)"},
     {"threads", "N", NULL, "all cores", NX, set_int, OFF(threads), 1, OPTS_MAX_THREADS,
      "threads (one sample each; never more than samples)"},
     {NULL, NULL, NULL, NULL, 0, NULL, 0, 0, 0, NULL},

@@ -14,6 +14,9 @@
  * head dims up to 64 run kBlockN = 128, the larger ones 64; fa2.c). */
 long attn_kernel_tile(long dk);
 long attn_fa2_tile(long dk);
+/* PyTorch's memory-efficient kernel's key block on head dim dk (sdpa_efficient.c). */
+long attn_sdpa_efficient_tile(long dk);
+long attn_sdpa_cudnn_tile(long dk);
 
 /* A variant's entry point, declared where it is defined (the registry declares it too):
  *     ATTN_VARIANT(attn_base) { ... }  */
