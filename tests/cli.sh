@@ -534,7 +534,9 @@ for d in tests/data/sdpa/*/; do
     n=$(basename "$d"); dt=fp16; [ -f "$d/bf16" ] && dt=bf16
     c=""; [ -f "$d/causal" ] && c=--causal
     want=sdpa-${n%%-*}; cands=""
-    [ -n "$AMLA_QUICK" ] && cands="--candidates $want,fa2,sdpa-math:split-k=5i"
+    if [ -n "$AMLA_QUICK" ]; then # under valgrind: two of them, three candidates
+        case $n in efficient-s4 | math-r2) cands="--candidates $want,fa2,sdpa-math:split-k=5i" ;; *) continue ;; esac
+    fi
     # shellcheck disable=SC2086
     $AH check "$d" --in-format $dt --out-format $dt $c $cands --format json >"$T/sdpa.json" 2>"$T/err" || bad "check $d: $(cat "$T/err")"
     python3 -c "
