@@ -4,13 +4,14 @@
  * key counts on either side of 64 and 128, q = 0, scores rising or falling along the keys) by testing one
  * choice at a time against every capture (docs/REFERENCES.md, "PyTorch SDPA cuDNN"). Per row: key blocks of 128
  * in order (64 gives 80-92%, reverse order 54-95%); S = Q K^T by WGMMA from zero (tc-hopper); the block's
- * maximum m; a later block rescales by r = ex2(fl32(fl32(m_old sl2) - fl32(m sl2))), O = fl32(O r) and each
- * thread's sum continued as fma(l, r, p); p = exp2f(fl32(fl32(s sl2) - fl32(m sl2))) with sl2 = fl32(scale
- * log2 e); each of the four threads of a row sums its columns 8j + 2t + e in order; P cast to the input
- * format; O += P V by WGMMA; at the end L = (l0 + l2) + (l1 + l3), O = fl32(O fl32(1 / L)), and the stats
- * (natural log) fma(fl32(m sl2), fl32(ln 2), __logf(L)). On the captures: O 99.97-100% of elements (1 ulp
- * at most), the log-sum-exp on 86% of rows (1 ulp off elsewhere): the row sum's exact order is not
- * established. */
+ * maximum m; a later block rescales by r = ex2(fl32(fl32(m_old sl2) - fl32(m sl2))) and O = fl32(O r);
+ * p = exp2f(fl32(fl32(s sl2) - fl32(m sl2))) with sl2 = fl32(scale log2 e); each of the four threads of a
+ * row sums its columns 8j + 2t + e of the block in order and adds that to its running sum as fma(l, r,
+ * block sum) (scripts/probe_cudnn_stats.py: rows whose p are 1 and one value just above half an ulp, so that
+ * each order gives its own sum); P cast to the input format; O += P V by WGMMA; at the end L = (l0 + l2) +
+ * (l1 + l3), O = fl32(O fl32(1 / L)), and the stats (natural log) fma(fl32(m sl2), fl32(ln 2), __logf(L)).
+ * On the captures: O 99.97-100% of elements (1 ulp at most), the stats on every row of the probes and on
+ * 93-98% of the other captures' rows (1 ulp off elsewhere, from a step not yet found). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,7 @@
     X(QK_ACC, "qk_acc", "S = Q K^T, WGMMA from zero over the head dim (tc-hopper)", SITE_ACC_HOPPER, FMT_FP32,      \
       FMT_RNE, 0)                                                                                                  \
     X(P_EXP, "p_exp", "p = exp2f(fl32(fl32(s sl2) - fl32(m sl2)))", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0)          \
-    X(L_SUM, "l_sum", "each thread's sum of its columns (rescaled by fma), the quad's (l0 + l2) + (l1 + l3)",      \
+    X(L_SUM, "l_sum", "each thread's block sum of its columns, fma(l, r, block), the quad's (l0 + l2) + (l1 + l3)", \
       SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0)                                                                        \
     X(P_CAST, "p_cast", "P cast to the input format for P.V", SITE_FMT_IN, FMT_FP32, FMT_RNE, 0)                    \
     X(PV_ACC, "pv_acc", "O += P V, WGMMA (tc-hopper)", SITE_ACC_HOPPER, FMT_FP32, FMT_RNE, 0)                       \
@@ -81,11 +82,14 @@ ATTN_VARIANT(attn_sdpa_cudnn)
             for (long c = 0; c < bn; c++)
                 sr[c] = sr[c] == -INFINITY ? 0
                                            : gpu_exp2f(ctx, P_EXP, gpu_r32(ctx, P_EXP, gpu_r32(ctx, P_EXP, sr[c] * sl2) - ms));
-            for (int t = 0; t < CUDNN_QUAD; t++)
+            /* each thread's sum of this block's columns, then added to its running sum: fma(l, r, block) */
+            for (int t = 0; t < CUDNN_QUAD; t++) {
+                double bs = sr[2 * t];
                 for (long j = 0; j < bn / 8; j++)
-                    for (int e = 0; e < 2; e++)
-                        lr[t] = rescale && j == 0 && e == 0 ? gpu_fmaf(ctx, L_SUM, lr[t], a, sr[2 * t])
-                                                            : gpu_r32(ctx, L_SUM, lr[t] + sr[8 * j + 2 * t + e]);
+                    for (int e = j ? 0 : 1; e < 2; e++)
+                        bs = gpu_r32(ctx, L_SUM, bs + sr[8 * j + 2 * t + e]);
+                lr[t] = b == 0 ? bs : gpu_fmaf(ctx, L_SUM, lr[t], a, bs);
+            }
             for (long c = 0; c < bn; c++)
                 pb[r * bn + c] = attn_round(ctx, P_CAST, sr[c]);
         }
