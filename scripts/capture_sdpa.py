@@ -29,6 +29,15 @@ CASES = {
     "s8": ("fp16", 4, 4, 512, 128, False, 0.1, "normal"),
     "s9": ("bf16", 4, 4, 512, 64, False, None, "outlier"),
     "s10": ("fp16", 1, 1, 4096, 128, False, None, "normal"),
+    # taken after the sdpa-* models were written, to check them on shapes and seeds they were not fitted on
+    "v1": ("fp16", 8, 8, 333, 128, True, None, "normal"),
+    "v2": ("bf16", 4, 4, 700, 64, False, None, "outlier"),
+    "v3": ("fp16", 2, 2, 2000, 128, False, None, "normal"),
+    "v4": ("fp16", 8, 2, 500, 64, True, None, "normal"),
+    "v5": ("bf16", 4, 4, 256, 128, False, 0.05, "normal"),
+    "v6": ("fp16", 1, 1, 1500, 64, False, None, "outlier"),
+    "v7": ("bf16", 2, 2, 129, 256, True, None, "normal"),
+    "v8": ("fp16", 4, 4, 1024, 96, False, None, "normal"),
 }
 BACKENDS = {"math": SDPBackend.MATH, "efficient": SDPBackend.EFFICIENT_ATTENTION,
             "cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION}

@@ -1,14 +1,15 @@
 #!/bin/sh
 # sdpa-check.sh [OUT [CAPTURES...]] -- OUT (default results/sdpa-check.md): every PyTorch SDPA backend in the
 # captures (default .cap/sdpa, from scripts/capture_sdpa.py, .cap/sdpa-probe, from scripts/capture_sdpa_probe.py,
-# and .cap/cudnn-probe, from scripts/probe_cudnn_stats.py: NAME.npz and meta.json in each) against Golden and `amla-lab check`'s default
+# .cap/cudnn-probe, from scripts/probe_cudnn_stats.py, and .cap/sdpa-valid, capture_sdpa.py's v* cases: NAME.npz and
+# meta.json in each) against Golden and `amla-lab check`'s default
 # candidates: the kernels each backend launched, the best candidate, its share of bit-identical output
 # elements and of log-sum-exp rows where the backend returns one. Needs numpy (Debian's python3-numpy).
 set -e
 cd "$(dirname "$0")/.."
 out=${1:-results/sdpa-check.md}
 [ $# -gt 0 ] && shift
-[ $# -gt 0 ] || set -- .cap/sdpa .cap/sdpa-probe .cap/cudnn-probe
+[ $# -gt 0 ] || set -- .cap/sdpa .cap/sdpa-probe .cap/cudnn-probe .cap/sdpa-valid
 caps=$1
 . scripts/captures-lib.sh
 {
@@ -20,7 +21,9 @@ caps=$1
     echo "reduction kernels left out. s*: \`scripts/capture_sdpa.py\` (N(0,1) and outlier inputs, GQA, an explicit scale);"
     echo "e*, z*, r*, m*: \`scripts/capture_sdpa_probe.py\` (lengths about the kernels' blocks, q = 0, rising and falling"
     echo "scores, the math path's long rows), taken after the sdpa-math and sdpa-efficient models were written;"
-    echo "o128, o250: \`scripts/probe_cudnn_stats.py\` (designed rows for the order of cuDNN's row sums)."
+    echo "o128, o250: \`scripts/probe_cudnn_stats.py\` (designed rows for the order of cuDNN's row sums); v*:"
+    echo "\`scripts/capture_sdpa.py\`'s validation cases (new shapes and seeds, GQA, an explicit scale), taken after every"
+    echo "model here was written."
     echo
     echo "| case | dtype | heads q/kv | L | D | causal | scale | backend | kernels | best candidate | bit-identical | lse rows identical |"
     echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
@@ -62,13 +65,12 @@ PY
         done
     done
     echo
-    echo "Summary: the flash backend is \`fa2\`, the memory-efficient backend \`sdpa-efficient\` and the math backend"
-    echo "\`sdpa-math\` (with cuBLAS's split-K count for P.V where cuBLAS splits it, which check searches) on every"
-    echo "element and log-sum-exp row of these captures but one: m5, whose P.V cuBLAS splits inside one kernel"
-    echo "(xmma SIMT with a memset workspace) and adds the four partials in the order 0, 2, 3, 1 (found on its fp32"
-    echo "replay), which the lab's split-K does not model. \`sdpa-cudnn\` (cuDNN is closed source; its arithmetic read"
-    echo "off these captures) gives 99.98-100% of output elements (1 ulp at most), its stats on every row of the"
-    echo "designed cases (z*, o*) and on 88-98% of the others' rows (1 ulp off elsewhere)."
+    echo "Summary: the flash backend is \`fa2\`, the memory-efficient backend \`sdpa-efficient\`, the cuDNN backend"
+    echo "\`sdpa-cudnn\` and the math backend \`sdpa-math\` (with cuBLAS's split-K count for P.V where cuBLAS splits it,"
+    echo "which check searches) on every element and log-sum-exp row of these captures but one: m5, whose P.V cuBLAS"
+    echo "splits inside one kernel (xmma SIMT with a memset workspace) and adds the four partials in the order 0, 2, 3, 1"
+    echo "(found on its fp32 replay), which the lab's split-K does not model: 99.98%. Where several candidates tie (the"
+    echo "q = 0 cases, whose p are all 1), the first listed is shown."
 } >"$out.tmp"
 mv "$out.tmp" "$out"
 echo "wrote $out"

@@ -28,7 +28,7 @@
     X("fa2", "FlashAttention-2 forward as PyTorch's SDPA flash backend runs it on an H100: mma.sync, SFU ex2/rcp, FTZ, blocks in reverse", attn_fa2, attn_fa2_sites, attn_fa2_tile) \
     X("sdpa-math", "PyTorch SDPA's math backend on CUDA: fp32 upcast, sqrt(scale) on Q and K, cuBLAS FFMA SGEMMs, PyTorch's softmax kernel (expf, warp/block sums, IEEE division)", attn_sdpa_math, attn_sdpa_math_sites, NULL) \
     X("sdpa-efficient", "PyTorch SDPA's memory-efficient backend (xFormers' CUTLASS kernel, fmha_cutlassF) on an H100: mma.sync, scale then log2 e, exp2f, per-warp sums, O in registers or an fp32 buffer", attn_sdpa_efficient, attn_sdpa_efficient_sites, attn_sdpa_efficient_tile) \
-    X("sdpa-cudnn", "PyTorch SDPA's cuDNN backend (sm90 flash fprop WGMMA) as captures show it: 128-key blocks, tc-hopper, exp2f, per-thread sums, IEEE 1/L (O 99.97%+, stats 93-100% of rows)", attn_sdpa_cudnn, attn_sdpa_cudnn_sites, attn_sdpa_cudnn_tile) \
+    X("sdpa-cudnn", "PyTorch SDPA's cuDNN backend (sm90 flash fprop WGMMA) as captures show it: 128-key blocks, tc-hopper, exp2f, per-thread sums, IEEE 1/L", attn_sdpa_cudnn, attn_sdpa_cudnn_sites, attn_sdpa_cudnn_tile) \
     X("fa3-fp8", "FlashAttention-3 FP8: e4m3 Q/K/V, block scales and random-sign Hadamard (--fa3-block, --fa3-hadamard)", attn_fa3fp8, attn_fa3fp8_sites, attn_kernel_tile)
 
 #define ATTN_DECLARE(name, summary, fn, sites, tile) ATTN_VARIANT(fn); extern const site_def_t sites[];

@@ -7,11 +7,10 @@
  * maximum m; a later block rescales by r = ex2(fl32(fl32(m_old sl2) - fl32(m sl2))) and O = fl32(O r);
  * p = exp2f(fl32(fl32(s sl2) - fl32(m sl2))) with sl2 = fl32(scale log2 e); each of the four threads of a
  * row sums its columns 8j + 2t + e of the block in order and adds that to its running sum as fma(l, r,
- * block sum) (scripts/probe_cudnn_stats.py: rows whose p are 1 and one value just above half an ulp, so that
- * each order gives its own sum); P cast to the input format; O += P V by WGMMA; at the end L = (l0 + l2) +
- * (l1 + l3), O = fl32(O fl32(1 / L)), and the stats (natural log) fma(fl32(m sl2), fl32(ln 2), __logf(L)).
- * On the captures: O 99.97-100% of elements (1 ulp at most), the stats on every row of the probes and on
- * 93-98% of the other captures' rows (1 ulp off elsewhere, from a step not yet found). */
+ * block sum) (scripts/probe_cudnn_stats.py: rows whose p are 1 and one value just above half an ulp of 1, so
+ * that each order gives its own sum); P cast to the input format; O += P V by WGMMA; at the end the quad's
+ * L = (l0 + l1) + (l2 + l3) (xor 1, then xor 2: FlashAttention's order is the other), O = fl32(O rcp.approx(L)),
+ * and the stats (natural log) fma(fl32(m sl2), fl32(ln 2), __logf(L)). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,13 +22,13 @@
     X(QK_ACC, "qk_acc", "S = Q K^T, WGMMA from zero over the head dim (tc-hopper)", SITE_ACC_HOPPER, FMT_FP32,      \
       FMT_RNE, 0)                                                                                                  \
     X(P_EXP, "p_exp", "p = exp2f(fl32(fl32(s sl2) - fl32(m sl2)))", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0)          \
-    X(L_SUM, "l_sum", "each thread's block sum of its columns, fma(l, r, block), the quad's (l0 + l2) + (l1 + l3)", \
+    X(L_SUM, "l_sum", "each thread's block sum of its columns, fma(l, r, block), the quad's (l0 + l1) + (l2 + l3)", \
       SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0)                                                                        \
     X(P_CAST, "p_cast", "P cast to the input format for P.V", SITE_FMT_IN, FMT_FP32, FMT_RNE, 0)                    \
     X(PV_ACC, "pv_acc", "O += P V, WGMMA (tc-hopper)", SITE_ACC_HOPPER, FMT_FP32, FMT_RNE, 0)                       \
     X(O_RESCALE, "o_rescale", "r = ex2(fl32(fl32(m_old sl2) - fl32(m sl2))); O times r", SITE_FMT_FIXED, FMT_FP32,  \
       FMT_RNE, 0)                                                                                                  \
-    X(O_DIV, "o_div", "O fl32(O fl32(1 / L)); stats fma(fl32(m sl2), fl32(ln 2), __logf(L))", SITE_FMT_FIXED,      \
+    X(O_DIV, "o_div", "O fl32(O rcp.approx(L)); stats fma(fl32(m sl2), fl32(ln 2), __logf(L))", SITE_FMT_FIXED,     \
       FMT_FP32, FMT_RNE, 0)                                                                                        \
     X(OUT_CAST, "out_cast", "output cast", SITE_FMT_OUT, FMT_FP32, FMT_RNE, 0)
 
@@ -97,9 +96,10 @@ ATTN_VARIANT(attn_sdpa_cudnn)
     }
     for (long r = 0; r < R; r++) {
         const double *lr = l + r * CUDNN_QUAD;
-        double L = gpu_r32(ctx, L_SUM, gpu_r32(ctx, L_SUM, lr[0] + lr[2]) + gpu_r32(ctx, L_SUM, lr[1] + lr[3]));
+        /* the quad's reduction: (l0 + l1) + (l2 + l3) (xor 1 first, then xor 2) */
+        double L = gpu_r32(ctx, L_SUM, gpu_r32(ctx, L_SUM, lr[0] + lr[1]) + gpu_r32(ctx, L_SUM, lr[2] + lr[3]));
         int bad = L == 0 || L != L;
-        double inv = bad ? 1 : gpu_div1(ctx, O_DIV, L);
+        double inv = bad ? 1 : gpu_rcp(ctx, O_DIV, L); /* MUFU.RCP alone: the IEEE reciprocal gave 99.97-100% */
         for (long c = 0; c < dv; c++) {
             double x = ctx->site[O_DIV].exact && !bad ? o[r * dv + c] / L : gpu_r32(ctx, O_DIV, o[r * dv + c] * inv);
             o[r * dv + c] = attn_round(ctx, OUT_CAST, x);
