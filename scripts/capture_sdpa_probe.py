@@ -22,23 +22,8 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-BACKENDS = {"math": SDPBackend.MATH, "efficient": SDPBackend.EFFICIENT_ATTENTION,
-            "cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION}
-
-
-def bits(t):
-    return t.contiguous().view(torch.int16).cpu().numpy().view(np.uint16)
-
-
-def lse_of(name, q, k, v, causal, scale):
-    if name == "efficient":
-        return torch.ops.aten._scaled_dot_product_efficient_attention(q, k, v, None, True, 0.0, causal, scale=scale)[1]
-    if name == "cudnn":
-        return torch.ops.aten._scaled_dot_product_cudnn_attention(q, k, v, None, True, 0.0, causal, False,
-                                                                   scale=scale)[1]
-    if name == "flash":
-        return torch.ops.aten._scaled_dot_product_flash_attention(q, k, v, 0.0, causal, False, scale=scale)[1]
-    return None
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from capture_sdpa import BACKENDS, bits, lse_of  # noqa: E402  (the shared capture helpers)
 
 
 def kernels(fn):
