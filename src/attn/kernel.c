@@ -2,7 +2,8 @@
  * 39e6160's dense decode take BF16 or FP16 Q and cache, head dims 576 (Q, K) and 512 (V read from
  * the K cache) and return O in the input's type; PyTorch's SDPA flash backend (FlashAttention-2)
  * takes BF16 or FP16, one head dim for Q, K and V, a multiple of 8 up to 256, and returns the
- * input's type; FlashMLA 9241ae3's sparse FP8 decode takes BF16 Q, 64 or 128 heads, d 576 or 512 */
+ * input's type; FlashMLA 9241ae3's sparse FP8 decode takes BF16 Q, 64 or 128 heads, d 576 or 512; PyTorch's
+ * math, memory-efficient and cuDNN backends as attn_kernel_outside says */
 #include "attn/kernel.h"
 
 #include <stdio.h>
@@ -39,6 +40,32 @@ int attn_kernel_outside(int vi, const attn_cfg_t *cfg, const attn_shape_t *s, in
         return 1;
     } else if (strcmp(name, "fa2") == 0) {
         kernel = "PyTorch's flash backend";
+    } else if (strncmp(name, "sdpa-", 5) == 0) {
+        /* PyTorch's other SDPA backends (torch 2.11): math takes fp32 too and any head dims; the
+         * memory-efficient kernels modelled are the aligned ones (head dims a multiple of 8), without GQA;
+         * cuDNN's take one head dim up to 256, a multiple of 8, and two keys or more */
+        int math = strcmp(name, "sdpa-math") == 0, eff = strcmp(name, "sdpa-efficient") == 0;
+        fmt_id_t in = cfg->in_format, out = cfg->out_format;
+        const char *k = math ? "PyTorch's math backend" : eff ? "PyTorch's memory-efficient backend" : "PyTorch's cuDNN backend";
+        if (in != FMT_BF16 && in != FMT_FP16 && !(math && in == FMT_FP32))
+            snprintf(why, n, "%s takes %s inputs only (here %s)", k, math ? "bf16, fp16 or fp32" : "bf16 or fp16",
+                     fmt_table[in].name);
+        else if (out != in)
+            snprintf(why, n, "%s returns its input's format (here %s in and %s out)", k, fmt_table[in].name,
+                     fmt_table[out].name);
+        else if (eff && (s->dk % 8 || s->dv % 8))
+            snprintf(why, n, "%s's aligned kernels take head dims that are multiples of 8 (here %ld and %ld)", k, s->dk,
+                     s->dv);
+        else if (eff && s->hkv != s->hq)
+            snprintf(why, n, "%s refuses grouped KV heads (here %ld query heads on %ld)", k, s->hq, s->hkv);
+        else if (!math && !eff && (s->dk != s->dv || s->dk % 8 || s->dk > 256))
+            snprintf(why, n, "%s takes one head dim for Q and K and V that is a multiple of 8 up to 256 (here %ld and %ld)",
+                     k, s->dk, s->dv);
+        else if (!math && !eff && s->sk < 2)
+            snprintf(why, n, "%s takes two keys or more (here %ld)", k, s->sk);
+        else
+            return 0;
+        return 1;
     } else {
         return 0;
     }
