@@ -79,6 +79,8 @@ static double eff_block_sum(attn_ctx_t *ctx, const double *p, long kk, double sp
     return sp;
 }
 
+#define EFF_ROWS 512 /* rows per pass (bounds the work arrays; rows are independent) */
+
 ATTN_VARIANT(attn_sdpa_efficient)
 {
     long R = g->R, sk = g->sk, dk = g->dk, dv = g->dv, kq, kk;
@@ -87,27 +89,38 @@ ATTN_VARIANT(attn_sdpa_efficient)
     long sq = ctx->shape ? ctx->shape->sq : R;
     double scale = ctx->site[S_SCALE].exact ? ctx->cfg->scale : (double)(float)ctx->cfg->scale;
     double log2e = ctx->site[S_SCALE].exact ? 0x1.71547652b82fep0 : (double)EFF_LOG2E;
-    double *s = err_malloc((size_t)(kq * kk), sizeof(double)), *pb = err_malloc((size_t)(kq * kk), sizeof(double));
-    double *acc = err_malloc((size_t)(kq * dv), sizeof(double)), *oacc = err_malloc((size_t)(kq * dv), sizeof(double));
-    double m[64], sp[64], resc[64];
-    /* query blocks of kq rows within each head (rows are [head][sq]) */
-    for (long r0 = 0; r0 < R;) {
-        long head_end = (r0 / sq + 1) * sq, nr = head_end - r0 < kq ? head_end - r0 : kq;
-        /* the block's keys: its last row's (num_keys = min(query_start + kq, keys) when causal) */
-        long neff = 0;
-        for (long r = 0; r < nr; r++)
-            neff = g->limit[r0 + r] + 1 > neff ? g->limit[r0 + r] + 1 : neff;
-        neff = neff < sk ? neff : sk;
-        long nblocks = (neff + kk - 1) / kk;
-        for (long r = 0; r < nr; r++)
+    long rb = R < EFF_ROWS ? R : EFF_ROWS;
+    double *s = err_malloc((size_t)(rb * kk), sizeof(double)), *pb = err_malloc((size_t)(rb * kk), sizeof(double));
+    double *acc = err_malloc((size_t)(rb * dv), sizeof(double)), *oacc = err_malloc((size_t)(rb * dv), sizeof(double));
+    double *m = err_malloc((size_t)rb, sizeof(double)), *sp = err_malloc((size_t)rb, sizeof(double));
+    double *resc = err_malloc((size_t)rb, sizeof(double));
+    long *neff = err_malloc((size_t)rb, sizeof(long));
+    /* Rows are independent; what a row's query block (kq rows of one head, rows being [head][sq]) decides
+     * is its keys: the block stops at its last row's (num_keys = min(query_start + kq, keys) when causal), and
+     * the gmem epilogue normalizes on that block's last key block. So the rows go rb at a time, each with its
+     * own query block's key count, and a row whose blocks are done is left alone. */
+    for (long r0 = 0; r0 < R; r0 += rb) {
+        long nr = R - r0 < rb ? R - r0 : rb, nmax = 0;
+        for (long r = 0; r < nr; r++) {
+            long row = r0 + r, q0 = row / sq * sq + (row % sq) / kq * kq, q1 = q0 + kq < (row / sq + 1) * sq ? q0 + kq : (row / sq + 1) * sq;
+            neff[r] = 0;
+            for (long i = q0; i < q1; i++)
+                neff[r] = g->limit[i] + 1 > neff[r] ? g->limit[i] + 1 : neff[r];
+            neff[r] = neff[r] < sk ? neff[r] : sk;
+            nmax = neff[r] > nmax ? neff[r] : nmax;
             m[r] = -INFINITY, sp[r] = 0;
-        memset(acc, 0, sizeof(double) * (size_t)(kq * dv));
-        for (long b = 0; b < nblocks; b++) {
-            long j0 = b * kk, nb = neff - j0 < kk ? neff - j0 : kk;
-            int first = b == 0, last = b == nblocks - 1;
-            gpu_gemm(ctx, QK_ACC, 0, s, kk, g->q + r0 * dk, dk, g->k + j0 * dk, dk, 1, nr, nb, dk);
+        }
+        memset(acc, 0, sizeof(double) * (size_t)(nr * dv));
+        for (long b = 0, nblocks = (nmax + kk - 1) / kk; b < nblocks; b++) {
+            long j0 = b * kk, ncols = sk - j0 < kk ? sk - j0 : kk;
+            gpu_gemm(ctx, QK_ACC, 0, s, kk, g->q + r0 * dk, dk, g->k + j0 * dk, dk, 1, nr, ncols, dk);
             for (long r = 0; r < nr; r++) {
                 double *sr = s + r * kk, *pr = pb + r * kk, mb = -INFINITY;
+                long nb = neff[r] - j0 < kk ? neff[r] - j0 : kk; /* max_col: this row's block's keys here */
+                if (nb <= 0) { /* the row's query block has no more keys: P = 0, nothing else changes */
+                    memset(pr, 0, sizeof(double) * (size_t)kk);
+                    continue;
+                }
                 for (long c = 0; c < kk; c++) {
                     if (c >= nb) {
                         sr[c] = 0;
@@ -125,7 +138,7 @@ ATTN_VARIANT(attn_sdpa_efficient)
                 } else if (mi == -INFINITY) {
                     mu = 0; /* every key so far masked: exp2f(-inf - 0), mi stays -inf */
                 }
-                if (rf && !first)
+                if (rf && b > 0)
                     for (long c = 0; c < dv; c++)
                         acc[r * dv + c] = gpu_r32(ctx, O_RESCALE, acc[r * dv + c] * resc[r]);
                 for (long c = 0; c < kk; c++)
@@ -135,15 +148,18 @@ ATTN_VARIANT(attn_sdpa_efficient)
                 for (long c = 0; c < kk; c++)
                     pr[c] = attn_round(ctx, P_CAST, sr[c]);
             }
-            if (rf) {
-                gpu_gemm(ctx, PV_ACC, 1, acc, dv, pb, kk, g->v + j0 * dv, dv, 0, nr, dv, nb);
+            if (rf) { /* a finished row's zero P leaves its accumulator as it is */
+                gpu_gemm(ctx, PV_ACC, 1, acc, dv, pb, kk, g->v + j0 * dv, dv, 0, nr, dv, ncols);
                 continue;
             }
             /* 32x128_gmem: this block's P V from zero, then MemoryEfficientAttentionNormalize into the
              * fp32 buffer: alpha = last ? fl32(1 / s') : 1, beta = fl32(alpha r), fma(alpha, acc, fl32(beta O)) */
-            memset(acc, 0, sizeof(double) * (size_t)(kq * dv));
-            gpu_gemm(ctx, PV_ACC, 1, acc, dv, pb, kk, g->v + j0 * dv, dv, 0, nr, dv, nb);
+            memset(acc, 0, sizeof(double) * (size_t)(nr * dv));
+            gpu_gemm(ctx, PV_ACC, 1, acc, dv, pb, kk, g->v + j0 * dv, dv, 0, nr, dv, ncols);
             for (long r = 0; r < nr; r++) {
+                if (neff[r] <= j0)
+                    continue;
+                int first = b == 0, last = b == (neff[r] + kk - 1) / kk - 1;
                 double alpha = last ? gpu_div1(ctx, O_DIV, sp[r]) : 1;
                 double beta = gpu_r32(ctx, O_RESCALE, alpha * resc[r]);
                 for (long c = 0; c < dv; c++) {
@@ -167,10 +183,13 @@ ATTN_VARIANT(attn_sdpa_efficient)
             if (ctx->lse)
                 ctx->lse[r0 + r] = gpu_r32(ctx, O_DIV, gpu_r32(ctx, O_DIV, m[r] / log2e) + gpu_logf(ctx, O_DIV, sp[r]));
         }
-        r0 += nr;
     }
     free(s);
     free(pb);
     free(acc);
     free(oacc);
+    free(m);
+    free(sp);
+    free(resc);
+    free(neff);
 }
