@@ -62,19 +62,32 @@ def lse_of(name, q, k, v, causal, scale):
     return None
 
 
-def main():
-    out = sys.argv[1]
-    os.makedirs(out, exist_ok=True)
-    meta = {"what": "PyTorch SDPA backends on the same inputs (scripts/capture_sdpa.py)",
-            "device": torch.cuda.get_device_name(), "torch": torch.__version__, "cuda": torch.version.cuda,
+def kernels(fn):
+    """The CUDA kernels (full names) the profiler sees while fn runs."""
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    return sorted({e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA})
+
+
+def device_meta(what):
+    """meta.json's head: what was captured, on which GPU, with which torch, CUDA, cuDNN and math settings."""
+    return {"what": what, "device": torch.cuda.get_device_name(), "torch": torch.__version__, "cuda": torch.version.cuda,
             "cudnn": torch.backends.cudnn.version(),
             "allow_fp16_bf16_reduction_math_sdp": torch.backends.cuda.fp16_bf16_reduction_math_sdp_allowed()
             if hasattr(torch.backends.cuda, "fp16_bf16_reduction_math_sdp_allowed") else None,
-            "matmul_allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+            "matmul_allow_tf32": torch.backends.cuda.matmul.allow_tf32, "cases": {}}
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    meta = device_meta("PyTorch SDPA backends on the same inputs (scripts/capture_sdpa.py)")
+    meta.update({
             "layout": "q [1, Hq, L, D], k and v [1, Hkv, L, D]; outputs [1, Hq, L, D]; lse [1, Hq, L] float32 (natural log)",
             "input_generation": "torch.Generator().manual_seed(seed): q, k, v by torch.randn in float32 then .to(dtype); "
-                                "outlier: each of q, k, v times 10 where a torch.rand draw of the same shape is below 0.01",
-            "cases": {}}
+                                "outlier: each of q, k, v times 10 where a torch.rand draw of the same shape is below 0.01"})
     only = os.environ.get("CAPTURE_CASES")
     for i, (name, (dt, hq, hkv, L, D, causal, scale, kind)) in enumerate(CASES.items()):
         if only and name not in only.split(","):
@@ -98,12 +111,7 @@ def main():
             try:
                 with sdpa_kernel([be]):
                     outs = [call() for _ in range(3)]
-                    torch.cuda.synchronize()
-                    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-                        call()
-                        torch.cuda.synchronize()
-                rec["kernels"] = sorted({e.name.split("(")[0] for e in prof.events()
-                                         if e.device_type == torch.autograd.DeviceType.CUDA})
+                    rec["kernels"] = sorted({n.split("(")[0] for n in kernels(call)})
                 rec["deterministic_3_runs"] = all(torch.equal(o.view(torch.int16), outs[0].view(torch.int16))
                                                   for o in outs)
                 arrays["out_" + bname] = bits(outs[0])

@@ -23,15 +23,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from capture_sdpa import BACKENDS, bits, lse_of  # noqa: E402  (the shared capture helpers)
-
-
-def kernels(fn):
-    torch.cuda.synchronize()
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        fn()
-        torch.cuda.synchronize()
-    return sorted({e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA})
+from capture_sdpa import BACKENDS, bits, device_meta, kernels, lse_of  # noqa: E402  (the shared capture helpers)
 
 
 def run_case(out, meta, name, q, k, v, causal, scale, backends, info):
@@ -63,13 +55,8 @@ def run_case(out, meta, name, q, k, v, causal, scale, backends, info):
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    meta = {"what": "designed and edge-length SDPA captures (scripts/capture_sdpa_probe.py)",
-            "device": torch.cuda.get_device_name(), "torch": torch.__version__, "cuda": torch.version.cuda,
-            "cudnn": torch.backends.cudnn.version(),
-            "allow_fp16_bf16_reduction_math_sdp": torch.backends.cuda.fp16_bf16_reduction_math_sdp_allowed(),
-            "matmul_allow_tf32": torch.backends.cuda.matmul.allow_tf32,
-            "layout": "q [1, Hq, L, D], k and v [1, Hkv, L, D]; outputs [1, Hq, L, D]; lse as the op returns it",
-            "cases": {}}
+    meta = device_meta("designed and edge-length SDPA captures (scripts/capture_sdpa_probe.py)")
+    meta["layout"] = "q [1, Hq, L, D], k and v [1, Hkv, L, D]; outputs [1, Hq, L, D]; lse as the op returns it"
     seed = 9000
     dev = "cuda"
     # e*: edge lengths

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from capture_sdpa import bits  # noqa: E402  (the shared capture helper)
+from capture_sdpa import bits, device_meta  # noqa: E402  (the shared capture helpers)
 
 D = 256
 
@@ -36,10 +36,7 @@ def case(L):
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    meta = {"what": "cuDNN stats probe (scripts/probe_cudnn_stats.py)", "device": torch.cuda.get_device_name(),
-            "torch": torch.__version__, "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version(),
-            "allow_fp16_bf16_reduction_math_sdp": None, "matmul_allow_tf32": torch.backends.cuda.matmul.allow_tf32,
-            "cases": {}}
+    meta = device_meta("cuDNN stats probe (scripts/probe_cudnn_stats.py)")
     for name, L in (("o128", 128), ("o250", 250)):
         run(out, meta, name, *case(L))
     with open(os.path.join(out, "meta.json"), "w") as f:

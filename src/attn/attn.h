@@ -51,6 +51,8 @@ typedef struct {
     const site_def_t *sites; /* terminated by a {NULL} entry */
     long (*fixed_tile)(long dk); /* the kernel's own KV tile (tokens) on head dim dk, which --block
                                     does not change; NULL: --block */
+    const char *kernel;          /* the real kernel it reproduces bit for bit (check's verdict names
+                                    it); NULL: a paper's algorithm */
 } attn_variant_t;
 
 /* The KV tile variant v uses on head dim dk: the kernel's own, or 0 (--block). */

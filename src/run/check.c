@@ -227,25 +227,6 @@ void check_free(check_result_t *r)
     r->ncand = 0;
 }
 
-/* The real kernel a variant reproduces bit for bit, named in the verdict (NULL: a paper's emulation). */
-static const char *check_kernel_of(const char *slot)
-{
-    static const struct {
-        const char *variant, *kernel;
-    } known[] = {{"flashmla", "FlashMLA's dense decode kernel"},
-                 {"flashmla-sparse", "FlashMLA's FP8 sparse decode kernel"},
-                 {"flashmla-etap", "FlashMLA-ETAP's kernel"},
-                 {"fa2", "PyTorch SDPA's flash backend"},
-                 {"sdpa-efficient", "PyTorch SDPA's memory-efficient backend"},
-                 {"sdpa-cudnn", "PyTorch SDPA's cuDNN backend"},
-                 {"sdpa-math", "PyTorch SDPA's math backend"}};
-    size_t len = strcspn(slot, ":");
-    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-        if (strlen(known[i].variant) == len && strncmp(slot, known[i].variant, len) == 0)
-            return known[i].kernel;
-    return NULL;
-}
-
 void check_verdict(char *buf, size_t n, const run_cfg_t *c, const check_result_t *r)
 {
     if (r->ncand == 0) {
@@ -255,16 +236,15 @@ void check_verdict(char *buf, size_t n, const run_cfg_t *c, const check_result_t
     const check_cand_t *b = &r->cand[0];
     double pct = floor(10000.0 * (double)b->identical / (double)b->n) / 100; /* 99.999% is not 100.00% */
     if (b->identical == b->n) {
-        const char *kern = check_kernel_of(run_slot_name(c, b->slot));
+        const attn_variant_t *bv = &attn_variants[c->variants[b->slot - 1]];
         int off = snprintf(buf, n, "bit-identical to %s on 100.00%% of %ld elements%s", run_slot_name(c, b->slot), b->n,
                            b->lse_n && b->lse_identical == b->lse_n ? ", and its log-sum-exp on every row" : "");
         for (int i = 1, k = 0; i < r->ncand && r->cand[i].identical == b->n && off > 0 && (size_t)off < n; i++, k++)
             off += snprintf(buf + off, n - (size_t)off, "%s%s", k ? ", " : " (equally: ", run_slot_name(c, r->cand[i].slot));
         if (r->ncand > 1 && r->cand[1].identical == b->n && off > 0 && (size_t)off < n)
             off += snprintf(buf + off, n - (size_t)off, ")");
-        if (kern && off > 0 && (size_t)off < n) /* the real kernel the best candidate is */
-            snprintf(buf + off, n - (size_t)off, "; %.*s is %s", (int)strcspn(run_slot_name(c, b->slot), ":"),
-                     run_slot_name(c, b->slot), kern);
+        if (bv->kernel && off > 0 && (size_t)off < n) /* the real kernel the best candidate is */
+            snprintf(buf + off, n - (size_t)off, "; %s is %s", bv->name, bv->kernel);
     } else {
         snprintf(buf, n, "no candidate reproduces the kernel's bits: closest is %s, bit-identical on %.2f%% of %ld "
                  "elements (largest distance %.0f ulp, median %.1f)",
