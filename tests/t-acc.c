@@ -47,10 +47,11 @@ static void tc_held_same(const double *A, const double *B, long M, long N, long 
 /* The AVX2 and AVX-512 tensor-core kernels against the scalar block models, bit for bit (sign
  * of zero included): operands with zeros, subnormals of their format, cancelling pairs, a
  * spread of 2^-140..2^40, results that overflow and underflow binary32; odd sizes (a full and a
- * partial panel of either width, row tiles of 3 and 4 with a remainder), both layouts. */
+ * partial panel of either width; row tiles of 4 (AVX-512) and of 16 in groups of 4 (AVX2), each
+ * with a remainder), both layouts. */
 static void tc_simd_vs_scalar(fmt_rng_t *rng)
 {
-    long M = 5, N = 19, K = 300;
+    long M = 21, N = 19, K = 300;
     double *A = malloc(sizeof(double) * (size_t)(M * K)), *B = malloc(sizeof(double) * (size_t)(N * K));
     double *C1 = malloc(sizeof(double) * (size_t)(M * N)), *C2 = malloc(sizeof(double) * (size_t)(M * N));
     double *C0 = malloc(sizeof(double) * (size_t)(M * N));
@@ -140,89 +141,104 @@ static void tc_simd_vs_scalar(fmt_rng_t *rng)
  * need not. With every operand bf16's largest significand 255/128 at binade 0, each product is
  * 3.969 (terms 3.969 2^25 on the block's grid 2^-25) and a C of 0x1.fffffep0 (binade 0, the
  * block's maximum stays 0) adds 1.99 2^25: 16 3.969 + 1.99 = 65.5 > 64, so the block's integer is
- * past 2^31, either sign. The vector kernels must give the scalar model's bits there. */
+ * past 2^31, either sign. A C of 0.5 - n 2^-25 brings it to 2^31 - n (16 terms are 2^31 - 2^24):
+ * n = 40 is where binary32's nearest rounding of the integer gives 2^31 itself, n = 150 where it
+ * rounds up to 2^31 - 128 and rounding toward zero gives 2^31 - 256. The vector kernels must give
+ * the scalar model's bits there. */
 static void tc_split_overflow(void)
 {
     enum { M = 4, N = 16, K = 48 };
     static double A[M * K], B[N * K], C1[M * N], C2[M * N];
+    const double c0[] = {0x1.fffffep0, 0.5 - 40 * 0x1p-25, 0.5 - 150 * 0x1p-25};
     long compared = 0, bad = 0;
-    for (int sign = -1; sign <= 1; sign += 2) {
-        for (long i = 0; i < M * K; i++)
-            A[i] = sign * 255.0 / 128;
-        for (long i = 0; i < N * K; i++)
-            B[i] = 255.0 / 128;
-        for (int simd = 0; simd <= 2; simd++) {
-            double *C = simd ? C2 : C1;
-            for (long i = 0; i < M * N; i++)
-                C[i] = sign * 0x1.fffffep0;
-            acc_simd = simd;
-            acc_tc_gemm_acc(C, N, A, K, B, K, 1, M, N, K, ACC_TC_HOPPER, fmt_table[FMT_BF16].emin,
-                            fmt_table[FMT_BF16].emin);
-            if (simd)
-                tc_same(C1, C2, M * N, ACC_TC_HOPPER, FMT_BF16, 4, "int32 halves past 2^31", simd, &compared, &bad);
+    for (int sign = -1; sign <= 1; sign += 2)
+        for (int ci = 0; ci < 3; ci++) {
+            for (long i = 0; i < M * K; i++)
+                A[i] = sign * 255.0 / 128;
+            for (long i = 0; i < N * K; i++)
+                B[i] = 255.0 / 128;
+            for (int simd = 0; simd <= 2; simd++) {
+                double *C = simd ? C2 : C1;
+                for (long i = 0; i < M * N; i++)
+                    C[i] = sign * c0[ci];
+                acc_simd = simd;
+                acc_tc_gemm_acc(C, N, A, K, B, K, 1, M, N, K, ACC_TC_HOPPER, fmt_table[FMT_BF16].emin,
+                                fmt_table[FMT_BF16].emin);
+                if (simd)
+                    tc_same(C1, C2, M * N, ACC_TC_HOPPER, FMT_BF16, 4, "int32 halves at 2^31", simd, &compared, &bad);
+            }
+            acc_simd = 2;
         }
-        acc_simd = 2;
-    }
     CHECK(bad == 0, "tensor-core kernels, block sums past 2^31: %ld of %ld elements differ", bad, compared);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-/* The binary32 lanes' operand conversion and C check, AVX-512 against one element at a time: each value,
- * exponent, the exponent range and the fits flag, over every class that must send a GEMM back
- * to the binary64 lanes (13 significant bits, infinity, NaN, binades below -126, binary64
- * subnormals) and those that fit (zeros of both signs, 12-bit values, format subnormals
+/* The binary32 lanes' operand conversion and C check, AVX2 and AVX-512 against one element at a
+ * time: each value, exponent, the exponent range and the fits flag, over every class that must
+ * send a GEMM back to the binary64 lanes (13 significant bits, infinity, NaN, binades below -126,
+ * binary64 subnormals) and those that fit (zeros of both signs, 12-bit values, format subnormals
  * clamped to emin), in runs of 8 with one odd value each (so each lane meets each class). */
 static void tcf_convert_vs_scalar(fmt_rng_t *rng)
 {
-    if (!cpu_has_avx512())
-        return;
-    const double odd[] = {1 + 0x1p-12, INFINITY, -INFINITY, NAN, 0x1p-127, -0x1.8p-130, 0x1p-1070, 0x1p127, -0.0};
-    enum { N = 64 };
-    double x[N];
-    long cases = 0, bad = 0;
-    for (int emin = -133; emin <= -6; emin += 127) /* binade clamps of e4m3-like and bf16-like formats */
-        for (size_t o = 0; o <= sizeof odd / sizeof odd[0]; o++)
-            for (int lane = 0; lane < 8; lane++) {
-                for (int i = 0; i < N; i++) {
-                    double u = ldexp((double)(fmt_rng_next(rng) >> 11), -53) - 0.5;
-                    x[i] = fmt_round(ldexp(u, (int)(fmt_rng_next(rng) % 40) - 20), FMT_BF16, FMT_RNE, 0, NULL);
-                    if (fmt_rng_next(rng) % 5 == 0)
-                        x[i] = ldexp(1.0, emin - 3); /* below emin: its exponent clamps */
+    for (int wide = 0; wide < 2; wide++) {
+        if (wide ? !cpu_has_avx512() : !cpu_has_avx2_fma())
+            continue;
+        long (*convert)(float *, float *, const double *, long, int, acc_tcf_range_t *) =
+            wide ? acc_tcf16_convert : acc_tcf8_convert;
+        int (*check_c)(const double *, long, long, long, double *) = wide ? acc_tcf16_check_c : acc_tcf8_check_c;
+        const char *name = wide ? "AVX-512" : "AVX2";
+        const double odd[] = {1 + 0x1p-12, INFINITY, -INFINITY, NAN, 0x1p-127, -0x1.8p-130, 0x1p-1070, 0x1p127, -0.0};
+        enum { N = 64 };
+        double x[N];
+        long cases = 0, bad = 0;
+        for (int emin = -133; emin <= -6; emin += 127) /* binade clamps of e4m3-like and bf16-like formats */
+            for (size_t o = 0; o <= sizeof odd / sizeof odd[0]; o++)
+                for (int lane = 0; lane < 8; lane++) {
+                    for (int i = 0; i < N; i++) {
+                        double u = ldexp((double)(fmt_rng_next(rng) >> 11), -53) - 0.5;
+                        x[i] = fmt_round(ldexp(u, (int)(fmt_rng_next(rng) % 40) - 20), FMT_BF16, FMT_RNE, 0, NULL);
+                        if (fmt_rng_next(rng) % 5 == 0)
+                            x[i] = ldexp(1.0, emin - 3); /* below emin: its exponent clamps */
+                    }
+                    if (o < sizeof odd / sizeof odd[0])
+                        x[8 * (lane % 4) + lane] = odd[o];
+                    float v1[N], e1[N], v2[N], e2[N];
+                    acc_tcf_range_t g1 = {-INFINITY, INFINITY, 1}, g2 = g1;
+                    acc_tcf_convert1(v1, e1, x, N - 3, emin, &g1); /* a tail of 5 after 7 vectors */
+                    long m = convert(v2, e2, x, N - 3, emin, &g2);
+                    acc_tcf_convert1(v2 + m, e2 + m, x + m, N - 3 - m, emin, &g2);
+                    cases++;
+                    int same = memcmp(e1, e2, sizeof(float) * (N - 3)) == 0 && g1.ok == g2.ok && g1.emx == g2.emx &&
+                               g1.emn == g2.emn;
+                    for (int i = 0; i < N - 3; i++)
+                        same &= memcmp(&v1[i], &v2[i], sizeof(float)) == 0 || (isnan(v1[i]) && isnan(v2[i]));
+                    if (!same && bad++ < 3)
+                        CHECK(0, "binary32-lane conversion (%s), odd value %zu in lane %d, emin %d: ok %d/%d", name, o,
+                              lane, emin, g2.ok, g1.ok);
                 }
-                if (o < sizeof odd / sizeof odd[0])
-                    x[8 * (lane % 4) + lane] = odd[o];
-                float v1[N], e1[N], v2[N], e2[N];
-                acc_tcf_range_t g1 = {-INFINITY, INFINITY, 1}, g2 = g1;
-                acc_tcf_convert1(v1, e1, x, N - 3, emin, &g1); /* a tail of 5 after 7 vectors */
-                long m = acc_tcf16_convert(v2, e2, x, N - 3, emin, &g2);
-                acc_tcf_convert1(v2 + m, e2 + m, x + m, N - 3 - m, emin, &g2);
+        /* C's check, the same way: one odd C value per run, at each position of a 5 x 13 C (ldc 16) */
+        const double oddc[] = {0x1p-127, 0x1p-126, -0x1p-126, 0x1p127, 0x1.fffffep126, 1 + 0x1p-30, NAN, INFINITY, -0.0,
+                               0x1p-1074, 3.0};
+        double Cm[5 * 16];
+        for (size_t o = 0; o < sizeof oddc / sizeof oddc[0]; o++)
+            for (int at = 0; at < 5 * 13; at++) {
+                for (int i = 0; i < 5 * 16; i++)
+                    Cm[i] = i % 16 >= 13 ? NAN /* beyond N: never read */
+                                         : fmt_round(ldexp((double)(fmt_rng_next(rng) >> 11), -53) - 0.5, FMT_FP32, FMT_RNE,
+                                                     0, NULL);
+                Cm[at / 13 * 16 + at % 13] = oddc[o];
+                double m1 = 0, m2 = 0;
+                int ok1 = acc_tcf_check_c1(Cm, 16, 5, 13, &m1), ok2 = check_c(Cm, 16, 5, 13, &m2);
                 cases++;
-                int same = memcmp(e1, e2, sizeof(float) * (N - 3)) == 0 && g1.ok == g2.ok && g1.emx == g2.emx &&
-                           g1.emn == g2.emn;
-                for (int i = 0; i < N - 3; i++)
-                    same &= memcmp(&v1[i], &v2[i], sizeof(float)) == 0 || (isnan(v1[i]) && isnan(v2[i]));
-                if (!same && bad++ < 3)
-                    CHECK(0, "binary32-lane conversion, odd value %zu in lane %d, emin %d: ok %d/%d", o, lane, emin,
-                          g2.ok, g1.ok);
+                if ((ok1 != ok2 || (ok1 && m1 != m2)) && bad++ < 3)
+                    CHECK(0, "C check (%s), odd value %a at %d: vector %d (max %a), scalar %d (max %a)", name, oddc[o],
+                          at, ok2, m2, ok1, m1);
             }
-    /* C's check, the same way: one odd C value per run, at each position of a 5 x 13 C (ldc 16) */
-    const double oddc[] = {0x1p-127, 0x1p-126, -0x1p-126, 0x1p127, 0x1.fffffep126, 1 + 0x1p-30, NAN, INFINITY, -0.0,
-                           0x1p-1074, 3.0};
-    double Cm[5 * 16];
-    for (size_t o = 0; o < sizeof oddc / sizeof oddc[0]; o++)
-        for (int at = 0; at < 5 * 13; at++) {
-            for (int i = 0; i < 5 * 16; i++)
-                Cm[i] = i % 16 >= 13 ? NAN /* beyond N: never read */
-                                     : fmt_round(ldexp((double)(fmt_rng_next(rng) >> 11), -53) - 0.5, FMT_FP32, FMT_RNE, 0, NULL);
-            Cm[at / 13 * 16 + at % 13] = oddc[o];
-            double m1 = 0, m2 = 0;
-            int ok1 = acc_tcf_check_c1(Cm, 16, 5, 13, &m1), ok2 = acc_tcf16_check_c(Cm, 16, 5, 13, &m2);
-            cases++;
-            if ((ok1 != ok2 || (ok1 && m1 != m2)) && bad++ < 3)
-                CHECK(0, "C check, odd value %a at %d: AVX-512 %d (max %a), scalar %d (max %a)", oddc[o], at, ok2, m2, ok1, m1);
-        }
-    CHECK(bad == 0, "binary32-lane conversion and C check: %ld of %ld runs differ between AVX-512 and scalar", bad, cases);
-    printf("t-acc: the binary32 lanes' AVX-512 operand conversion and C check equal the scalar ones on %ld runs\n", cases);
+        CHECK(bad == 0, "binary32-lane conversion and C check: %ld of %ld runs differ between %s and scalar", bad, cases,
+              name);
+        printf("t-acc: the binary32 lanes' %s operand conversion and C check equal the scalar ones on %ld runs\n", name,
+               cases);
+    }
 }
 #else
 static void tcf_convert_vs_scalar(fmt_rng_t *rng)

@@ -89,4 +89,20 @@ void acc_tcf16_rows(int mr, double *C, long ldc, long j0, long nr, const float *
                     const int32_t *const *ep, long K, const float *bp, const float *be, const int32_t *bq, int f,
                     int bsz, int acc, int promote, int *low);
 
+/* The same kernel and helpers in AVX2, eight columns at a time (acc_tc_f32x8.c): acc_tcf8_rows
+ * as acc_tcf16_rows on panels of eight columns (nr <= 8, bp and be or bq eight per k), for up to
+ * ACC_TCF8_ROWS rows (mr) in groups of four, every group computing four rows (those past mr
+ * copies of real ones, a[r], ea[r] and ep[r / 2] for r < 4 ceil(mr / 4) all given) and bit g of
+ * *low set where group g's rows are left to the caller;
+ * acc_tcf8_transpose dst [K][8] = src [8][K]; acc_tcf8_pairs, acc_tcf8_convert and
+ * acc_tcf8_check_c as their AVX-512 forms. Only where cpu_has_avx2_fma() says so. */
+#define ACC_TCF8_ROWS 16
+void acc_tcf8_rows(int mr, double *C, long ldc, long j0, long nr, const float *const *a, const float *const *ea,
+                   const int32_t *const *ep, long K, const float *bp, const float *be, const int32_t *bq, int f,
+                   int bsz, int acc, int promote, int *low);
+void acc_tcf8_transpose(void *dst, const void *src, long K);
+void acc_tcf8_pairs(int32_t *q, const float *lo, const float *hi, long n);
+long acc_tcf8_convert(float *v, float *e, const double *x, long n, int emin, acc_tcf_range_t *g);
+int acc_tcf8_check_c(const double *C, long ldc, long M, long N, double *cmax);
+
 #endif

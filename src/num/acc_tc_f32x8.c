@@ -1,0 +1,328 @@
+/* acc_tc_f32x8 -- acc_tc_f32's block kernel and operand handling in AVX2 (eight columns at once):
+ * the same operations as the sixteen-column AVX-512 kernel, lane for lane, so bit-identical to it
+ * and to the scalar block model (t-acc checks all three) */
+#include "num/acc_tc_int.h"
+
+#include <math.h>
+#include <stdint.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+#define T8 __attribute__((target("avx2,fma")))
+
+/* int32 lanes as the mask of their sign bits (a compare's result) */
+T8 static inline int tcf8_mask(__m256i m)
+{
+    return _mm256_movemask_ps(_mm256_castsi256_ps(m));
+}
+
+/* two int32 halves of a block, four lanes, joined exactly in binary64 (below 2^32) and truncated
+ * to the significant bits kept */
+T8 static inline __m256d tcf8_join(__m128i h0, __m128i h1, __m256i keep)
+{
+    __m256d x = _mm256_add_pd(_mm256_cvtepi32_pd(h0), _mm256_cvtepi32_pd(h1));
+    return _mm256_and_pd(x, _mm256_castsi256_pd(keep));
+}
+
+/* an int32 s rounded toward zero to binary32, then to the significant bits keep32 keeps:
+ * binary32's conversion rounds to nearest; where that went past s (x's integer value minus s,
+ * nonzero with s's sign), the binary32 one step nearer zero. The difference is exact modulo 2^32,
+ * and below 2^7 in magnitude, also where x is 2^31 (converting back to -2^31). */
+T8 static inline __m256 tcf8_rz(__m256i s, __m256i keep32)
+{
+    __m256 x = _mm256_cvtepi32_ps(s);
+    __m256i d = _mm256_sub_epi32(s, _mm256_cvttps_epi32(x));
+    __m256i past = _mm256_andnot_si256(_mm256_cmpeq_epi32(d, _mm256_setzero_si256()),
+                                       _mm256_srai_epi32(_mm256_xor_si256(d, s), 31));
+    __m256i xi = _mm256_add_epi32(_mm256_castps_si256(x), past); /* the magnitude's bits, one less */
+    return _mm256_castsi256_ps(_mm256_and_si256(xi, keep32));
+}
+
+/* C's exponent per lane: the binade of a normal binary32 (a zero's is left to the caller) */
+T8 static inline __m256i tcf8_cexp(__m256 c)
+{
+    __m256i cb = _mm256_srli_epi32(_mm256_castps_si256(c), 23);
+    return _mm256_sub_epi32(_mm256_and_si256(cb, _mm256_set1_epi32(0xff)), _mm256_set1_epi32(127));
+}
+
+/* One block (products k0 .. k1 - 1) of one group of four rows: c updated in place, the lanes
+ * whose maximum falls below f - 126 (C alone, tiny: its scales leave binary32) or'ed into *lowv */
+T8 static inline __attribute__((always_inline)) void
+tcf8_block(const int single, const int pairs, __m256 *c, const float *const *a, const float *const *ea,
+           const int32_t *const *ep, long k0, long k1, long kh, const float *bp, const float *be, const int32_t *bq,
+           int f, __m256i keep, __m256i keep32, __m256i *lowv)
+{
+    const __m256 zero = _mm256_setzero_ps();
+    __m256 up[4], live[4];
+    __m256i s0[4], s1[4], ei[4];
+    if (pairs) { /* two rows per vector: int16 sums of exact small integers */
+        /* the products' maximum first, C's exponent (its binade, a normal binary32) last: the
+         * chain from the previous block's C is one maximum long */
+        const __m256i none = _mm256_set1_epi32(ACC_TCF_NONE); /* the exponent of a zero */
+        __m256i em[2] = {_mm256_set1_epi16(ACC_TCF_NONE), _mm256_set1_epi16(ACC_TCF_NONE)}, ec[2];
+        _Pragma("GCC unroll 32") for (long k = k0; k < k1; k++) {
+            __m256i bev = _mm256_loadu_si256((const __m256i *)(bq + k * 8));
+            _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++)
+                em[h] = _mm256_max_epi16(em[h], _mm256_add_epi16(_mm256_set1_epi32(ep[h][k]), bev));
+        }
+        _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
+            __m256i nz = _mm256_castps_si256(_mm256_cmp_ps(c[r], zero, _CMP_NEQ_UQ));
+            __m256i e = _mm256_blendv_epi8(none, tcf8_cexp(c[r]), nz);
+            if (r % 2 == 0)
+                ec[r / 2] = _mm256_and_si256(e, _mm256_set1_epi32(0xffff));
+            else
+                ec[r / 2] = _mm256_or_si256(ec[r / 2], _mm256_slli_epi32(e, 16));
+        }
+        _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++)
+            em[h] = _mm256_max_epi16(em[h], ec[h]);
+        _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
+            __m256i e = r % 2 ? _mm256_srai_epi32(em[r / 2], 16) : _mm256_srai_epi32(_mm256_slli_epi32(em[r / 2], 16), 16);
+            __m256i lv = _mm256_cmpgt_epi32(e, _mm256_set1_epi32(ACC_TCF_LIVE));
+            live[r] = _mm256_castsi256_ps(lv);
+            *lowv = _mm256_or_si256(*lowv, _mm256_and_si256(lv, _mm256_cmpgt_epi32(_mm256_set1_epi32(f - 126), e)));
+            ei[r] = _mm256_and_si256(lv, e);
+        }
+    } else { /* one row per vector: binary32 sums (exact), a zero's exponent -infinity */
+        const __m256 ninf = _mm256_set1_ps(-INFINITY);
+        __m256 ef[4] = {ninf, ninf, ninf, ninf};
+        _Pragma("GCC unroll 32") for (long k = k0; k < k1; k++) {
+            __m256 bev = _mm256_loadu_ps(be + k * 8);
+            _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++)
+                ef[r] = _mm256_max_ps(ef[r], _mm256_add_ps(_mm256_set1_ps(ea[r][k]), bev));
+        }
+        _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
+            ef[r] = _mm256_max_ps(ef[r], _mm256_blendv_ps(ninf, _mm256_cvtepi32_ps(tcf8_cexp(c[r])),
+                                                          _mm256_cmp_ps(c[r], zero, _CMP_NEQ_UQ)));
+            live[r] = _mm256_cmp_ps(ef[r], ninf, _CMP_NEQ_UQ);
+            __m256 lw = _mm256_and_ps(live[r], _mm256_cmp_ps(ef[r], _mm256_set1_ps((float)(f - 126)), _CMP_LT_OQ));
+            *lowv = _mm256_or_si256(*lowv, _mm256_castps_si256(lw));
+            ei[r] = _mm256_cvtps_epi32(_mm256_and_ps(live[r], ef[r])); /* integers: exact */
+        }
+    }
+    _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
+        up[r] = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_sub_epi32(_mm256_set1_epi32(127 + f), ei[r]), 23));
+        s0[r] = _mm256_cvttps_epi32(_mm256_mul_ps(c[r], up[r]));
+        s1[r] = _mm256_setzero_si256();
+    }
+    /* each term exact (a product of 12-bit operands), scaled exactly onto the grid and truncated
+     * toward zero; the empty asm keeps each sum a chain, as written (the compiler's reassociation
+     * into a tree of all the terms spills them) */
+    _Pragma("GCC unroll 32") for (long k = k0; k < kh; k++) {
+        __m256 bv = _mm256_loadu_ps(bp + k * 8);
+        _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
+            s0[r] = _mm256_add_epi32(s0[r], _mm256_cvttps_epi32(_mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(a[r][k]), bv), up[r])));
+            __asm__("" : "+x"(s0[r]));
+        }
+    }
+    _Pragma("GCC unroll 32") for (long k = kh; k < k1; k++) {
+        __m256 bv = _mm256_loadu_ps(bp + k * 8);
+        _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
+            s1[r] = _mm256_add_epi32(s1[r], _mm256_cvttps_epi32(_mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(a[r][k]), bv), up[r])));
+            __asm__("" : "+x"(s1[r]));
+        }
+    }
+    _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
+        /* the block's integer, rounded toward zero to binary32 (then to p bits); where the halves'
+         * sum leaves int32 (both halves' signs differ from the sum's), joined exactly in binary64 */
+        __m256i sum = single ? s0[r] : _mm256_add_epi32(s0[r], s1[r]);
+        __m256 x = tcf8_rz(sum, keep32);
+        if (!single && tcf8_mask(_mm256_and_si256(_mm256_xor_si256(s0[r], sum), _mm256_xor_si256(s1[r], sum)))) {
+            __m256d lo = tcf8_join(_mm256_castsi256_si128(s0[r]), _mm256_castsi256_si128(s1[r]), keep);
+            __m256d hi = tcf8_join(_mm256_extracti128_si256(s0[r], 1), _mm256_extracti128_si256(s1[r], 1), keep);
+            x = _mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo));
+        }
+        /* 2^(emax - f), a normal binary32 here; the product is exact (at most 24 bits, normal) */
+        __m256 down = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_set1_epi32(127 - f), ei[r]), 23));
+        c[r] = _mm256_and_ps(live[r], _mm256_mul_ps(x, down));
+    }
+}
+
+/* Up to ACC_TCF8_ROWS / 4 groups of four rows against one panel, block by block: each block of every group
+ * before the next block, so that one group's block (whose start waits on its previous block's
+ * result, through the exponent maximum) overlaps the others' */
+T8 static inline __attribute__((always_inline)) void
+tcf8_rows(const int single, const int whole, int mr, double *C, long ldc, long j0, long nr, const float *const *a,
+          const float *const *ea, const int32_t *const *ep, long K, const float *bp, const float *be, const int32_t *bq,
+          int f, const int bsz, int acc, int promote, int *low)
+{
+    const int pairs = bsz >= ACC_TCF16_PAIRS; /* exponents as int16 pairs (else binary32 values) */
+    const int p = f + 1 < 24 ? f + 1 : 24, ng = (mr + 3) / 4;
+    const __m256i keep = _mm256_set1_epi64x((long long)(~0ULL << (53 - p))); /* p significant bits of an integer */
+    const __m256i keep32 = _mm256_set1_epi32((int)(~0U << (24 - p)));       /* of a binary32 */
+    __m256 c[ACC_TCF8_ROWS / 4][4], outer[ACC_TCF8_ROWS / 4][4];
+    __m256i lowv[ACC_TCF8_ROWS / 4];
+    for (int r = 0; r < 4 * ng; r++) {
+        float in[8] = {0};
+        for (long j = 0; j < nr && acc && r < mr; j++)
+            in[j] = (float)C[r * ldc + j0 + j]; /* exact: the caller checked */
+        c[r / 4][r % 4] = _mm256_loadu_ps(in);
+        outer[r / 4][r % 4] = _mm256_setzero_ps();
+    }
+    for (int g = 0; g < ng; g++)
+        lowv[g] = _mm256_setzero_si256();
+    for (long k0 = 0; k0 < K; k0 += bsz) {
+        long k1 = whole || k0 + bsz < K ? k0 + bsz : K, kh = single ? k1 : k0 + (k1 - k0) / 2;
+        for (int g = 0; g < ng; g++)
+            tcf8_block(single, pairs, c[g], a + 4 * g, ea + 4 * g, ep + 2 * g, k0, k1, kh, bp, be, bq, f, keep, keep32, &lowv[g]);
+        /* promotion: the tensor-core value added into the FP32 accumulator (RNE; binary32's
+         * own addition is the binary64 sum rounded once, as gemm_tc does it) */
+        if (promote && ((k0 + bsz) % promote == 0 || k0 + bsz >= K))
+            for (int g = 0; g < ng; g++)
+                _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
+                    outer[g][r] = _mm256_add_ps(outer[g][r], c[g][r]);
+                    c[g][r] = _mm256_setzero_ps();
+                }
+    }
+    for (int g = 0; g < ng; g++) {
+        if (!_mm256_testz_si256(lowv[g], lowv[g])) { /* C left as it was: the caller recomputes these rows */
+            *low |= 1 << g;
+            continue;
+        }
+        for (int r = 4 * g; r < mr && r < 4 * g + 4; r++) {
+            float out[8];
+            _mm256_storeu_ps(out, promote ? outer[g][r % 4] : c[g][r % 4]);
+            for (long j = 0; j < nr; j++)
+                C[r * ldc + j0 + j] = out[j];
+        }
+    }
+}
+
+T8 void acc_tcf8_rows(int mr, double *C, long ldc, long j0, long nr, const float *const *a, const float *const *ea,
+                      const int32_t *const *ep, long K, const float *bp, const float *be, const int32_t *bq, int f,
+                      int bsz, int acc, int promote, int *low)
+{
+    /* one int32 sum per block where the block's terms and C (each below 2^(f+2)) cannot leave
+     * it; else two halves, joined in binary64 */
+    const int single = (double)(bsz + 1) * ldexp(1.0, f + 2) < 0x1p31;
+    /* the models' blocks (Volta 4, Ampere and Hopper's m16n8k8 8, Hopper 16, Hopper FP8 32) as
+     * constants where K holds whole blocks: each block's loops unrolled */
+    switch (K % bsz ? 0 : bsz * 2 + single) {
+    case 4 * 2 + 1: tcf8_rows(1, 1, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, 4, acc, promote, low); break;
+    case 8 * 2 + 1: tcf8_rows(1, 1, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, 8, acc, promote, low); break;
+    case 16 * 2: tcf8_rows(0, 1, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, 16, acc, promote, low); break;
+    case 32 * 2 + 1: tcf8_rows(1, 1, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, 32, acc, promote, low); break;
+    default:
+        if (single)
+            tcf8_rows(1, 0, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, bsz, acc, promote, low);
+        else
+            tcf8_rows(0, 0, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, bsz, acc, promote, low);
+    }
+}
+
+T8 void acc_tcf8_transpose(void *dst, const void *src, long K)
+{
+    /* 8 x 8 tiles: pairs of rows interleaved (32-bit, then 64-bit), then the 128-bit halves */
+    const float *in = src;
+    float *out = dst;
+    long k0 = 0;
+    for (; k0 + 8 <= K; k0 += 8) {
+        __m256 r[8], t[8], u[8];
+        _Pragma("GCC unroll 8") for (int i = 0; i < 8; i++)
+            r[i] = _mm256_loadu_ps(in + i * K + k0);
+        _Pragma("GCC unroll 4") for (int i = 0; i < 8; i += 2) {
+            t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+            t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+        }
+        _Pragma("GCC unroll 2") for (int i = 0; i < 8; i += 4) {
+            u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+            u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xee);
+            u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+            u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xee);
+        }
+        _Pragma("GCC unroll 4") for (int i = 0; i < 4; i++) {
+            _mm256_storeu_ps(out + (k0 + i) * 8, _mm256_permute2f128_ps(u[i], u[i + 4], 0x20));
+            _mm256_storeu_ps(out + (k0 + i + 4) * 8, _mm256_permute2f128_ps(u[i], u[i + 4], 0x31));
+        }
+    }
+    for (; k0 < K; k0++)
+        for (int t = 0; t < 8; t++)
+            out[k0 * 8 + t] = in[t * K + k0];
+}
+
+T8 void acc_tcf8_pairs(int32_t *q, const float *lo, const float *hi, long n)
+{
+    const __m256 ninf = _mm256_set1_ps(-INFINITY);
+    const __m256i none = _mm256_set1_epi32(ACC_TCF_NONE), low16 = _mm256_set1_epi32(0xffff);
+    long i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 l = _mm256_loadu_ps(lo + i), h = _mm256_loadu_ps(hi + i);
+        __m256i li = _mm256_blendv_epi8(_mm256_cvttps_epi32(l), none, _mm256_castps_si256(_mm256_cmp_ps(l, ninf, _CMP_EQ_OQ)));
+        __m256i hi16 = _mm256_blendv_epi8(_mm256_cvttps_epi32(h), none, _mm256_castps_si256(_mm256_cmp_ps(h, ninf, _CMP_EQ_OQ)));
+        _mm256_storeu_si256((__m256i *)(q + i), _mm256_or_si256(_mm256_and_si256(li, low16), _mm256_slli_epi32(hi16, 16)));
+    }
+    for (; i < n; i++)
+        q[i] = acc_tcf_pair(lo[i], hi[i]);
+}
+
+/* the high (odd) or low (even) 32-bit words of eight binary64 values, in order */
+T8 static inline __m256i tcf8_words(__m256d x0, __m256d x1, const int high)
+{
+    __m256 w = high ? _mm256_shuffle_ps(_mm256_castpd_ps(x0), _mm256_castpd_ps(x1), 0xdd)
+                    : _mm256_shuffle_ps(_mm256_castpd_ps(x0), _mm256_castpd_ps(x1), 0x88);
+    return _mm256_permute4x64_epi64(_mm256_castps_si256(w), 0xd8);
+}
+
+T8 long acc_tcf8_convert(float *v, float *e, const double *x, long n, int emin, acc_tcf_range_t *g)
+{
+    const __m256i e11 = _mm256_set1_epi32(0x7ff), bias = _mm256_set1_epi32(1023), vmin = _mm256_set1_epi32(emin);
+    const __m256i zero = _mm256_setzero_si256(), mag = _mm256_set1_epi32(0x7fffffff), low9 = _mm256_set1_epi32(0x1ff);
+    __m256i emx = _mm256_set1_epi32(INT32_MIN), emn = _mm256_set1_epi32(INT32_MAX), bad = zero;
+    long i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256d x0 = _mm256_loadu_pd(x + i), x1 = _mm256_loadu_pd(x + i + 4);
+        __m256i hi = tcf8_words(x0, x1, 1), lo = tcf8_words(x0, x1, 0);
+        __m256i ef = _mm256_and_si256(_mm256_srli_epi32(hi, 20), e11);
+        __m256i z = _mm256_cmpeq_epi32(_mm256_or_si256(_mm256_and_si256(hi, mag), lo), zero);
+        /* at most 12 significant bits (the low 41 of the significand clear), finite, binade >= -126 */
+        __m256i fits = _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_or_si256(_mm256_and_si256(hi, low9), lo), zero),
+                                        _mm256_cmpgt_epi32(ef, _mm256_set1_epi32(1023 - 127)));
+        fits = _mm256_andnot_si256(_mm256_cmpeq_epi32(ef, e11), fits);
+        bad = _mm256_or_si256(bad, _mm256_andnot_si256(_mm256_or_si256(z, fits), _mm256_set1_epi32(-1)));
+        __m256i ex = _mm256_max_epi32(_mm256_sub_epi32(ef, bias), vmin);
+        emx = _mm256_max_epi32(emx, _mm256_blendv_epi8(ex, _mm256_set1_epi32(INT32_MIN), z));
+        emn = _mm256_min_epi32(emn, _mm256_blendv_epi8(ex, _mm256_set1_epi32(INT32_MAX), z));
+        _mm256_storeu_ps(v + i, _mm256_set_m128(_mm256_cvtpd_ps(x1), _mm256_cvtpd_ps(x0)));
+        _mm256_storeu_ps(e + i, _mm256_blendv_ps(_mm256_cvtepi32_ps(ex), _mm256_set1_ps(-INFINITY), _mm256_castsi256_ps(z)));
+    }
+    int32_t mx[8], mn[8];
+    _mm256_storeu_si256((__m256i *)mx, emx);
+    _mm256_storeu_si256((__m256i *)mn, emn);
+    for (int t = 1; t < 8; t++) {
+        mx[0] = mx[t] > mx[0] ? mx[t] : mx[0];
+        mn[0] = mn[t] < mn[0] ? mn[t] : mn[0];
+    }
+    if (mx[0] != INT32_MIN) {
+        g->emx = (float)mx[0] > g->emx ? (float)mx[0] : g->emx;
+        g->emn = (float)mn[0] < g->emn ? (float)mn[0] : g->emn;
+    }
+    g->ok &= !_mm256_testz_si256(bad, bad) ? 0 : 1;
+    return i;
+}
+
+T8 int acc_tcf8_check_c(const double *C, long ldc, long M, long N, double *cmax)
+{
+    const __m256d absmask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
+    const __m256d lo = _mm256_set1_pd(0x1p-126), hi = _mm256_set1_pd(0x1p127), zero = _mm256_setzero_pd();
+    __m256d mx = _mm256_set1_pd(*cmax);
+    for (long i = 0; i < M; i++)
+        for (long j = 0; j < N; j += 4) {
+            long w = N - j < 4 ? N - j : 4;
+            __m256i in = _mm256_cmpgt_epi64(_mm256_set1_epi64x(w), _mm256_set_epi64x(3, 2, 1, 0));
+            __m256d c = _mm256_maskload_pd(C + i * ldc + j, in); /* zero beyond N: it suits */
+            __m256d ac = _mm256_and_pd(c, absmask);
+            __m256d fits = _mm256_or_pd(
+                _mm256_cmp_pd(c, zero, _CMP_EQ_OQ),
+                _mm256_and_pd(_mm256_and_pd(_mm256_cmp_pd(ac, lo, _CMP_GE_OQ), _mm256_cmp_pd(ac, hi, _CMP_LT_OQ)),
+                              _mm256_cmp_pd(_mm256_cvtps_pd(_mm256_cvtpd_ps(c)), c, _CMP_EQ_OQ)));
+            if (_mm256_movemask_pd(fits) != 0xf)
+                return 0;
+            mx = _mm256_max_pd(mx, ac);
+        }
+    double m[4];
+    _mm256_storeu_pd(m, mx);
+    for (int t = 0; t < 4; t++)
+        *cmax = m[t] > *cmax ? m[t] : *cmax;
+    return 1;
+}
+#endif
