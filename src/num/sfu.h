@@ -7,8 +7,8 @@
 /* ex2.approx.ftz.f32: 2^x as the SFU computes it (subnormal inputs and results flushed). */
 float sfu_ex2(float x);
 
-/* y[i] = sfu_ex2(x[i]) for i < n (y may be x): eight at a time in AVX-512 where the processor has
- * it and acc_simd allows (num/sfu_x8.c), the same bits. */
+/* y[i] = sfu_ex2(x[i]) for i < n (y may be x): eight at a time in AVX-512 or AVX2 where the
+ * processor has it and acc_simd allows (num/sfu_x8.c), the same bits. */
 void sfu_ex2_n(float *y, const float *x, long n);
 
 /* ex2's table: per segment of the fraction, c0, c1, c2 of its quadratic (for sfu_x8.c). */
