@@ -14,6 +14,20 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
+/* ---- The block model in binary32 and int32 lanes (acc_tc_f32x8.c, acc_tc_f32x16.c) ----
+ * Where every operand has at most 12 significant bits (the formats' values: products exact in
+ * binary32), exponents keep every product a normal binary32, and results cannot leave binary32's
+ * normal range (as tc_rows' safe == 2; a C of zeros and normal binary32 values), each block is: the
+ * exponent maximum over sums of operand exponents (exact small integers, as binary32 values or as
+ * int16 pairs: two rows per lane); each term |t 2^(f - emax)| < 2^(f+2) scaled exactly in binary32
+ * and truncated to an int32 (cvttps: toward zero, as trunc); the integers summed in one int32
+ * where B + 1 terms below 2^(f+2) fit it, else in two halves of the block (each below 2^31 for
+ * B <= 16, f <= 25) whose sum is used where it does not overflow and joined exactly in binary64
+ * where it does; the sum truncated to min(24, f + 1) significant bits (toward zero: a conversion
+ * that rounds toward zero, then low significand bits cleared) and scaled by 2^(emax - f) exactly:
+ * acc_tc_block's result. A block whose maximum falls below f - 126 (C alone, tiny) would scale
+ * out of binary32: the kernels report it and the caller recomputes those rows in binary64 lanes. */
+
 /* One operand for the binary32 lanes (acc_tcf16_convert's contract, one element). */
 static inline void tcf_operand(float *v, float *e, double x, int emin, acc_tcf_range_t *g)
 {
