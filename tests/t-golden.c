@@ -45,7 +45,7 @@ static void test_dd_exp(void)
     mpfr_clears(x, y, t, (mpfr_ptr)0);
 }
 
-/* dd_exp_array (four lanes with AVX2, eight with AVX-512) gives every element bit for bit what
+/* dd_exp_array (sixteen lanes as four AVX2 vectors, eight with AVX-512) gives every element bit for bit what
  * the scalar composition gives, across the range: results 0, subnormal, normal and overflowing. */
 static void test_dd_exp_array(void)
 {

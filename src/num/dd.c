@@ -103,32 +103,91 @@ static dd_t dd_exp_shifted(dd_t x, double m, dd_t scale)
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
-/* four lanes (AVX2) */
-#define DDV_W 4
-#define DDV(name) dd4_##name
-#define DDV_TGT __attribute__((target("avx2,fma")))
-#define VD __m256d
-#define VI __m128i
-#define V_SET1 _mm256_set1_pd
-#define V_ADD _mm256_add_pd
-#define V_SUB _mm256_sub_pd
-#define V_MUL _mm256_mul_pd
-#define V_FMSUB _mm256_fmsub_pd
-#define V_XOR _mm256_xor_pd
-#define V_LOAD _mm256_loadu_pd
-#define V_STORE _mm256_storeu_pd
-#define V_CVT_I _mm256_cvtpd_epi32
-#define I_SET1 _mm_set1_epi32
-#define I_AND _mm_and_si128
-#define I_SUB _mm_sub_epi32
-#define I_SRAI _mm_srai_epi32
-#define I_SLLI _mm_slli_epi32
-#define I_STORE(p, v) _mm_storeu_si128((__m128i *)(p), v)
-#define V_GATHER(base, i) _mm256_i32gather_pd(base, i, 8)
-#define V_POW2(i) _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(_mm256_cvtepi32_epi64(i), _mm256_set1_epi64x(1023)), 52))
-#define V_REDO(x, i) (_mm256_movemask_pd(_mm256_or_pd(_mm256_cmp_pd(x, _mm256_set1_pd(-745.2), _CMP_NGE_UQ), \
-                                                        _mm256_cmp_pd(x, _mm256_set1_pd(709.7), _CMP_GT_OQ))) | \
-                      _mm_movemask_ps(_mm_castsi128_ps(_mm_cmplt_epi32(i, _mm_set1_epi32(-1022)))))
+/* DD4_N AVX2 vectors at once: the exp is one long chain of dependent operations, so a lone
+ * vector waits on latencies that independent vectors going through it together fill */
+#define DD4_N 4
+#define T4 __attribute__((target("avx2,fma")))
+#define T4I T4 static inline __attribute__((always_inline))
+typedef struct {
+    __m256d v[DD4_N];
+} v4n_d;
+typedef struct {
+    __m128i v[DD4_N];
+} v4n_i;
+/* one operation on each of the DD4_N vectors (loops GCC unrolls) */
+#define V4N_FN(type, name, params, expr)                                                         \
+    T4I type name params                            \
+    {                                                                                            \
+        type r;                                                                                  \
+        _Pragma("GCC unroll 4") for (int n = 0; n < DD4_N; n++)                                  \
+            r.v[n] = (expr);                                                                     \
+        return r;                                                                                \
+    }
+V4N_FN(v4n_d, v4n_set1, (double x), _mm256_set1_pd(x))
+V4N_FN(v4n_d, v4n_add, (v4n_d x, v4n_d y), _mm256_add_pd(x.v[n], y.v[n]))
+V4N_FN(v4n_d, v4n_sub, (v4n_d x, v4n_d y), _mm256_sub_pd(x.v[n], y.v[n]))
+V4N_FN(v4n_d, v4n_mul, (v4n_d x, v4n_d y), _mm256_mul_pd(x.v[n], y.v[n]))
+V4N_FN(v4n_d, v4n_fmsub, (v4n_d x, v4n_d y, v4n_d z), _mm256_fmsub_pd(x.v[n], y.v[n], z.v[n]))
+V4N_FN(v4n_d, v4n_xor, (v4n_d x, v4n_d y), _mm256_xor_pd(x.v[n], y.v[n]))
+V4N_FN(v4n_d, v4n_load, (const double *p), _mm256_loadu_pd(p + 4 * n))
+V4N_FN(v4n_i, v4n_cvt_i, (v4n_d x), _mm256_cvtpd_epi32(x.v[n]))
+V4N_FN(v4n_i, v4n_iset1, (int x), _mm_set1_epi32(x))
+V4N_FN(v4n_i, v4n_iand, (v4n_i x, v4n_i y), _mm_and_si128(x.v[n], y.v[n]))
+V4N_FN(v4n_i, v4n_isub, (v4n_i x, v4n_i y), _mm_sub_epi32(x.v[n], y.v[n]))
+V4N_FN(v4n_i, v4n_israi, (v4n_i x, int s), _mm_srai_epi32(x.v[n], s))
+V4N_FN(v4n_i, v4n_islli, (v4n_i x, int s), _mm_slli_epi32(x.v[n], s))
+V4N_FN(v4n_d, v4n_gather, (const double *base, v4n_i i), _mm256_i32gather_pd(base, i.v[n], 8))
+T4I __m256d dd4_pow2(__m128i i)
+{
+    return _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(_mm256_cvtepi32_epi64(i), _mm256_set1_epi64x(1023)), 52));
+}
+T4I int dd4_redo(__m256d x, __m128i i)
+{
+    return _mm256_movemask_pd(_mm256_or_pd(_mm256_cmp_pd(x, _mm256_set1_pd(-745.2), _CMP_NGE_UQ),
+                                           _mm256_cmp_pd(x, _mm256_set1_pd(709.7), _CMP_GT_OQ))) |
+           _mm_movemask_ps(_mm_castsi128_ps(_mm_cmplt_epi32(i, _mm_set1_epi32(-1022))));
+}
+V4N_FN(v4n_d, v4n_pow2, (v4n_i i), dd4_pow2(i.v[n]))
+T4I int v4n_redo(v4n_d x, v4n_i i)
+{
+    int m = 0;
+    for (int n = 0; n < DD4_N; n++)
+        m |= dd4_redo(x.v[n], i.v[n]) << 4 * n;
+    return m;
+}
+T4I void v4n_store(double *p, v4n_d x)
+{
+    for (int n = 0; n < DD4_N; n++)
+        _mm256_storeu_pd(p + 4 * n, x.v[n]);
+}
+T4I void v4n_istore(int *p, v4n_i x)
+{
+    for (int n = 0; n < DD4_N; n++)
+        _mm_storeu_si128((__m128i *)p + n, x.v[n]);
+}
+#define DDV_W (4 * DD4_N)
+#define DDV(name) dd4n_##name
+#define DDV_TGT T4
+#define VD v4n_d
+#define VI v4n_i
+#define V_SET1 v4n_set1
+#define V_ADD v4n_add
+#define V_SUB v4n_sub
+#define V_MUL v4n_mul
+#define V_FMSUB v4n_fmsub
+#define V_XOR v4n_xor
+#define V_LOAD v4n_load
+#define V_STORE v4n_store
+#define V_CVT_I v4n_cvt_i
+#define I_SET1 v4n_iset1
+#define I_AND v4n_iand
+#define I_SUB v4n_isub
+#define I_SRAI v4n_israi
+#define I_SLLI v4n_islli
+#define I_STORE v4n_istore
+#define V_GATHER v4n_gather
+#define V_POW2 v4n_pow2
+#define V_REDO v4n_redo
 #include "num/dd_exp_vec.h"
 #undef DDV_W
 #undef DDV
@@ -194,8 +253,8 @@ void dd_exp_array(double *hi, double *lo, long n, double m, dd_t scale)
         for (; j + 8 <= n; j += 8)
             dd8_exp(hi + j, lo + j, m, scale);
     if (dd_simd >= 1 && cpu_has_avx2_fma())
-        for (; j + 4 <= n; j += 4)
-            dd4_exp(hi + j, lo + j, m, scale);
+        for (; j + 4 * DD4_N <= n; j += 4 * DD4_N)
+            dd4n_exp(hi + j, lo + j, m, scale);
 #endif
     for (; j < n; j++) {
         dd_t p = dd_exp_shifted((dd_t){hi[j], lo[j]}, m, scale);

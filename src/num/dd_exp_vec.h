@@ -16,19 +16,19 @@ typedef struct {
     VD hi, lo;
 } DDV(dd_t);
 
-DDV_TGT static inline DDV(dd_t) DDV(two_sum)(VD a, VD b)
+DDV_TGT static inline __attribute__((always_inline)) DDV(dd_t) DDV(two_sum)(VD a, VD b)
 {
     VD s = V_ADD(a, b), bb = V_SUB(s, a);
     return (DDV(dd_t)){s, V_ADD(V_SUB(a, V_SUB(s, bb)), V_SUB(b, bb))};
 }
 
-DDV_TGT static inline DDV(dd_t) DDV(fast_two_sum)(VD a, VD b)
+DDV_TGT static inline __attribute__((always_inline)) DDV(dd_t) DDV(fast_two_sum)(VD a, VD b)
 {
     VD s = V_ADD(a, b);
     return (DDV(dd_t)){s, V_SUB(b, V_SUB(s, a))};
 }
 
-DDV_TGT static inline DDV(dd_t) DDV(add)(DDV(dd_t) x, DDV(dd_t) y)
+DDV_TGT static inline __attribute__((always_inline)) DDV(dd_t) DDV(add)(DDV(dd_t) x, DDV(dd_t) y)
 {
     DDV(dd_t) s = DDV(two_sum)(x.hi, y.hi), t = DDV(two_sum)(x.lo, y.lo);
     s.lo = V_ADD(s.lo, t.hi);
@@ -37,7 +37,7 @@ DDV_TGT static inline DDV(dd_t) DDV(add)(DDV(dd_t) x, DDV(dd_t) y)
     return DDV(fast_two_sum)(s.hi, s.lo);
 }
 
-DDV_TGT static inline DDV(dd_t) DDV(mul)(DDV(dd_t) x, DDV(dd_t) y)
+DDV_TGT static inline __attribute__((always_inline)) DDV(dd_t) DDV(mul)(DDV(dd_t) x, DDV(dd_t) y)
 {
     VD p = V_MUL(x.hi, y.hi);
     VD e = V_FMSUB(x.hi, y.hi, p);
@@ -45,7 +45,7 @@ DDV_TGT static inline DDV(dd_t) DDV(mul)(DDV(dd_t) x, DDV(dd_t) y)
     return DDV(fast_two_sum)(p, e);
 }
 
-DDV_TGT static inline DDV(dd_t) DDV(set)(dd_t a)
+DDV_TGT static inline __attribute__((always_inline)) DDV(dd_t) DDV(set)(dd_t a)
 {
     return (DDV(dd_t)){V_SET1(a.hi), V_SET1(a.lo)};
 }
