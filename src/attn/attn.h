@@ -126,6 +126,14 @@ static inline int attn_site_is_fp32(const attn_ctx_t *ctx, int site)
     return !s->exact && s->fmt == FMT_FP32 && s->mode == FMT_RNE && !s->sat;
 }
 
+/* True when the site's rounding draws from ctx->rng (stochastic rounding): its roundings must
+ * then happen in the order the kernel's are written, interleaved with other sites' draws. */
+static inline int attn_site_draws(const attn_ctx_t *ctx, int site)
+{
+    const site_t *s = &ctx->site[site];
+    return !s->exact && s->mode == FMT_RSTOCH;
+}
+
 /* Rounding at a resolved site: identity when exact. */
 static inline double attn_round(attn_ctx_t *ctx, int site, double x)
 {

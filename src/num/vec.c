@@ -29,18 +29,19 @@ VEC_AVX2 static inline __m256d f32x4(__m256d v)
     return _mm256_cvtps_pd(_mm256_cvtpd_ps(v));
 }
 
-VEC_AVX2 static void rescale_add32_avx2(double *o, const double *t, long n, double a, double ts)
+/* the scale a[i * as]: one for all (as 0) or one per element (as 1) */
+VEC_AVX2 static void rescale_add32_avx2(double *o, const double *t, long n, const double *a, long as, double ts)
 {
-    __m256d av = _mm256_set1_pd(a), tv = _mm256_set1_pd(ts);
+    __m256d tv = _mm256_set1_pd(ts);
     long i = 0;
     for (; i + 4 <= n; i += 4) {
-        __m256d u = _mm256_loadu_pd(t + i);
+        __m256d u = _mm256_loadu_pd(t + i), av = as ? _mm256_loadu_pd(a + i) : _mm256_set1_pd(a[0]);
         if (ts != 0)
             u = f32x4(_mm256_mul_pd(u, tv));
         _mm256_storeu_pd(o + i, f32x4(_mm256_add_pd(f32x4(_mm256_mul_pd(_mm256_loadu_pd(o + i), av)), u)));
     }
     for (; i < n; i++)
-        o[i] = (double)(float)((double)(float)(o[i] * a) + (ts != 0 ? (double)(float)(t[i] * ts) : t[i]));
+        o[i] = (double)(float)((double)(float)(o[i] * a[i * as]) + (ts != 0 ? (double)(float)(t[i] * ts) : t[i]));
 }
 
 /* max_pd(v, m) is v > m ? v : m lane by lane (m where either is NaN), as the scalar loop */
@@ -127,9 +128,9 @@ static void mul_avx2(double *o, const double *x, long n, double s, int div)
 {
     (void)o, (void)x, (void)n, (void)s, (void)div;
 }
-static void rescale_add32_avx2(double *o, const double *t, long n, double a, double ts)
+static void rescale_add32_avx2(double *o, const double *t, long n, const double *a, long as, double ts)
 {
-    (void)o, (void)t, (void)n, (void)a, (void)ts;
+    (void)o, (void)t, (void)n, (void)a, (void)as, (void)ts;
 }
 static double absmax_avx2(const double *x, long n, double m)
 {
@@ -174,14 +175,24 @@ void vec_div(double *o, const double *x, long n, double s)
         o[i] = x[i] / s;
 }
 
-void vec_rescale_add32(double *o, const double *t, long n, double a, double ts)
+static void rescale_add32(double *o, const double *t, long n, const double *a, long as, double ts)
 {
     if (VEC_HAVE_AVX2) {
-        rescale_add32_avx2(o, t, n, a, ts);
+        rescale_add32_avx2(o, t, n, a, as, ts);
         return;
     }
     for (long i = 0; i < n; i++)
-        o[i] = (double)(float)((double)(float)(o[i] * a) + (ts != 0 ? (double)(float)(t[i] * ts) : t[i]));
+        o[i] = (double)(float)((double)(float)(o[i] * a[i * as]) + (ts != 0 ? (double)(float)(t[i] * ts) : t[i]));
+}
+
+void vec_rescale_add32(double *o, const double *t, long n, double a, double ts)
+{
+    rescale_add32(o, t, n, &a, 0, ts);
+}
+
+void vec_rescale_add32_each(double *o, const double *t, long n, const double *a)
+{
+    rescale_add32(o, t, n, a, 1, 0);
 }
 
 double vec_absmax(const double *x, long n, double m)

@@ -13,6 +13,8 @@ void vec_div(double *o, const double *x, long n, double s);
 /* o[i] = f32(f32(o[i] * a) + t[i]), or with ts != 0 f32(f32(o[i] * a) + f32(t[i] * ts)), where
  * f32(y) = (double)(float)y. */
 void vec_rescale_add32(double *o, const double *t, long n, double a, double ts);
+/* o[i] = f32(f32(o[i] * a[i]) + t[i]): a scale of its own per element. */
+void vec_rescale_add32_each(double *o, const double *t, long n, const double *a);
 /* With ftz(y) = the binary32 y with a subnormal flushed to a zero of its sign (a GPU's .ftz):
  * o[i] = ftz((float)(x[i] * a)); and x[i] = ftz(fmaf((float)x[i], (float)a, (float)b)). */
 void vec_scale32_ftz(double *o, const double *x, long n, double a);

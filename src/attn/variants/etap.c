@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "attn/variants/variants.h"
+#include "num/vec.h"
 
 #define ETAP_BLOCK 64 /* WGMMA M = 64 tokens per tile; --block does not apply */
 
@@ -31,7 +32,7 @@ static double etap_tree_sum(const double *x, long n, long s, attn_ctx_t *ctx)
     return attn_round(ctx, L_SUM, etap_tree_sum(x, h, s, ctx) + etap_tree_sum(x + h * s, n - h, s, ctx));
 }
 
-/* Columns of V per strip of the tile's transpose (eight binary64: one cache line). */
+/* Tokens and columns of V per square of the tile's transpose (eight binary64: one cache line). */
 #define ETAP_TRANSPOSE 8
 
 ATTN_VARIANT(attn_etap)
@@ -75,19 +76,28 @@ ATTN_VARIANT(attn_etap)
             double sum = etap_tree_sum(st + r, nb, R, ctx);
             l[r] = attn_round(ctx, L_SUM, attn_round(ctx, L_SUM, l[r] * alpha[r]) + sum);
             m[r] = mnew;
-            for (long j = 0; j < nb; j++)
-                st[j * R + r] = attn_round(ctx, P_CAST, st[j * R + r]);
+            if (attn_site_draws(ctx, P_CAST)) /* its draws in the kernel's order */
+                for (long j = 0; j < nb; j++)
+                    st[j * R + r] = attn_round(ctx, P_CAST, st[j * R + r]);
         }
-        for (long c0 = 0; c0 < dv; c0 += ETAP_TRANSPOSE) /* V^T by strips: a cache line of V at a time */
-            for (long j = 0; j < nb; j++)
-                for (long c = c0; c < c0 + ETAP_TRANSPOSE && c < dv; c++)
-                    vt[c * nb + j] = g->v[(j0 + j) * dv + c];
+        if (!attn_site_draws(ctx, P_CAST)) /* the whole tile at once (vectorized; a zero stays one) */
+            attn_round_n(ctx, P_CAST, st, nb * R);
+        /* V^T by squares of ETAP_TRANSPOSE tokens and columns: a cache line of each of the
+         * square's rows of V read and of its rows of V^T written; V's rows go through in order */
+        for (long jb = 0; jb < nb; jb += ETAP_TRANSPOSE)
+            for (long c0 = 0; c0 < dv; c0 += ETAP_TRANSPOSE)
+                for (long j = jb; j < jb + ETAP_TRANSPOSE && j < nb; j++)
+                    for (long c = c0; c < c0 + ETAP_TRANSPOSE && c < dv; c++)
+                        vt[c * nb + j] = g->v[(j0 + j) * dv + c];
         attn_gemm(ctx, PV_ACC, tt, R, vt, nb, st, R, 0, dv, R, nb);
         for (long c = 0; c < dv; c++)
-            for (long r = 0; r < R; r++) {
-                double *x = &ot[c * R + r];
-                *x = attn_round(ctx, O_RESCALE, attn_round(ctx, O_RESCALE, *x * alpha[r]) + tt[c * R + r]);
-            }
+            if (attn_site_is_fp32(ctx, O_RESCALE)) /* the same roundings, vectorized */
+                vec_rescale_add32_each(ot + c * R, tt + c * R, R, alpha);
+            else
+                for (long r = 0; r < R; r++) {
+                    double *x = &ot[c * R + r];
+                    *x = attn_round(ctx, O_RESCALE, attn_round(ctx, O_RESCALE, *x * alpha[r]) + tt[c * R + r]);
+                }
     }
     for (long r = 0; r < R; r++)
         for (long c = 0; c < dv; c++)

@@ -2,6 +2,7 @@
  * O split into O_L / O_R held by two warpgroups, the rescales applied in the blog's order */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "attn/variants/variants.h"
 
@@ -53,16 +54,13 @@ static void seesaw_update(double *o, const double *scale, const double *p, long 
     long R = g->R, dv = g->dv, w = hi - lo;
     attn_gemm(ctx, PV_ACC, t, w, p, nb, v + lo, dv, 0, R, w, nb);
     for (long r = 0; r < R; r++)
-        for (long c = 0; c < w; c++) {
-            double *x = &o[r * dv + lo + c];
-            *x = attn_round(ctx, O_RESCALE, attn_round(ctx, O_RESCALE, *x * scale[r]) + t[r * w + c]);
-        }
+        attn_rescale_add(o + r * dv + lo, t + r * w, w, scale[r], 0, ctx, O_RESCALE);
 }
 
 static void seesaw_cast(double *dst, const double *src, long n, attn_ctx_t *ctx)
 {
-    for (long i = 0; i < n; i++)
-        dst[i] = attn_round(ctx, P_CAST, src[i]);
+    memcpy(dst, src, sizeof(double) * (size_t)n);
+    attn_round_n(ctx, P_CAST, dst, n);
 }
 
 ATTN_VARIANT(attn_seesaw)
@@ -110,9 +108,17 @@ ATTN_VARIANT(attn_seesaw)
         /* step 11 (independent of 9-10): O_L = O_L scale_1 + p_1 V_1L */
         seesaw_update(o, sc1, pc, n1, g->v + j1 * dv, 0, half, g, t, ctx);
         /* steps 9-10: p_0 <- p_0 scale_1, cast again; O_R += p_0 V_0R */
-        for (long r = 0; r < R; r++)
-            for (long c = 0; c < n0; c++)
-                pc[r * n0 + c] = attn_round(ctx, P_CAST, attn_round(ctx, O_RESCALE, p0[r * n0 + c] * sc1[r]));
+        if (attn_site_draws(ctx, O_RESCALE) && attn_site_draws(ctx, P_CAST)) /* the draws in order */
+            for (long r = 0; r < R; r++)
+                for (long c = 0; c < n0; c++)
+                    pc[r * n0 + c] = attn_round(ctx, P_CAST, attn_round(ctx, O_RESCALE, p0[r * n0 + c] * sc1[r]));
+        else { /* each site's roundings at once (vectorized) */
+            for (long r = 0; r < R; r++)
+                for (long c = 0; c < n0; c++)
+                    pc[r * n0 + c] = p0[r * n0 + c] * sc1[r];
+            attn_round_n(ctx, O_RESCALE, pc, R * n0);
+            attn_round_n(ctx, P_CAST, pc, R * n0);
+        }
         seesaw_update(o, one, pc, n0, g->v + j0 * dv, half, dv, g, t, ctx);
     }
     attn_finish(o, R, dv, l, ctx, O_DIV, OUT_CAST);

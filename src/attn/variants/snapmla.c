@@ -85,21 +85,40 @@ typedef struct {
     double m, l, sigma;
 } snap_row_t;
 
-/* One page for one row: e, f, sigma_j, P^ into p (nb entries); returns sum(e). */
+/* One page for one row: e, f, sigma_j, P^ into p (nb entries); returns sum(e). Where no site
+ * here rounds stochastically, each rounding goes over the page at once (vectorized, the same
+ * bits); else element by element, the draws in the kernel's order. */
 static double snap_page_p(double *p, double *sigma_out, const double *x, const double *sv, long nb, long valid,
                           double mnew, attn_ctx_t *ctx)
 {
     double amax = 0.0, esum = 0.0;
-    for (long c = 0; c < nb; c++) {
-        double e = c < valid ? attn_round(ctx, P_EXP, exp2(attn_round(ctx, P_EXP, x[c] - mnew))) : 0.0;
-        esum = attn_round(ctx, L_SUM, esum + e);
-        p[c] = attn_round(ctx, P_SCALE, e * sv[c]);
-        amax = fabs(p[c]) > amax ? fabs(p[c]) : amax;
-    }
+    if (!attn_site_draws(ctx, P_EXP) && !attn_site_draws(ctx, L_SUM) && !attn_site_draws(ctx, P_SCALE)) {
+        double e[SNAP_PAGE];
+        for (long c = 0; c < nb; c++)
+            e[c] = c < valid ? x[c] - mnew : 0.0;
+        attn_round_n(ctx, P_EXP, e, valid);
+        for (long c = 0; c < valid; c++)
+            e[c] = exp2(e[c]);
+        attn_round_n(ctx, P_EXP, e, valid);
+        for (long c = 0; c < nb; c++) {
+            esum = attn_round(ctx, L_SUM, esum + e[c]);
+            p[c] = e[c] * sv[c];
+        }
+        attn_round_n(ctx, P_SCALE, p, nb);
+        for (long c = 0; c < nb; c++)
+            amax = fabs(p[c]) > amax ? fabs(p[c]) : amax;
+    } else
+        for (long c = 0; c < nb; c++) {
+            double e = c < valid ? attn_round(ctx, P_EXP, exp2(attn_round(ctx, P_EXP, x[c] - mnew))) : 0.0;
+            esum = attn_round(ctx, L_SUM, esum + e);
+            p[c] = attn_round(ctx, P_SCALE, e * sv[c]);
+            amax = fabs(p[c]) > amax ? fabs(p[c]) : amax;
+        }
     double fmax = fmt_table[FMT_E4M3].max_finite;
     double sigma = amax > 0 ? attn_round(ctx, P_SCALE, (amax > 1e-26 ? amax : 1e-26) / fmax) : 1.0;
     for (long c = 0; c < nb; c++)
-        p[c] = attn_round(ctx, P_QUANT, attn_fp32(ctx, P_QUANT, p[c] / sigma));
+        p[c] = attn_fp32(ctx, P_QUANT, p[c] / sigma);
+    attn_round_n(ctx, P_QUANT, p, nb);
     *sigma_out = sigma;
     return esum;
 }
@@ -167,10 +186,15 @@ static void snap_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, const s
             if (valid > nb)
                 valid = nb;
             double mnew = st[r].m;
-            for (long cc = 0; cc < valid; cc++) /* the roundings, then the maximum: two loops keep
-                                                   the maximum's chain in a register */
-                row[cc] = attn_round(ctx, S_DEQUANT,
-                                     attn_round(ctx, S_DEQUANT, attn_round(ctx, S_DEQUANT, row[cc] * sq[r]) * sk8[j0 + cc]) * c);
+            /* the roundings, then the maximum: two loops keep the maximum's chain in a register
+             * (binary32 RNE, the default, inline where the compiler vectorizes it) */
+            if (attn_site_is_fp32(ctx, S_DEQUANT))
+                for (long cc = 0; cc < valid; cc++)
+                    row[cc] = (double)(float)((double)(float)((double)(float)(row[cc] * sq[r]) * sk8[j0 + cc]) * c);
+            else
+                for (long cc = 0; cc < valid; cc++)
+                    row[cc] = attn_round(ctx, S_DEQUANT,
+                                         attn_round(ctx, S_DEQUANT, attn_round(ctx, S_DEQUANT, row[cc] * sq[r]) * sk8[j0 + cc]) * c);
             for (long cc = 0; cc < valid; cc++)
                 mnew = row[cc] > mnew ? row[cc] : mnew;
             undo[r] = 1.0;
