@@ -75,6 +75,13 @@ int main(void)
             bad += !same(vec_absmax(x, m, s), want);
         }
     }
+    /* vec_rescale_add32_each: each element its own scale (t's values, of every binade) */
+    for (long n = 0; n <= 37; n++) {
+        memcpy(o, x, sizeof(double) * (size_t)n);
+        vec_rescale_add32_each(o, x + 40, n, t);
+        for (long i = 0; i < n; i++)
+            bad += !same(o[i], f32(f32(x[i] * t[i]) + x[40 + i]));
+    }
     /* vec_prod against the product; vec_fwht against the butterflies stage by stage, on values
      * whose sums round (a spread of 2^80), for every power of two up to 256 */
     for (long n = 0; n <= 37; n++) {
@@ -128,7 +135,7 @@ int main(void)
     double y[16] = {5, 0, 0, 0, 0, 0, 0, 0, NAN, 1, 1, 1, 1, 1, 1, 1};
     CHECK(vec_absmax(y, 16, 0) == 5, "absmax with a NaN after 5: %a", vec_absmax(y, 16, 0));
     CHECK(bad == 0, "%ld results differ from the plain loops", bad);
-    printf("t-vec: vec_mul, vec_div, vec_rescale_add32, vec_absmax, vec_prod, vec_fwht, vec_scale32_ftz, vec_fma32_ftz and vec_axpy32_ftz equal the plain loops (%ld runs)\n", runs);
+    printf("t-vec: vec_mul, vec_div, vec_rescale_add32, vec_rescale_add32_each, vec_absmax, vec_prod, vec_fwht, vec_scale32_ftz, vec_fma32_ftz and vec_axpy32_ftz equal the plain loops (%ld runs)\n", runs);
     free(x), free(t), free(o), free(w);
     return check_done("t-vec");
 }
