@@ -94,7 +94,7 @@ static void check_cuda_math(void)
           "__logf: 1, a subnormal (scaled by 2^24)");
 }
 
-/* sfu_ex2_n and sfu_cuda_exp2f_n at every width against sfu_ex2 and sfu_cuda_exp2f (scalar) on bit patterns spread over all 2^32 (a
+/* sfu_ex2_n, sfu_cuda_exp2f_n and sfu_cuda_expf_n at every width against their scalar functions on bit patterns spread over all 2^32 (a
  * stride coprime to 2^32, offset so that each binade's first and last patterns come too), and on
  * every class its lanes treat apart: NaNs, infinities, |x| >= 128, integers, subnormal inputs,
  * results just above and below binary32's normal range, lengths that leave a scalar tail */
@@ -125,9 +125,13 @@ static void check_ex2_widths(void)
                 for (long i = 0; i < len; i++)
                     bad += bits(ys[i]) != bits(sfu_cuda_exp2f(xs[i]));
                 n += len;
+                sfu_cuda_expf_n(ys, xs, len);
+                for (long i = 0; i < len; i++)
+                    bad += bits(ys[i]) != bits(sfu_cuda_expf(xs[i]));
+                n += len;
             }
         }
-        CHECK(bad == 0, "sfu_ex2_n, sfu_cuda_exp2f_n at width %d: %ld of %ld results differ from the scalar ones", w, bad, n);
+        CHECK(bad == 0, "sfu_ex2_n, sfu_cuda_exp2f_n, sfu_cuda_expf_n at width %d: %ld of %ld results differ from the scalar ones", w, bad, n);
     }
     acc_simd = saved;
 }

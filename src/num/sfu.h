@@ -42,5 +42,7 @@ float sfu_cuda_fast_logf(float x);
 
 /* y[i] = sfu_cuda_exp2f(x[i]) for i < n (y may be x), on sfu_ex2_n. */
 void sfu_cuda_exp2f_n(float *y, const float *x, long n);
+/* y[i] = sfu_cuda_expf(x[i]) for i < n (y may be x), on sfu_ex2_n. */
+void sfu_cuda_expf_n(float *y, const float *x, long n);
 
 #endif

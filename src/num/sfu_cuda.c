@@ -30,7 +30,8 @@ static float sfu_float(uint32_t u)
     return x;
 }
 
-float sfu_cuda_expf(float x)
+/* expf's reduction: x = (n + f) / log2(e) with f for the SFU and 2^n as a binary32 scale */
+static inline float sfu_cuda_expf_reduce(float x, float *scale)
 {
     /* t = sat(fma(x, log2e / 252, 0.5)); j = fma.rm(t, 252, 12582913): 1.5 2^23 + 1 + k */
     float t = fmaf(x, sfu_float(0x3bbb989du), 0.5f);
@@ -39,9 +40,28 @@ float sfu_cuda_expf(float x)
     float j = (float)jd;
     float n = j - 12583039.0f; /* k - 126 - 1 */
     float f = fmaf(x, sfu_float(0x3fb8aa3bu), -n);
-    f = fmaf(x, sfu_float(0x32a57060u), f);
-    float scale = sfu_float(sfu_bits(j) << 23); /* 2^n from j's low bits */
+    *scale = sfu_float(sfu_bits(j) << 23); /* 2^n from j's low bits */
+    return fmaf(x, sfu_float(0x32a57060u), f);
+}
+
+float sfu_cuda_expf(float x)
+{
+    float scale, f = sfu_cuda_expf_reduce(x, &scale);
     return scale * sfu_ex2(f);
+}
+
+void sfu_cuda_expf_n(float *y, const float *x, long n)
+{
+    enum { CHUNK = 256 };
+    float f[CHUNK], scale[CHUNK];
+    for (long i0 = 0; i0 < n; i0 += CHUNK) {
+        long m = n - i0 < CHUNK ? n - i0 : CHUNK;
+        for (long i = 0; i < m; i++)
+            f[i] = sfu_cuda_expf_reduce(x[i0 + i], &scale[i]);
+        sfu_ex2_n(f, f, m);
+        for (long i = 0; i < m; i++)
+            y[i0 + i] = scale[i] * f[i];
+    }
 }
 
 float sfu_cuda_logf(float x)

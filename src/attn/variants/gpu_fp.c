@@ -96,6 +96,16 @@ void gpu_exp2f_n(attn_ctx_t *ctx, int site, double *x, long n)
     gpu_apply32(x, n, sfu_cuda_exp2f_n);
 }
 
+void gpu_expf_n(attn_ctx_t *ctx, int site, double *x, long n)
+{
+    if (ctx->site[site].exact) {
+        for (long i = 0; i < n; i++)
+            x[i] = exp(x[i]);
+        return;
+    }
+    gpu_apply32(x, n, sfu_cuda_expf_n);
+}
+
 double gpu_expf(attn_ctx_t *ctx, int site, double x)
 {
     return ctx->site[site].exact ? exp(x) : (double)sfu_cuda_expf((float)x);

@@ -56,6 +56,8 @@ double gpu_exp2f(attn_ctx_t *ctx, int site, double x);
 /* x[i] = gpu_exp2f(x[i]) for i < n, on sfu_cuda_exp2f_n */
 void gpu_exp2f_n(attn_ctx_t *ctx, int site, double *x, long n);
 double gpu_expf(attn_ctx_t *ctx, int site, double x);
+/* x[i] = gpu_expf(x[i]) for i < n, on sfu_cuda_expf_n */
+void gpu_expf_n(attn_ctx_t *ctx, int site, double *x, long n);
 double gpu_logf(attn_ctx_t *ctx, int site, double x);
 double gpu_fast_logf(attn_ctx_t *ctx, int site, double x);
 

@@ -38,7 +38,7 @@ enum { SDPA_MATH_SITES(SITE_ENUM) };
 const site_def_t attn_sdpa_math_sites[] = {SDPA_MATH_SITES(SITE_ROW) SITE_END};
 
 #define SDPA_WARP 32
-#define SDPA_ROWS 64 /* query rows per pass (bounds the score buffer) */
+#define SDPA_SCORES (1L << 21) /* scores per pass (bounds the score buffer: 16 MB) */
 
 /* The softmax kernel's per-thread partial sums of e[0..n) into part[0..T): thread t adds
  * e[t], e[t + T], e[t + 2T], ... in order from zero. */
@@ -99,7 +99,10 @@ ATTN_VARIANT(attn_sdpa_math)
         qs[i] = gpu_r32(ctx, QK_SCALE, g->q[i] * (sc < 0 ? -sf : sf));
     for (long i = 0; i < sk * dk; i++)
         ks[i] = gpu_r32(ctx, QK_SCALE, g->k[i] * sf);
-    long rb = R < SDPA_ROWS ? R : SDPA_ROWS;
+    /* query rows per pass: as many as SDPA_SCORES holds (each pass converts K and V for the
+     * products again; the rows are independent, so the pass size changes no bit) */
+    long rb = sk > 0 && SDPA_SCORES / sk < R ? SDPA_SCORES / sk : R;
+    rb = rb > 0 ? rb : 1;
     double *s = err_malloc((size_t)(rb * sk), sizeof(double));
     for (long r0 = 0; r0 < R; r0 += rb) {
         long nr = R - r0 < rb ? R - r0 : rb;
@@ -115,8 +118,12 @@ ATTN_VARIANT(attn_sdpa_math)
                 memset(row, 0, sizeof(double) * (size_t)sk);
                 continue;
             }
-            for (long j = 0; j < sk; j++)
-                row[j] = j < valid ? gpu_expf(ctx, P_EXP, gpu_r32(ctx, P_EXP, row[j] - m)) : 0;
+            long nv = valid < sk ? valid : sk;
+            for (long j = 0; j < nv; j++)
+                row[j] = gpu_r32(ctx, P_EXP, row[j] - m);
+            gpu_expf_n(ctx, P_EXP, row, nv);
+            for (long j = nv; j < sk; j++)
+                row[j] = 0;
             double sum = sdpa_row_sum(ctx, row, sk);
             for (long j = 0; j < sk; j++)
                 row[j] = gpu_r32(ctx, P_DIV, row[j] / sum);
