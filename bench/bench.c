@@ -175,31 +175,31 @@ typedef struct {
 /* Time every stage: per core (one sample on one thread against BLAS on one thread) and on all
  * cores (one sample per thread, against BLAS on every thread), alternating with the reference. */
 static void bench_time(bench_stage_t *st, const run_cfg_t *c, const attn_input_t *in, bench_ref_t *b, int reps,
-                       int threads, double ref1[2], double refn[2])
+                       int threads)
 {
-    double t[BENCH_MAX_REPS], tr[BENCH_MAX_REPS];
+    double t[BENCH_MAX_REPS], q[BENCH_MAX_REPS];
     long per = in->s.hq * in->s.sq * in->s.dv;
     double *ot = malloc(sizeof(double) * (size_t)(per * threads));
     int fp64 = st->slot == 0;
+    /* the ratio: the median of each run's time over the BLAS run just before it, so that a
+     * machine whose speed drifts over minutes (a shared VM) is compared with itself */
     for (int i = 0; i < reps; i++) {
-        tr[i] = ref_time(b, fp64, 1);
-        double t0 = now();
+        double tr = ref_time(b, fp64, 1), t0 = now();
         run_stage(c, st->slot, ot, in);
         t[i] = now() - t0;
+        q[i] = t[i] / tr;
     }
-    double ref = fmin(median(tr, reps), ref1[!fp64]);
     st->t1 = median(t, reps);
-    st->r1 = st->t1 / ref;
+    st->r1 = median(q, reps);
     for (int i = 0; i < reps; i++) {
-        tr[i] = ref_time(b, fp64, threads);
-        double t0 = now();
+        double tr = ref_time(b, fp64, threads), t0 = now();
 #pragma omp parallel num_threads(threads)
         run_stage(c, st->slot, ot + (long)omp_get_thread_num() * per, in);
         t[i] = (now() - t0) / threads;
+        q[i] = t[i] / tr;
     }
-    ref = fmin(median(tr, reps), refn[!fp64]);
     st->tn = median(t, reps);
-    st->rn = st->tn / ref;
+    st->rn = median(q, reps);
     st->eff = st->t1 / (st->tn * threads);
     free(ot);
 }
@@ -411,20 +411,20 @@ int main(int argc, char **argv)
            "", "", "", refn[1]);
     int nmet = 0, total = 0;
     for (int i = 0; i < nst; i++) {
-        bench_time(&st[i], c, &in, &b, reps, threads, ref1, refn);
+        bench_time(&st[i], c, &in, &b, reps, threads);
         nmet += st[i].r1 <= st[i].target;
         total++;
         printf("%-26s %9.4f %7.2f %7.1f %4s %9.4f %7.2f %6.2f %6.2fx\n", st[i].name, st[i].t1, st[i].r1, st[i].target,
                met(st[i].r1, st[i].target), st[i].tn, st[i].rn, st[i].eff, st[i].mem);
         fflush(stdout);
     }
-    double fr = flashmla_i >= 0 && base_i >= 0 ? st[flashmla_i].t1 / st[base_i].t1 : NAN;
+    double fr = flashmla_i >= 0 && base_i >= 0 ? st[flashmla_i].r1 / st[base_i].r1 : NAN; /* both against BLAS */
     if (!isnan(fr)) { /* --stages without flashmla or base: no ratio */
         nmet += fr <= BENCH_TARGET_FLASHMLA;
         total++;
         printf("%-26s %9s %7.2f %7.1f %4s\n", "flashmla / base", "", fr, BENCH_TARGET_FLASHMLA, met(fr, BENCH_TARGET_FLASHMLA));
     }
-    double sr = sparse_i >= 0 && base_i >= 0 ? st[sparse_i].t1 / st[base_i].t1 : NAN;
+    double sr = sparse_i >= 0 && base_i >= 0 ? st[sparse_i].r1 / st[base_i].r1 : NAN;
     if (!isnan(sr)) {
         nmet += sr <= BENCH_TARGET_FLASHMLA;
         total++;
@@ -488,7 +488,9 @@ int main(int argc, char **argv)
                    "defaults; medians of %d runs on %s, %d cores.\n\n",
                 R, sk, dk, dv, reps, cpu, threads);
         fprintf(f, "- **1 core**: one sample on one thread, against OpenBLAS on one thread (FP64 attention for "
-                   "Golden, FP32 for the variants), timed warm and alternately with the stage.\n"
+                   "Golden, FP32 for the variants), timed warm and alternately with the stage; **ratio**: the median over "
+                   "the runs of each run's time over the BLAS run just before it (flashmla / base: their ratios' "
+                   "quotient), so that a machine whose speed drifts over minutes is compared with itself.\n"
                    "- **all cores**: %d samples at once, one per thread as the lab runs them (time per sample = wall "
                    "time / %d), against OpenBLAS on %d threads; **efficiency** = 1-core time / all-core wall time.\n"
                    "- **memory**: peak resident growth while one sample runs, over its inputs and outputs (%.1f MB "
