@@ -86,24 +86,26 @@ double gpu_exp2f(attn_ctx_t *ctx, int site, double x)
     return ctx->site[site].exact ? exp2(x) : (double)sfu_cuda_exp2f((float)x);
 }
 
-void gpu_exp2f_n(attn_ctx_t *ctx, int site, double *x, long n)
+/* x[i] = exact(x[i]) where the site is exact, else gpu_apply32's fn32 */
+static void gpu_site_n(attn_ctx_t *ctx, int site, double *x, long n, double (*exact)(double),
+                       void (*fn32)(float *, const float *, long))
 {
     if (ctx->site[site].exact) {
         for (long i = 0; i < n; i++)
-            x[i] = exp2(x[i]);
+            x[i] = exact(x[i]);
         return;
     }
-    gpu_apply32(x, n, sfu_cuda_exp2f_n);
+    gpu_apply32(x, n, fn32);
+}
+
+void gpu_exp2f_n(attn_ctx_t *ctx, int site, double *x, long n)
+{
+    gpu_site_n(ctx, site, x, n, exp2, sfu_cuda_exp2f_n);
 }
 
 void gpu_expf_n(attn_ctx_t *ctx, int site, double *x, long n)
 {
-    if (ctx->site[site].exact) {
-        for (long i = 0; i < n; i++)
-            x[i] = exp(x[i]);
-        return;
-    }
-    gpu_apply32(x, n, sfu_cuda_expf_n);
+    gpu_site_n(ctx, site, x, n, exp, sfu_cuda_expf_n);
 }
 
 double gpu_expf(attn_ctx_t *ctx, int site, double x)
