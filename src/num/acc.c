@@ -165,77 +165,107 @@ static void acc_to_f32(float *d, const double *x, long n)
         d[i] = (float)x[i];
 }
 
-/* Panel of op(B)[0:K][j0:j0+nr] as binary32, ACC_NR32 wide, zero beyond nr (branch-free inner
- * loops: the packing costs about as much per element as the kernel does for M = 128). */
-static void acc_pack32(float *bp, const double *B, long ldb, int b_trans, long j0, long nr, long K)
+/* Panel of B^T [0:K][j0:j0+nr] (B [N][K]) as binary32, ACC_NR32 wide, zero beyond nr
+ * (branch-free inner loops: the packing costs about as much per element as the kernel does for
+ * M = 128). */
+static void acc_pack32_t(float *bp, const double *B, long ldb, long j0, long nr, long K)
 {
     if (nr < ACC_NR32)
         memset(bp, 0, sizeof(float) * (size_t)(K * ACC_NR32));
-    if (b_trans) {
-        long j = 0;
+    long j = 0;
 #ifdef ACC_HAVE_X86
-        if (cpu_has_avx2_fma())
-            for (; j + 4 <= nr; j += 4)
-                acc_pack32_t4(bp + j, B + (j0 + j) * ldb, ldb, K);
+    if (cpu_has_avx2_fma())
+        for (; j + 4 <= nr; j += 4)
+            acc_pack32_t4(bp + j, B + (j0 + j) * ldb, ldb, K);
 #endif
-        for (; j < nr; j++) {
-            const double *b = B + (j0 + j) * ldb;
-            for (long k = 0; k < K; k++)
-                bp[k * ACC_NR32 + j] = (float)b[k];
-        }
-    } else if (nr == ACC_NR32) {
+    for (; j < nr; j++) {
+        const double *b = B + (j0 + j) * ldb;
         for (long k = 0; k < K; k++)
-            acc_to_f32(bp + k * ACC_NR32, B + k * ldb + j0, ACC_NR32);
-    } else {
-        for (long k = 0; k < K; k++)
-            for (long j = 0; j < nr; j++)
-                bp[k * ACC_NR32 + j] = (float)B[k * ldb + j0 + j];
+            bp[k * ACC_NR32 + j] = (float)b[k];
     }
 }
 
-/* K is cut into chunks of ACC_KC32 so that a packed panel chunk stays in L1; each element's
- * chain resumes from its binary32 value, so the result is the same sequential chain. */
+/* K is cut into chunks so that a packed chunk of op(B) stays in cache; each element's chain
+ * resumes from its binary32 value, so the result is the same sequential chain. */
 #define ACC_KC32 192
+/* Columns of C a pass holds (binary32, all rows): about 384 KB, so that a row-major op(B) is
+ * packed for many panels at once from whole rows (an MLA decode's P V: all 512 columns), and A's
+ * chunk, read from L2, serves every panel of the pass. */
+#define ACC_CF32 98304
+#define ACC_PB32 32768 /* floats of a pass's packed chunk of a row-major op(B): kc = ACC_PB32 / w rows */
+
+/* Rows k0 .. k0 + kn - 1 of a row-major op(B) (B [K][N]), columns j0 .. j0 + w - 1, into
+ * w / ACC_NR32 panels of kn x ACC_NR32 (zero beyond N): each row read once, in order. */
+static void acc_pack32_rows(float *bp, const double *B, long ldb, long j0, long w, long N, long kn)
+{
+    long np = w / ACC_NR32, full = N - j0 < w ? N - j0 : w;
+    for (long k = 0; k < kn; k++) {
+        const double *row = B + k * ldb + j0;
+        long j = 0;
+        for (; j + ACC_NR32 <= full; j += ACC_NR32)
+            acc_to_f32(bp + (j / ACC_NR32 * kn + k) * ACC_NR32, row + j, ACC_NR32);
+        for (; j < np * ACC_NR32; j++)
+            bp[(j / ACC_NR32 * kn + k) * ACC_NR32 + j % ACC_NR32] = j < full ? (float)row[j] : 0.0f;
+    }
+}
 
 static void gemm32(double *C, long ldc, const double *A, long lda, const double *B, long ldb,
                    int b_trans, long M, long N, long K, int fused)
 {
-    long kc = K < ACC_KC32 ? K : ACC_KC32;
-    float *bp = err_malloc((size_t)(kc * ACC_NR32 + 1), sizeof(float));
-    float *af = err_malloc((size_t)(M * K + 1), sizeof(float));
-    float *zero = err_calloc((size_t)K + 1, sizeof(float));
     /* twelve rows a tile in AVX-512 (sixteen columns in one vector), six in AVX2 */
     const int x16 = acc_simd >= 2 && cpu_has_avx512();
     const long tr = x16 ? ACC_X16_MR32 : ACC_MR;
     long mpad = (M + tr - 1) / tr * tr;
-    float *cf = err_calloc((size_t)(mpad * ACC_NR32), sizeof(float)); /* one column panel of C */
+    /* a pass: w columns of C (panels of ACC_NR32). A transposed op(B) is packed panel by panel
+     * from its rows (each K long); a row-major one, for as many panels as C's pass holds, from
+     * its rows (each w long), in chunks of kc rows that keep the pass's packed chunk small */
+    long npan = (N + ACC_NR32 - 1) / ACC_NR32;
+    long wp = b_trans ? 1 : ACC_CF32 / (mpad * ACC_NR32);
+    wp = wp < 1 ? 1 : wp > npan ? npan : wp;
+    long w = wp * ACC_NR32;
+    long kc = b_trans || wp == 1 ? ACC_KC32 : ACC_PB32 / w;
+    kc = kc < 16 ? 16 : kc > ACC_KC32 ? ACC_KC32 : kc;
+    kc = K < kc ? K : kc;
+    float *bp = err_malloc((size_t)(kc * w + 1), sizeof(float));
+    float *af = err_malloc((size_t)(M * K + 1), sizeof(float));
+    float *zero = err_calloc((size_t)K + 1, sizeof(float));
+    float *cf = err_malloc((size_t)(mpad * w), sizeof(float)); /* the pass's panels of C */
     int avx = acc_simd && cpu_has_avx2_fma();
     for (long i = 0; i < M; i++)
         acc_to_f32(af + i * K, A + i * lda, K);
-    for (long j0 = 0; j0 < N; j0 += ACC_NR32) {
-        long nr = N - j0 < ACC_NR32 ? N - j0 : ACC_NR32;
-        memset(cf, 0, sizeof(float) * (size_t)(mpad * ACC_NR32));
+    for (long j0 = 0; j0 < N; j0 += w) {
+        long np = N - j0 < w ? (N - j0 + ACC_NR32 - 1) / ACC_NR32 : wp;
+        memset(cf, 0, sizeof(float) * (size_t)(mpad * np * ACC_NR32));
         for (long k0 = 0; k0 < K; k0 += kc) {
             long kn = K - k0 < kc ? K - k0 : kc;
-            acc_pack32(bp, B + (b_trans ? k0 : k0 * ldb), ldb, b_trans, j0, nr, kn);
-            for (long i0 = 0; i0 < M; i0 += tr) {
-                long mr = M - i0 < tr ? M - i0 : tr;
-                const float *a[ACC_X16_MR32];
-                for (long r = 0; r < tr; r++)
-                    a[r] = r < mr ? af + (i0 + r) * K + k0 : zero;
+            if (b_trans)
+                acc_pack32_t(bp, B + k0, ldb, j0, N - j0 < ACC_NR32 ? N - j0 : ACC_NR32, kn);
+            else
+                acc_pack32_rows(bp, B + k0 * ldb, ldb, j0, np * ACC_NR32, N, kn);
+            for (long p = 0; p < np; p++)
+                for (long i0 = 0; i0 < M; i0 += tr) {
+                    long mr = M - i0 < tr ? M - i0 : tr;
+                    const float *a[ACC_X16_MR32];
+                    float *c = cf + (p * mpad + i0) * ACC_NR32;
+                    const float *b = bp + p * kn * ACC_NR32;
+                    for (long r = 0; r < tr; r++)
+                        a[r] = r < mr ? af + (i0 + r) * K + k0 : zero;
 #ifdef ACC_HAVE_X86
-                if (x16)
-                    acc_kern32_x16(cf + i0 * ACC_NR32, a, bp, kn, fused);
-                else if (avx)
-                    kern32_avx2(cf + i0 * ACC_NR32, a, bp, kn, fused);
-                else
+                    if (x16)
+                        acc_kern32_x16(c, a, b, kn, fused);
+                    else if (avx)
+                        kern32_avx2(c, a, b, kn, fused);
+                    else
 #endif
-                    kern32_generic(cf + i0 * ACC_NR32, a, bp, kn, fused);
-            }
+                        kern32_generic(c, a, b, kn, fused);
+                }
         }
-        for (long i = 0; i < M; i++)
-            for (long j = 0; j < nr; j++)
-                C[i * ldc + j0 + j] = cf[i * ACC_NR32 + j];
+        for (long p = 0; p < np; p++) {
+            long nr = N - j0 - p * ACC_NR32 < ACC_NR32 ? N - j0 - p * ACC_NR32 : ACC_NR32;
+            for (long i = 0; i < M; i++)
+                for (long j = 0; j < nr; j++)
+                    C[i * ldc + j0 + p * ACC_NR32 + j] = cf[(p * mpad + i) * ACC_NR32 + j];
+        }
     }
     (void)avx, (void)x16;
     free(bp);
