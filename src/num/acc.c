@@ -151,7 +151,29 @@ __attribute__((target("avx2,fma"))) static void acc_to_f32_avx2(float *d, const 
     for (; i < n; i++)
         d[i] = (float)x[i];
 }
+
+/* x[0:n] to binary64 (exact). */
+__attribute__((target("avx2,fma"))) static void acc_to_f64_avx2(double *d, const float *x, long n)
+{
+    long i = 0;
+    for (; i + 4 <= n; i += 4)
+        _mm256_storeu_pd(d + i, _mm256_cvtps_pd(_mm_loadu_ps(x + i)));
+    for (; i < n; i++)
+        d[i] = x[i];
+}
 #endif
+
+static void acc_to_f64(double *d, const float *x, long n)
+{
+#ifdef ACC_HAVE_X86
+    if (cpu_has_avx2_fma()) {
+        acc_to_f64_avx2(d, x, n);
+        return;
+    }
+#endif
+    for (long i = 0; i < n; i++)
+        d[i] = x[i];
+}
 
 static void acc_to_f32(float *d, const double *x, long n)
 {
@@ -263,8 +285,7 @@ static void gemm32(double *C, long ldc, const double *A, long lda, const double 
         for (long p = 0; p < np; p++) {
             long nr = N - j0 - p * ACC_NR32 < ACC_NR32 ? N - j0 - p * ACC_NR32 : ACC_NR32;
             for (long i = 0; i < M; i++)
-                for (long j = 0; j < nr; j++)
-                    C[i * ldc + j0 + p * ACC_NR32 + j] = cf[(p * mpad + i) * ACC_NR32 + j];
+                acc_to_f64(C + i * ldc + j0 + p * ACC_NR32, cf + (p * mpad + i) * ACC_NR32, nr);
         }
     }
     (void)avx, (void)x16;
