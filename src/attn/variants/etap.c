@@ -2,6 +2,7 @@
  * KV axis, O^T = V^T P^T, transposed back at the end */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "attn/variants/variants.h"
 #include "num/vec.h"
@@ -32,6 +33,22 @@ static double etap_tree_sum(const double *x, long n, long s, attn_ctx_t *ctx)
     return attn_round(ctx, L_SUM, etap_tree_sum(x, h, s, ctx) + etap_tree_sum(x + h * s, n - h, s, ctx));
 }
 
+/* etap_tree_sum for every column of x [n][R] at once: sum[r] = etap_tree_sum(x + r, n, R),
+ * each level's sums rounded over the row at once (tmp: R values per level below this one). */
+static void etap_tree_sums(double *sum, const double *x, long n, long R, double *tmp, attn_ctx_t *ctx)
+{
+    if (n == 1) {
+        memcpy(sum, x, sizeof(double) * (size_t)R);
+        return;
+    }
+    long h = n / 2;
+    etap_tree_sums(sum, x, h, R, tmp, ctx);
+    etap_tree_sums(tmp, x + h * R, n - h, R, tmp + R, ctx);
+    for (long r = 0; r < R; r++)
+        sum[r] += tmp[r];
+    attn_round_n(ctx, L_SUM, sum, R);
+}
+
 /* Tokens and columns of V per square of the tile's transpose (eight binary64: one cache line). */
 #define ETAP_TRANSPOSE 8
 
@@ -44,6 +61,11 @@ ATTN_VARIANT(attn_etap)
     double *tt = err_malloc((size_t)(dv * R), sizeof(double));
     double *m = err_malloc((size_t)R, sizeof(double)), *l = err_calloc((size_t)R, sizeof(double));
     double *alpha = err_malloc((size_t)R, sizeof(double));
+    /* the column sums over the tile at once, where no site involved draws (else row by row,
+     * the draws in the kernel's order) */
+    const int rows_at_once = !attn_site_draws(ctx, L_SUM) && !attn_site_draws(ctx, P_CAST);
+    double *sum = err_malloc((size_t)R, sizeof(double)), *tmp = err_malloc((size_t)(R * 8), sizeof(double));
+    char *live = err_malloc((size_t)R, 1);
     double scale = attn_round(ctx, S_SCALE, ctx->cfg->scale);
     for (long r = 0; r < R; r++)
         m[r] = -INFINITY;
@@ -62,6 +84,7 @@ ATTN_VARIANT(attn_etap)
                     mnew = *x > mnew ? *x : mnew;
                 }
             }
+            live[r] = valid > 0;
             if (valid <= 0) {
                 alpha[r] = 1.0;
                 for (long j = 0; j < nb; j++)
@@ -73,15 +96,21 @@ ATTN_VARIANT(attn_etap)
                 double *x = &st[j * R + r];
                 *x = j < valid ? attn_round(ctx, P_EXP, exp(attn_round(ctx, P_EXP, *x - mnew))) : 0.0;
             }
-            double sum = etap_tree_sum(st + r, nb, R, ctx);
-            l[r] = attn_round(ctx, L_SUM, attn_round(ctx, L_SUM, l[r] * alpha[r]) + sum);
             m[r] = mnew;
-            if (attn_site_draws(ctx, P_CAST)) /* its draws in the kernel's order */
-                for (long j = 0; j < nb; j++)
-                    st[j * R + r] = attn_round(ctx, P_CAST, st[j * R + r]);
+            if (rows_at_once)
+                continue;
+            double sr = etap_tree_sum(st + r, nb, R, ctx);
+            l[r] = attn_round(ctx, L_SUM, attn_round(ctx, L_SUM, l[r] * alpha[r]) + sr);
+            for (long j = 0; j < nb; j++)
+                st[j * R + r] = attn_round(ctx, P_CAST, st[j * R + r]);
         }
-        if (!attn_site_draws(ctx, P_CAST)) /* the whole tile at once (vectorized; a zero stays one) */
-            attn_round_n(ctx, P_CAST, st, nb * R);
+        if (rows_at_once) {
+            etap_tree_sums(sum, st, nb, R, tmp, ctx); /* nb <= 64: six levels below the top */
+            for (long r = 0; r < R; r++)
+                if (live[r])
+                    l[r] = attn_round(ctx, L_SUM, attn_round(ctx, L_SUM, l[r] * alpha[r]) + sum[r]);
+            attn_round_n(ctx, P_CAST, st, nb * R); /* the whole tile at once (vectorized; a zero stays one) */
+        }
         /* V^T by squares of ETAP_TRANSPOSE tokens and columns: a cache line of each of the
          * square's rows of V read and of its rows of V^T written; V's rows go through in order */
         for (long jb = 0; jb < nb; jb += ETAP_TRANSPOSE)
@@ -102,6 +131,9 @@ ATTN_VARIANT(attn_etap)
     for (long r = 0; r < R; r++)
         for (long c = 0; c < dv; c++)
             o[r * dv + c] = attn_round(ctx, OUT_CAST, attn_round(ctx, O_DIV, ot[c * R + r] / l[r]));
+    free(sum);
+    free(tmp);
+    free(live);
     free(st);
     free(vt);
     free(ot);
