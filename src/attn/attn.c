@@ -1,6 +1,7 @@
 /* attn -- resolving a variant's sites and running it group by group */
 #include "base/err.h"
 #include "attn/attn.h"
+#include "num/acc.h"
 #include "num/acc_tc.h"
 
 #include <math.h>
@@ -82,17 +83,21 @@ static void attn_run_cb(double *o, const attn_group_t *g, void *varg)
     if (a->ctx->lse_out) /* the group's rows: O's rows [R][dv] are the LSE's [R] */
         a->ctx->lse = a->ctx->lse_out + a->ctx->row0;
     /* Q is the A of the group's Q.K^T products, tile after tile of keys: where a site runs a
-     * tensor-core model on operands of the input format, Q's are converted once for them all
-     * (the same bits) */
-    int tc = 0;
+     * tensor-core model on operands of the input format, or a binary32 model, Q's are
+     * converted once for them all (the same bits) */
+    int tc = 0, f32 = 0;
     for (int i = 0; i < a->ctx->nsites; i++) {
         const site_t *s = &a->ctx->site[i];
         tc |= site_is_acc(s->def) && !s->exact && s->acc >= ACC_TC_VOLTA && s->def->fmt == FMT_FP32;
+        f32 |= site_is_acc(s->def) && !s->exact && (s->acc == ACC_FP32_FMA || s->acc == ACC_FP32_MULADD);
     }
     if (tc)
         acc_tc_hold(g->q, g->dk, g->R, g->dk, fmt_table[a->ctx->cfg->in_format].emin);
+    if (f32)
+        acc_hold_f32(g->q, g->dk, g->R, g->dk);
     attn_variants[a->vi].fn(o, g, a->ctx);
     acc_tc_release();
+    acc_release_f32();
 }
 
 void attn_run(double *o, int vi, const attn_input_t *in, attn_ctx_t *ctx)

@@ -231,6 +231,30 @@ static void acc_pack32_rows(float *bp, const double *B, long ldb, long j0, long 
     }
 }
 
+/* The operand held for this thread's FP32 products (acc_hold_f32). */
+static _Thread_local struct {
+    const double *a;
+    long lda, m, k;
+    float *f;
+} acc_held32;
+
+void acc_hold_f32(const double *A, long lda, long M, long K)
+{
+    acc_release_f32();
+    if (M < 1 || K < 1)
+        return;
+    float *f = err_malloc((size_t)(M * K), sizeof(float));
+    for (long i = 0; i < M; i++)
+        acc_to_f32(f + i * K, A + i * lda, K);
+    acc_held32.a = A, acc_held32.lda = lda, acc_held32.m = M, acc_held32.k = K, acc_held32.f = f;
+}
+
+void acc_release_f32(void)
+{
+    free(acc_held32.f);
+    memset(&acc_held32, 0, sizeof acc_held32);
+}
+
 static void gemm32(double *C, long ldc, const double *A, long lda, const double *B, long ldb,
                    int b_trans, long M, long N, long K, int fused)
 {
@@ -249,12 +273,23 @@ static void gemm32(double *C, long ldc, const double *A, long lda, const double 
     kc = kc < 16 ? 16 : kc > ACC_KC32 ? ACC_KC32 : kc;
     kc = K < kc ? K : kc;
     float *bp = err_malloc((size_t)(kc * w + 1), sizeof(float));
-    float *af = err_malloc((size_t)(M * K + 1), sizeof(float));
+    /* A as binary32: the held copy where A lies inside it, else converted here; row i at
+     * av + i ak */
+    float *af = NULL;
+    const float *av;
+    long ak = K, hr, hc;
+    if (acc_inside(acc_held32.a, acc_held32.lda, acc_held32.m, acc_held32.k, A, lda, M, K, &hr, &hc)) {
+        ak = acc_held32.k;
+        av = acc_held32.f + hr * ak + hc;
+    } else {
+        af = err_malloc((size_t)(M * K + 1), sizeof(float));
+        for (long i = 0; i < M; i++)
+            acc_to_f32(af + i * K, A + i * lda, K);
+        av = af;
+    }
     float *zero = err_calloc((size_t)K + 1, sizeof(float));
     float *cf = err_malloc((size_t)(mpad * w), sizeof(float)); /* the pass's panels of C */
     int avx = acc_simd && cpu_has_avx2_fma();
-    for (long i = 0; i < M; i++)
-        acc_to_f32(af + i * K, A + i * lda, K);
     for (long j0 = 0; j0 < N; j0 += w) {
         long np = N - j0 < w ? (N - j0 + ACC_NR32 - 1) / ACC_NR32 : wp;
         memset(cf, 0, sizeof(float) * (size_t)(mpad * np * ACC_NR32));
@@ -271,7 +306,7 @@ static void gemm32(double *C, long ldc, const double *A, long lda, const double 
                     float *c = cf + (p * mpad + i0) * ACC_NR32;
                     const float *b = bp + p * kn * ACC_NR32;
                     for (long r = 0; r < tr; r++)
-                        a[r] = r < mr ? af + (i0 + r) * K + k0 : zero;
+                        a[r] = r < mr ? av + (i0 + r) * ak + k0 : zero;
 #ifdef ACC_HAVE_X86
                     if (x16)
                         acc_kern32_x16(c, a, b, kn, fused);

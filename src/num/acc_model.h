@@ -4,6 +4,8 @@
 #ifndef AMLA_ACC_MODEL_H
 #define AMLA_ACC_MODEL_H
 
+#include <stdint.h>
+
 typedef enum {
     ACC_FP64,        /* binary64, sequential fma in k order: the "exact" stand-in of a site */
     ACC_FP32_FMA,    /* binary32, sequential fused multiply-add in k order */
@@ -40,6 +42,21 @@ double acc_tc_block(const double *t, const int *e, int n, int f);
  * it, else AVX2); 1: AVX2 at most; 0: the scalar code (tests compare each with the scalar code
  * bit for bit). */
 extern int acc_simd;
+
+/* Whether A [M][K] (row stride lda) lies inside the array held at h [hm][hk] (the same row
+ * stride): then its first element's row and column there. Compared as integers: A need not
+ * point into the held array at all. */
+static inline int acc_inside(const double *h, long hlda, long hm, long hk, const double *A, long lda, long M, long K,
+                             long *row, long *col)
+{
+    uintptr_t a = (uintptr_t)A, h0 = (uintptr_t)h;
+    if (!h || hlda != lda || a < h0 || (a - h0) % sizeof(double))
+        return 0;
+    long off = (long)((a - h0) / sizeof(double));
+    *row = off / lda;
+    *col = off % lda;
+    return *row + M <= hm && *col + K <= hk;
+}
 
 /* op(B)[k][j]: B [N][K] read transposed when b_trans, else B [K][N]. */
 static inline double acc_b_at(const double *B, long ldb, int b_trans, long k, long j)

@@ -126,14 +126,7 @@ void acc_tc_release(void)
 static int tcf_held_has(const double *A, long lda, long M, long K, int emin, long *row, long *col)
 {
     const tcf_held_t *h = &tcf_held;
-    /* as integers: A need not point into the held array at all */
-    uintptr_t a = (uintptr_t)A, h0 = (uintptr_t)h->a;
-    if (!h->v || h->lda != lda || h->emin != emin || a < h0 || (a - h0) % sizeof(double))
-        return 0;
-    long off = (long)((a - h0) / sizeof(double));
-    *row = off / lda;
-    *col = off % lda;
-    return *row + M <= h->m && *col + K <= h->k;
+    return h->v && h->emin == emin && acc_inside(h->a, h->lda, h->m, h->k, A, lda, M, K, row, col);
 }
 
 /* gemm_tc (with acc, C's own values as the first block's C) in binary32/int32

@@ -7,6 +7,7 @@
 
 #include "attn/variants/variants.h"
 #include "attn/quant.h"
+#include "num/acc.h"
 
 /* The PV tile: P is quantized per 1 head row x SNAP_PAGE tokens (the kernel's fixed tile;
  * --block does not apply to these variants). */
@@ -141,6 +142,7 @@ static void snap_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, const s
     qcfg.static_scale = 0;
     snap_scales(sq, g->q, R, dk, dc, &qcfg);
     snap_quant_rows(q8, sq, g->q, 0, R, dk, dc, &qcfg, ctx, Q_QUANT);
+    acc_hold_f32(q8, dk, R, dk); /* the A of every page's Q.K^T, converted once (the same bits) */
     snap_scales(sk8, g->k, sk, dk, dc, sc);
     int v_in_cache = snap_v_is_k_prefix(g);
     snap_cfg_t vcfg = *sc;
@@ -173,10 +175,7 @@ static void snap_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, const s
         long j0 = page * SNAP_PAGE;
         long nb = sk - j0 < SNAP_PAGE ? sk - j0 : SNAP_PAGE;
         snap_quant_rows(k8, sk8, g->k, j0, nb, dk, dc, sc, ctx, KV_QUANT);
-        if (v_in_cache)
-            for (long i = 0; i < nb; i++)
-                memcpy(v8 + i * dv, k8 + i * dk, sizeof(double) * (size_t)dv);
-        else
+        if (!v_in_cache) /* else V is k8's first dv columns */
             snap_quant_rows(v8, sv, g->v, j0, nb, dv, dv, &vcfg, ctx, KV_QUANT);
         attn_gemm(ctx, QK_ACC, x, nb, q8, dk, k8, dk, 1, R, nb, dk);
         double *beta = err_malloc((size_t)R, sizeof(double)), *undo = err_malloc((size_t)R, sizeof(double));
@@ -216,7 +215,7 @@ static void snap_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, const s
             if (!rollback)
                 st[r].sigma = sigma;
         }
-        attn_gemm(ctx, PV_ACC, t, dv, p, nb, v8, dv, 0, R, dv, nb);
+        attn_gemm(ctx, PV_ACC, t, dv, p, nb, v_in_cache ? k8 : v8, v_in_cache ? dk : dv, 0, R, dv, nb);
         for (long r = 0; r < R; r++) {
             double *a = o + r * dv;
             attn_rescale_add(a, t + r * dv, dv, beta[r], 0, ctx, O_RESCALE);
@@ -234,6 +233,7 @@ static void snap_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, const s
         l[r] = st[r].l;
     attn_finish(o, R, dv, l, ctx, O_DIV, OUT_CAST);
     free(l);
+    acc_release_f32();
     free(q8);
     free(sq);
     free(k8);
