@@ -64,6 +64,20 @@ double attn_scale_max(attn_ctx_t *ctx, int site, double *row, long n, double sca
     return attn_row_max(row, n, -INFINITY);
 }
 
+double attn_sum_in_order(attn_ctx_t *ctx, int site, const double *x, long n, int x_fp32)
+{
+    if (x_fp32 && attn_site_is_fp32(ctx, site)) { /* a chain of one binary32 addition per term */
+        float s = 0.0f;
+        for (long i = 0; i < n; i++)
+            s += (float)x[i];
+        return s;
+    }
+    double s = 0.0;
+    for (long i = 0; i < n; i++)
+        s = attn_round(ctx, site, s + x[i]);
+    return s;
+}
+
 double attn_online_row(double *row, long nb, long valid, double tmax, double *m, double *l, attn_ctx_t *ctx,
                        int alpha_site, int exp_site, int sum_site, int cast_site)
 {
@@ -72,11 +86,17 @@ double attn_online_row(double *row, long nb, long valid, double tmax, double *m,
     double sum = 0.0;
     /* a cast in RNE (no random bits drawn) is done after the loop, vectorized: the same values */
     const int defer = ctx->site[cast_site].exact || ctx->site[cast_site].mode == FMT_RNE;
-    for (long c = 0; c < nb; c++) {
-        double p = c < valid ? attn_round(ctx, exp_site, exp(attn_round(ctx, exp_site, row[c] - mnew))) : 0.0;
-        sum = attn_round(ctx, sum_site, sum + p);
-        row[c] = defer ? p : attn_round(ctx, cast_site, p);
-    }
+    if (defer && !attn_site_draws(ctx, exp_site) && !attn_site_draws(ctx, sum_site)) {
+        /* no draws to keep in order: the exps first, then the sum's chain on its own */
+        for (long c = 0; c < nb; c++)
+            row[c] = c < valid ? attn_round(ctx, exp_site, exp(attn_round(ctx, exp_site, row[c] - mnew))) : 0.0;
+        sum = attn_sum_in_order(ctx, sum_site, row, nb, attn_site_is_fp32(ctx, exp_site));
+    } else
+        for (long c = 0; c < nb; c++) {
+            double p = c < valid ? attn_round(ctx, exp_site, exp(attn_round(ctx, exp_site, row[c] - mnew))) : 0.0;
+            sum = attn_round(ctx, sum_site, sum + p);
+            row[c] = defer ? p : attn_round(ctx, cast_site, p);
+        }
     if (defer)
         attn_round_n(ctx, cast_site, row, nb);
     *l = attn_round(ctx, sum_site, attn_round(ctx, sum_site, *l * alpha) + sum);

@@ -29,6 +29,11 @@ double attn_scale_max(attn_ctx_t *ctx, int site, double *row, long n, double sca
 double attn_online_row(double *row, long nb, long valid, double tmax, double *m, double *l, attn_ctx_t *ctx,
                        int alpha_site, int exp_site, int sum_site, int cast_site);
 
+/* The sequential sum x[0] + x[1] + ... + x[n-1] from 0, each partial sum rounded at `site`;
+ * x_fp32: the x[i] are binary32 values (then, where the site rounds to binary32 to nearest,
+ * the sum runs in binary32: its addition is the binary64 sum rounded once). */
+double attn_sum_in_order(attn_ctx_t *ctx, int site, const double *x, long n, int x_fp32);
+
 /* The online-softmax update of one output row: o[c] = site(site(o[c] a) + t[c]), or with ts != 0
  * o[c] = site(site(o[c] a) + site(t[c] ts)) (a tile's scale applied to its product). */
 void attn_rescale_add(double *o, const double *t, long n, double a, double ts, attn_ctx_t *ctx, int site);

@@ -101,10 +101,9 @@ static double snap_page_p(double *p, double *sigma_out, const double *x, const d
         for (long c = 0; c < valid; c++)
             e[c] = exp2(e[c]);
         attn_round_n(ctx, P_EXP, e, valid);
-        for (long c = 0; c < nb; c++) {
-            esum = attn_round(ctx, L_SUM, esum + e[c]);
+        esum = attn_sum_in_order(ctx, L_SUM, e, nb, attn_site_is_fp32(ctx, P_EXP));
+        for (long c = 0; c < nb; c++)
             p[c] = e[c] * sv[c];
-        }
         attn_round_n(ctx, P_SCALE, p, nb);
         for (long c = 0; c < nb; c++)
             amax = fabs(p[c]) > amax ? fabs(p[c]) : amax;
