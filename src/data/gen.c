@@ -142,6 +142,7 @@ int gen_sample(attn_input_t *in, const gen_cfg_t *cfg, uint64_t seed, long sampl
         gen_fill(in->q, nq, r, cfg);
         gen_fill(in->k, nk, r, cfg);
     }
+    in->v_of_k = !cfg->kv_separate && s->dv <= s->dk;
     if (cfg->kv_separate)
         gen_fill(in->v, nv, r, cfg);
     else

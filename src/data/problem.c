@@ -22,7 +22,7 @@ void attn_for_groups(double *o, const attn_input_t *in,
     for (long h = 0; h < s->hkv; h++) {
         attn_group_t g = {rows, s->sk, s->dk, s->dv, in->q + h * rows * s->dk,
                           in->k + h * s->sk * s->dk, in->v + h * s->sk * s->dv, limit,
-                          in->kpos, in->kslots, in->kv_fp8};
+                          in->kpos, in->kslots, in->kv_fp8, in->v_of_k};
         fn(o + h * rows * s->dv, &g, arg);
     }
     free(limit);

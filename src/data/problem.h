@@ -19,6 +19,8 @@ typedef struct {
     long *kpos;
     long kslots;
     int kv_fp8;
+    int v_of_k; /* 1: V is known to be K's first dv columns, row for row (MLA's one latent cache,
+                   as generated); 0: not known (a variant that needs to know compares them) */
 } attn_input_t;
 
 /* A batch of entries that share hq, hkv, sq, dk and dv, each with its own keys: what --load DIR
@@ -45,6 +47,7 @@ typedef struct {
     const long *kpos; /* the input's sparse key slots (NULL: dense), kslots and kv_fp8 */
     long kslots;
     int kv_fp8;
+    int v_of_k; /* attn_input_t's */
 } attn_group_t;
 
 /* Build per-row key limits (causal or not) for one group; limit has R entries. */

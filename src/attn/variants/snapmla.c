@@ -143,7 +143,7 @@ static void snap_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, const s
     snap_quant_rows(q8, sq, g->q, 0, R, dk, dc, &qcfg, ctx, Q_QUANT);
     acc_hold_f32(q8, dk, R, dk); /* the A of every page's Q.K^T, converted once (the same bits) */
     snap_scales(sk8, g->k, sk, dk, dc, sc);
-    int v_in_cache = snap_v_is_k_prefix(g);
+    int v_in_cache = g->v_of_k || snap_v_is_k_prefix(g);
     snap_cfg_t vcfg = *sc;
     vcfg.rope_aware = 1;
     if (v_in_cache)
