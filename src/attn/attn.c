@@ -1,7 +1,7 @@
 /* attn -- resolving a variant's sites and running it group by group */
 #include "base/err.h"
 #include "attn/attn.h"
-#include "num/acc.h"
+#include "num/acc_f32.h"
 #include "num/acc_tc.h"
 
 #include <math.h>

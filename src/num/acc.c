@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "num/acc_f32.h"
 #include "num/acc_tc.h"
 #include "num/acc_x16.h"
 #include "num/cpu.h"
@@ -18,28 +19,13 @@
 #define ACC_HAVE_X86 1
 #endif
 
-/* Register tile: ACC_MR rows of A against a packed panel of NR columns of op(B). Every
+/* Register tile: ACC_MR rows of A against a packed panel of NR columns of op(B) (the FP32
+ * models' GEMM: acc_f32.c). Every
  * element of C is one independent sequential accumulation over k = 0..K-1; the tiling
  * only chooses which accumulations run side by side, never their order. */
 #define ACC_MR 6
-#define ACC_NR32 16
 #define ACC_NR64 8
 #define ACC_MR16 4 /* rows of the FP16-accumulator tile (its rounding needs the registers) */
-
-/* c [ACC_MR][ACC_NR32] continues each element's chain over K more terms from the value it
- * holds (0 to start): the same sequential chain whichever way K is cut into chunks. */
-static void kern32_generic(float *c, const float *const a[ACC_MR], const float *bp, long K,
-                           int fused)
-{
-    for (int r = 0; r < ACC_MR; r++)
-        for (int j = 0; j < ACC_NR32; j++) {
-            float s = c[r * ACC_NR32 + j];
-            for (long k = 0; k < K; k++)
-                s = fused ? fmaf(a[r][k], bp[k * ACC_NR32 + j], s)
-                          : s + a[r][k] * bp[k * ACC_NR32 + j];
-            c[r * ACC_NR32 + j] = s;
-        }
-}
 
 static void kern64_generic(double *c, const double *const *a, const double *bp, long K)
 {
@@ -53,48 +39,6 @@ static void kern64_generic(double *c, const double *const *a, const double *bp, 
 }
 
 #ifdef ACC_HAVE_X86
-/* The register tile with its accumulators in registers: the row loops are unrolled (GCC
- * keeps an array of vectors in memory otherwise) and `fused` is a constant in each copy. */
-__attribute__((target("avx2,fma"), always_inline)) static inline void
-kern32_tile(float *c, const float *const a[ACC_MR], const float *bp, long K, const int fused)
-{
-    __m256 acc[ACC_MR][2];
-    _Pragma("GCC unroll 8")
-    for (int r = 0; r < ACC_MR; r++) {
-        acc[r][0] = _mm256_loadu_ps(c + r * ACC_NR32);
-        acc[r][1] = _mm256_loadu_ps(c + r * ACC_NR32 + 8);
-    }
-    for (long k = 0; k < K; k++) {
-        __m256 b0 = _mm256_loadu_ps(bp + k * ACC_NR32);
-        __m256 b1 = _mm256_loadu_ps(bp + k * ACC_NR32 + 8);
-        _Pragma("GCC unroll 8")
-        for (int r = 0; r < ACC_MR; r++) {
-            __m256 av = _mm256_set1_ps(a[r][k]);
-            if (fused) {
-                acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
-                acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
-            } else {
-                acc[r][0] = _mm256_add_ps(acc[r][0], _mm256_mul_ps(av, b0));
-                acc[r][1] = _mm256_add_ps(acc[r][1], _mm256_mul_ps(av, b1));
-            }
-        }
-    }
-    _Pragma("GCC unroll 8")
-    for (int r = 0; r < ACC_MR; r++) {
-        _mm256_storeu_ps(c + r * ACC_NR32, acc[r][0]);
-        _mm256_storeu_ps(c + r * ACC_NR32 + 8, acc[r][1]);
-    }
-}
-
-__attribute__((target("avx2,fma"))) static void kern32_avx2(float *c, const float *const a[ACC_MR],
-                                                             const float *bp, long K, int fused)
-{
-    if (fused)
-        kern32_tile(c, a, bp, K, 1);
-    else
-        kern32_tile(c, a, bp, K, 0);
-}
-
 __attribute__((target("avx2,fma"))) static void kern64_avx2(double *c, const double *const *a, const double *bp,
                                                              long K)
 {
@@ -120,215 +64,6 @@ __attribute__((target("avx2,fma"))) static void kern64_avx2(double *c, const dou
 }
 
 #endif
-
-#ifdef ACC_HAVE_X86
-/* Four rows of B (B[t][k], t < 4) into columns of a packed panel: 4 x 4 blocks converted to
- * binary32 and transposed in registers. */
-__attribute__((target("avx2,fma"))) static void acc_pack32_t4(float *bp, const double *B, long ldb, long K)
-{
-    long k = 0;
-    for (; k + 4 <= K; k += 4) {
-        __m128 r0 = _mm256_cvtpd_ps(_mm256_loadu_pd(B + k)), r1 = _mm256_cvtpd_ps(_mm256_loadu_pd(B + ldb + k)),
-               r2 = _mm256_cvtpd_ps(_mm256_loadu_pd(B + 2 * ldb + k)),
-               r3 = _mm256_cvtpd_ps(_mm256_loadu_pd(B + 3 * ldb + k));
-        _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-        _mm_storeu_ps(bp + k * ACC_NR32, r0);
-        _mm_storeu_ps(bp + (k + 1) * ACC_NR32, r1);
-        _mm_storeu_ps(bp + (k + 2) * ACC_NR32, r2);
-        _mm_storeu_ps(bp + (k + 3) * ACC_NR32, r3);
-    }
-    for (; k < K; k++)
-        for (int t = 0; t < 4; t++)
-            bp[k * ACC_NR32 + t] = (float)B[t * ldb + k];
-}
-
-/* x[0:n] to binary32 (RNE, as the C conversion). */
-__attribute__((target("avx2,fma"))) static void acc_to_f32_avx2(float *d, const double *x, long n)
-{
-    long i = 0;
-    for (; i + 4 <= n; i += 4)
-        _mm_storeu_ps(d + i, _mm256_cvtpd_ps(_mm256_loadu_pd(x + i)));
-    for (; i < n; i++)
-        d[i] = (float)x[i];
-}
-
-/* x[0:n] to binary64 (exact). */
-__attribute__((target("avx2,fma"))) static void acc_to_f64_avx2(double *d, const float *x, long n)
-{
-    long i = 0;
-    for (; i + 4 <= n; i += 4)
-        _mm256_storeu_pd(d + i, _mm256_cvtps_pd(_mm_loadu_ps(x + i)));
-    for (; i < n; i++)
-        d[i] = x[i];
-}
-#endif
-
-static void acc_to_f64(double *d, const float *x, long n)
-{
-#ifdef ACC_HAVE_X86
-    if (cpu_has_avx2_fma()) {
-        acc_to_f64_avx2(d, x, n);
-        return;
-    }
-#endif
-    for (long i = 0; i < n; i++)
-        d[i] = x[i];
-}
-
-static void acc_to_f32(float *d, const double *x, long n)
-{
-#ifdef ACC_HAVE_X86
-    if (cpu_has_avx2_fma()) {
-        acc_to_f32_avx2(d, x, n);
-        return;
-    }
-#endif
-    for (long i = 0; i < n; i++)
-        d[i] = (float)x[i];
-}
-
-/* Panel of B^T [0:K][j0:j0+nr] (B [N][K]) as binary32, ACC_NR32 wide, zero beyond nr
- * (branch-free inner loops: the packing costs about as much per element as the kernel does for
- * M = 128). */
-static void acc_pack32_t(float *bp, const double *B, long ldb, long j0, long nr, long K)
-{
-    if (nr < ACC_NR32)
-        memset(bp, 0, sizeof(float) * (size_t)(K * ACC_NR32));
-    long j = 0;
-#ifdef ACC_HAVE_X86
-    if (cpu_has_avx2_fma())
-        for (; j + 4 <= nr; j += 4)
-            acc_pack32_t4(bp + j, B + (j0 + j) * ldb, ldb, K);
-#endif
-    for (; j < nr; j++) {
-        const double *b = B + (j0 + j) * ldb;
-        for (long k = 0; k < K; k++)
-            bp[k * ACC_NR32 + j] = (float)b[k];
-    }
-}
-
-/* K is cut into chunks so that a packed chunk of op(B) stays in cache; each element's chain
- * resumes from its binary32 value, so the result is the same sequential chain. */
-#define ACC_KC32 192
-/* Columns of C a pass holds (binary32, all rows): about 384 KB, so that a row-major op(B) is
- * packed for many panels at once from whole rows (an MLA decode's P V: all 512 columns), and A's
- * chunk, read from L2, serves every panel of the pass. */
-#define ACC_CF32 98304
-#define ACC_PB32 32768 /* floats of a pass's packed chunk of a row-major op(B): kc = ACC_PB32 / w rows */
-
-/* Rows k0 .. k0 + kn - 1 of a row-major op(B) (B [K][N]), columns j0 .. j0 + w - 1, into
- * w / ACC_NR32 panels of kn x ACC_NR32 (zero beyond N): each row read once, in order. */
-static void acc_pack32_rows(float *bp, const double *B, long ldb, long j0, long w, long N, long kn)
-{
-    long np = w / ACC_NR32, full = N - j0 < w ? N - j0 : w;
-    for (long k = 0; k < kn; k++) {
-        const double *row = B + k * ldb + j0;
-        long j = 0;
-        for (; j + ACC_NR32 <= full; j += ACC_NR32)
-            acc_to_f32(bp + (j / ACC_NR32 * kn + k) * ACC_NR32, row + j, ACC_NR32);
-        for (; j < np * ACC_NR32; j++)
-            bp[(j / ACC_NR32 * kn + k) * ACC_NR32 + j % ACC_NR32] = j < full ? (float)row[j] : 0.0f;
-    }
-}
-
-/* The operand held for this thread's FP32 products (acc_hold_f32). */
-static _Thread_local struct {
-    const double *a;
-    long lda, m, k;
-    float *f;
-} acc_held32;
-
-void acc_hold_f32(const double *A, long lda, long M, long K)
-{
-    acc_release_f32();
-    if (M < 1 || K < 1)
-        return;
-    float *f = err_malloc((size_t)(M * K), sizeof(float));
-    for (long i = 0; i < M; i++)
-        acc_to_f32(f + i * K, A + i * lda, K);
-    acc_held32.a = A, acc_held32.lda = lda, acc_held32.m = M, acc_held32.k = K, acc_held32.f = f;
-}
-
-void acc_release_f32(void)
-{
-    free(acc_held32.f);
-    memset(&acc_held32, 0, sizeof acc_held32);
-}
-
-static void gemm32(double *C, long ldc, const double *A, long lda, const double *B, long ldb,
-                   int b_trans, long M, long N, long K, int fused)
-{
-    /* twelve rows a tile in AVX-512 (sixteen columns in one vector), six in AVX2 */
-    const int x16 = acc_simd >= 2 && cpu_has_avx512();
-    const long tr = x16 ? ACC_X16_MR32 : ACC_MR;
-    long mpad = (M + tr - 1) / tr * tr;
-    /* a pass: w columns of C (panels of ACC_NR32). A transposed op(B) is packed panel by panel
-     * from its rows (each K long); a row-major one, for as many panels as C's pass holds, from
-     * its rows (each w long), in chunks of kc rows that keep the pass's packed chunk small */
-    long npan = (N + ACC_NR32 - 1) / ACC_NR32;
-    long wp = b_trans ? 1 : ACC_CF32 / (mpad * ACC_NR32);
-    wp = wp < 1 ? 1 : wp > npan ? npan : wp;
-    long w = wp * ACC_NR32;
-    long kc = b_trans || wp == 1 ? ACC_KC32 : ACC_PB32 / w;
-    kc = kc < 16 ? 16 : kc > ACC_KC32 ? ACC_KC32 : kc;
-    kc = K < kc ? K : kc;
-    float *bp = err_malloc((size_t)(kc * w + 1), sizeof(float));
-    /* A as binary32: the held copy where A lies inside it, else converted here; row i at
-     * av + i ak */
-    float *af = NULL;
-    const float *av;
-    long ak = K, hr, hc;
-    if (acc_inside(acc_held32.a, acc_held32.lda, acc_held32.m, acc_held32.k, A, lda, M, K, &hr, &hc)) {
-        ak = acc_held32.k;
-        av = acc_held32.f + hr * ak + hc;
-    } else {
-        af = err_malloc((size_t)(M * K + 1), sizeof(float));
-        for (long i = 0; i < M; i++)
-            acc_to_f32(af + i * K, A + i * lda, K);
-        av = af;
-    }
-    float *zero = err_calloc((size_t)K + 1, sizeof(float));
-    float *cf = err_malloc((size_t)(mpad * w), sizeof(float)); /* the pass's panels of C */
-    int avx = acc_simd && cpu_has_avx2_fma();
-    for (long j0 = 0; j0 < N; j0 += w) {
-        long np = N - j0 < w ? (N - j0 + ACC_NR32 - 1) / ACC_NR32 : wp;
-        memset(cf, 0, sizeof(float) * (size_t)(mpad * np * ACC_NR32));
-        for (long k0 = 0; k0 < K; k0 += kc) {
-            long kn = K - k0 < kc ? K - k0 : kc;
-            if (b_trans)
-                acc_pack32_t(bp, B + k0, ldb, j0, N - j0 < ACC_NR32 ? N - j0 : ACC_NR32, kn);
-            else
-                acc_pack32_rows(bp, B + k0 * ldb, ldb, j0, np * ACC_NR32, N, kn);
-            for (long p = 0; p < np; p++)
-                for (long i0 = 0; i0 < M; i0 += tr) {
-                    long mr = M - i0 < tr ? M - i0 : tr;
-                    const float *a[ACC_X16_MR32];
-                    float *c = cf + (p * mpad + i0) * ACC_NR32;
-                    const float *b = bp + p * kn * ACC_NR32;
-                    for (long r = 0; r < tr; r++)
-                        a[r] = r < mr ? av + (i0 + r) * ak + k0 : zero;
-#ifdef ACC_HAVE_X86
-                    if (x16)
-                        acc_kern32_x16(c, a, b, kn, fused);
-                    else if (avx)
-                        kern32_avx2(c, a, b, kn, fused);
-                    else
-#endif
-                        kern32_generic(c, a, b, kn, fused);
-                }
-        }
-        for (long p = 0; p < np; p++) {
-            long nr = N - j0 - p * ACC_NR32 < ACC_NR32 ? N - j0 - p * ACC_NR32 : ACC_NR32;
-            for (long i = 0; i < M; i++)
-                acc_to_f64(C + i * ldc + j0 + p * ACC_NR32, cf + (p * mpad + i) * ACC_NR32, nr);
-        }
-    }
-    (void)avx, (void)x16;
-    free(bp);
-    free(af);
-    free(zero);
-    free(cf);
-}
 
 /* A kernel on one register tile: tile rows of A (a[r], K long) against a packed panel bp of
  * `cols` columns, into c [rows][cols]; with the tile's shape. */
@@ -527,10 +262,10 @@ void acc_gemm_f(double *C, long ldc, const double *A, long lda, const double *B,
         gemm64(C, ldc, A, lda, B, ldb, b_trans, M, N, K);
         break;
     case ACC_FP32_FMA:
-        gemm32(C, ldc, A, lda, B, ldb, b_trans, M, N, K, 1);
+        acc_gemm32(C, ldc, A, lda, B, ldb, b_trans, M, N, K, 1);
         break;
     case ACC_FP32_MULADD:
-        gemm32(C, ldc, A, lda, B, ldb, b_trans, M, N, K, 0);
+        acc_gemm32(C, ldc, A, lda, B, ldb, b_trans, M, N, K, 0);
         break;
     case ACC_FP16:
         gemm16(C, ldc, A, lda, B, ldb, b_trans, M, N, K);

@@ -18,11 +18,4 @@ void acc_gemm_f(double *C, long ldc, const double *A, long lda, const double *B,
 void acc_gemm(double *C, long ldc, const double *A, long lda, const double *B, long ldb,
               int b_trans, long M, long N, long K, acc_model_t model);
 
-/* A [M][K] (row stride lda) converted to binary32 once and used by every FP32-model product of
- * this thread whose A lies inside it (its rows and columns, the same lda) until
- * acc_release_f32 or the next hold; A must not change meanwhile. Bits are the same with or
- * without it (an attention's Q against tile after tile of K: converted once, not per tile). */
-void acc_hold_f32(const double *A, long lda, long M, long K);
-void acc_release_f32(void);
-
 #endif

@@ -7,7 +7,7 @@
 
 #include "attn/variants/variants.h"
 #include "attn/quant.h"
-#include "num/acc.h"
+#include "num/acc_f32.h"
 
 /* The PV tile: P is quantized per 1 head row x SNAP_PAGE tokens (the kernel's fixed tile;
  * --block does not apply to these variants). */
