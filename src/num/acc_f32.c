@@ -216,8 +216,8 @@ void acc_release_f32(void)
     memset(&acc_held32, 0, sizeof acc_held32);
 }
 
-void acc_gemm32(double *C, long ldc, const double *A, long lda, const double *B, long ldb,
-                   int b_trans, long M, long N, long K, int fused)
+void acc_gemm32(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
+                long N, long K, int fused)
 {
     /* twelve rows a tile in AVX-512 (sixteen columns in one vector), six in AVX2 */
     const int x16 = acc_simd >= 2 && cpu_has_avx512();
