@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "num/acc.h"
+#include "num/acc_f32.h"
 #include "num/acc_tc.h"
 #include "num/acc_tc_int.h"
 #include "num/cpu.h"
@@ -378,6 +379,73 @@ static void fp16_f32_operands(fmt_rng_t *rng)
     free(x), free(B), free(Bt), free(C1), free(C2), free(A), free(G), free(D1), free(D2);
 }
 
+/* The FP32 models' sequential chain, written out: C[i][j] = A[i][k] B[j][k] accumulated in k order
+ * in binary32 (fused: fmaf; else the product rounded, then the sum). */
+static void f32_loop(double *C, const double *A, long lda, const double *B, long ldb, long M, long N, long K,
+                     int fused)
+{
+    for (long i = 0; i < M; i++)
+        for (long j = 0; j < N; j++) {
+            float f = 0;
+            for (long k = 0; k < K; k++) {
+                float a = (float)A[i * lda + k], b = (float)B[j * ldb + k];
+                f = fused ? fmaf(a, b, f) : f + a * b;
+            }
+            C[i * N + j] = f;
+        }
+}
+
+/* The FP32 GEMM where C's rows and columns take more than one pass (a row-major op(B) packed
+ * for a pass of panels from whole rows; the last pass and its last panel partial), K in more
+ * than one chunk, and with an A held (acc_hold_f32): the whole of it and a block inside it at
+ * an offset, and a held array that does not contain A (not taken). Against f32_loop. */
+static void f32_passes_and_held(fmt_rng_t *rng)
+{
+    const int quick = check_quick();
+    long M = quick ? 400 : 700, N = 300, K = quick ? 8 : 200; /* quick: still two passes, one chunk */
+    double *A = malloc(sizeof(double) * (size_t)(M * K)), *B = malloc(sizeof(double) * (size_t)(N * K));
+    double *Bt = malloc(sizeof(double) * (size_t)(K * N)), *other = calloc((size_t)(M * K), sizeof(double));
+    double *C = malloc(sizeof(double) * (size_t)(M * N)), *W = malloc(sizeof(double) * (size_t)(M * N));
+    for (long i = 0; i < M * K; i++)
+        A[i] = fmt_round(ldexp((double)(fmt_rng_next(rng) >> 11), -53) - 0.5, FMT_BF16, FMT_RNE, 0, NULL);
+    for (long i = 0; i < N * K; i++)
+        B[i] = fmt_round(ldexp((double)(fmt_rng_next(rng) >> 11), -52) - 1.0, FMT_BF16, FMT_RNE, 0, NULL);
+    for (long j = 0; j < N; j++)
+        for (long k = 0; k < K; k++)
+            Bt[k * N + j] = B[j * K + k];
+    long bad = 0, compared = 0;
+    for (int fused = 0; fused < 2; fused++) {
+        acc_model_t model = fused ? ACC_FP32_FMA : ACC_FP32_MULADD;
+        for (int part = 0; part < 4; part++) { /* plain, held whole, held inside, held elsewhere */
+            long r0 = part == 2 ? 3 : 0, k0 = part == 2 ? 5 : 0, m = M - r0, kk = K - k0;
+            f32_loop(W, A + r0 * K + k0, K, B + k0, K, m, N, kk, fused);
+            if (part == 1 || part == 2)
+                acc_hold_f32(A, K, M, K);
+            if (part == 3)
+                acc_hold_f32(other, K, M, K);
+            for (int simd = 2; simd >= (quick ? 2 : 0); simd -= 2) /* the widest kernels, then the scalar ones */
+                for (int trans = 0; trans < 2; trans++) {
+                    acc_simd = simd;
+                    acc_gemm(C, N, A + r0 * K + k0, K, trans ? B + k0 : Bt + k0 * N, trans ? K : N, trans, m, N, kk,
+                             model);
+                    acc_simd = 2;
+                    for (long i = 0; i < m * N; i++, compared++)
+                        if (C[i] != W[i] && bad++ < 5)
+                            CHECK(0, "%s part %d simd %d trans %d (%ld,%ld): %a vs %a", acc_table[model].name, part,
+                                  simd, trans, i / N, i % N, C[i], W[i]);
+                }
+            acc_release_f32();
+        }
+    }
+    CHECK(bad == 0 && compared > 0, "fp32 GEMM over passes and held operands: %ld of %ld differ", bad, compared);
+    free(A);
+    free(B);
+    free(Bt);
+    free(other);
+    free(C);
+    free(W);
+}
+
 int main(void)
 {
     fmt_rng_t rng;
@@ -452,6 +520,7 @@ int main(void)
     free(B);
     free(C);
     free(Bt);
+    f32_passes_and_held(&rng);
     tc_simd_vs_scalar(&rng);
     tc_split_overflow();
     tcf_convert_vs_scalar(&rng);

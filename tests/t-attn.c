@@ -1,9 +1,11 @@
 /* t-attn -- variants: all sites exact equals Golden; a hand-computed Base; site resolution */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "attn/attn.h"
+#include "attn/flash.h"
 #include "check.h"
 #include "data/gen.h"
 #include "ref/golden.h"
@@ -156,6 +158,48 @@ static void test_sites(void)
     CHECK(attn_find("nonexistent") < 0, "unknown variant");
 }
 
+/* attn_sum_in_order against the chain written out: binary32 terms from 2^-140 to 2^127 of both
+ * signs (cancellations; the last two terms take the sum past binary32's range), each partial sum rounded
+ * to binary32 (its binary64 sum converted) where the site rounds; the plain binary64 chain where
+ * the site is exact; and binary64 terms (x_fp32 0) where it rounds. */
+static void test_sum_in_order(void)
+{
+    attn_cfg_t c = cfg_default(64, 0.1);
+    attn_stats_t st = {0};
+    attn_ctx_t ctx;
+    err_t e = {0};
+    enum { N = 4000 };
+    static double x[N], y[N];
+    uint64_t u = 88172645463325252ULL;
+    for (int i = 0; i < N; i++) {
+        u ^= u << 13, u ^= u >> 7, u ^= u << 17;
+        double m = 1.0 + (double)(u >> 40) * 0x1p-24; /* 1 .. 2 */
+        int ex = (int)(u % 241) - 140;                /* 2^-140 .. 2^100: sums stay finite */
+        x[i] = (double)(float)ldexp(u >> 63 ? -m : m, ex);
+        y[i] = ldexp(m, ex % 60) * (1.0 + 0x1p-40); /* not binary32 values */
+    }
+    x[N - 2] = x[N - 1] = 0x1.fffffep127; /* the last two overflow binary32's range: infinity */
+    for (int exact = 0; exact < 2; exact++) {
+        c.exact = exact ? "l_sum" : NULL;
+        CHECK(attn_ctx_init(&ctx, attn_find("base"), &c, &st, &e) == 0, "ctx: %s", e.msg);
+        int site = -1;
+        for (int i = 0; i < ctx.nsites; i++)
+            if (strcmp(ctx.site[i].def->name, "l_sum") == 0)
+                site = i;
+        CHECK(site >= 0, "base has l_sum");
+        for (int n = 0; n <= N; n += n < N - N / 8 ? N / 8 + 1 : 1)
+            for (int fp32 = 0; fp32 < 2; fp32++) {
+                const double *t = fp32 ? x : y;
+                double want = 0;
+                for (int i = 0; i < n; i++)
+                    want = exact ? want + t[i] : (double)(float)(want + t[i]);
+                double got = attn_sum_in_order(&ctx, site, t, n, fp32);
+                CHECK(got == want || (isnan(got) && isnan(want)), "sum of %d (exact %d, fp32 terms %d): %a vs %a", n,
+                      exact, fp32, got, want);
+            }
+    }
+}
+
 /* Every registered variant, both AMLA forms: every site exact equals Golden to 1e-12; only
  * out_cast rounded equals Golden's output rounded to the output format, bit for bit. */
 static void test_every_variant_sites(void)
@@ -197,5 +241,6 @@ int main(void)
     test_hand_base();
     test_block_invariance();
     test_sites();
+    test_sum_in_order();
     return check_done("t-attn");
 }
