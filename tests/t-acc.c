@@ -31,12 +31,15 @@ static void tc_held_same(const double *A, const double *B, long M, long N, long 
                          long *compared, long *bad)
 {
     double *C1 = malloc(sizeof(double) * (size_t)(M * N)), *C2 = malloc(sizeof(double) * (size_t)(M * N));
-    for (int part = 0; part < 3; part++) {
-        long r0 = part ? 1 : 0, k0 = part ? 7 : 0;
+    /* held whole; A a block inside it (from row 1: the AVX2 kernel's int16 pairs; from row 4: its
+     * int8 quads, whose groups of four rows line up); held with another minimum exponent; held
+     * one row short, so that A (from row 4) is not inside it, though it starts there */
+    for (int part = 0; part < 5; part++) {
+        long r0 = part == 0 ? 0 : part == 3 || part == 4 ? 4 : 1, k0 = part ? 7 : 0;
         acc_simd = 0;
         acc_gemm_f(C1, N, A + r0 * K + k0, K, B + k0, K, 1, M - r0, N, K - k0, (acc_model_t)model, f, f);
         acc_simd = 2;
-        acc_tc_hold(A, K, M, K, part == 2 ? fmt_table[f].emin - 1 : fmt_table[f].emin);
+        acc_tc_hold(A, K, part == 4 ? M - 1 : M, K, part == 2 ? fmt_table[f].emin - 1 : fmt_table[f].emin);
         acc_gemm_f(C2, N, A + r0 * K + k0, K, B + k0, K, 1, M - r0, N, K - k0, (acc_model_t)model, f, f);
         acc_tc_release();
         tc_same(C1, C2, (M - r0) * N, model, f, kind, part ? "held, inside" : "held", 2, compared, bad);

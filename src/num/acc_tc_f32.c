@@ -18,13 +18,16 @@
  * Where every operand has at most 12 significant bits (the formats' values: products exact in
  * binary32), exponents keep every product a normal binary32, and results cannot leave binary32's
  * normal range (as tc_rows' safe == 2; a C of zeros and normal binary32 values), each block is: the
- * exponent maximum over sums of operand exponents (exact small integers, as binary32 values or as
- * int16 pairs: two rows per lane); each term |t 2^(f - emax)| < 2^(f+2) scaled exactly in binary32
+ * exponent maximum over sums of operand exponents (exact small integers, as binary32 values, as
+ * int16 pairs: two rows per lane, or in AVX2, where each operand's exponents span at most 63
+ * binades and nothing is promoted, as int8 quads relative to the largest: four rows per lane, with
+ * saturating sums, ACC_TCF8_QNONE for a zero); each term |t 2^(f - emax)| < 2^(f+2) scaled exactly in binary32
  * and truncated to an int32 (cvttps: toward zero, as trunc); the integers summed in one int32
  * where B + 1 terms below 2^(f+2) fit it, else in two halves of the block (each below 2^31 for
  * B <= 16, f <= 25) whose sum is used where it does not overflow and joined exactly in binary64
  * where it does; the sum truncated to min(24, f + 1) significant bits (toward zero: a conversion
- * that rounds toward zero, then low significand bits cleared) and scaled by 2^(emax - f) exactly:
+ * that rounds toward zero: a correction of the nearest, or with the quads one conversion in MXCSR's
+ * round-toward-zero, then low significand bits cleared) and scaled by 2^(emax - f) exactly:
  * acc_tc_block's result. A block whose maximum falls below f - 126 (C alone, tiny) would scale
  * out of binary32: the kernels report it and the caller recomputes those rows in binary64 lanes. */
 
@@ -87,14 +90,33 @@ static void tcf_pairs(int32_t *q, const float *e, long lde, long m, long k, int 
     }
 }
 
+/* Exponents e [m][lde] of rows in quads for the AVX2 kernel (acc_tcf8_quads): q [(m + 3) / 4][k],
+ * rows 4h .. 4h + 3, those past m as row m - 1. */
+static void tcf_quads(int32_t *q, const float *e, long lde, long m, long k, int bias)
+{
+    for (long h = 0; h < (m + 3) / 4; h++) {
+        const float *rows[4];
+        for (int j = 0; j < 4; j++)
+            rows[j] = e + (4 * h + j < m ? 4 * h + j : m - 1) * lde;
+        acc_tcf8_quads(q + h * k, rows, k, bias);
+    }
+}
+
+/* A range's largest exponent as the quads' bias (0 where every operand is zero), or
+ * ACC_TCF8_NOQ where its exponents span more than ACC_TCF8_QSPAN binades. */
+static int tcf_quad_bias(const acc_tcf_range_t *g)
+{
+    return g->emx == -INFINITY ? 0 : g->emx - g->emn <= ACC_TCF8_QSPAN ? (int)g->emx : ACC_TCF8_NOQ;
+}
+
 /* The operand held for this thread's products (acc_tc_hold): A [m][k] converted once (its
- * exponents paired from row 0 by the first product whose kernel takes pairs). */
+ * exponents paired, or in quads, from row 0 by the first product whose kernel takes them). */
 typedef struct {
     const double *a;
     long lda, m, k;
     int emin;
     float *v, *e;
-    int32_t *q;
+    int32_t *q, *q4;
     acc_tcf_range_t g;
 } tcf_held_t;
 
@@ -108,7 +130,7 @@ void acc_tc_hold(const double *A, long lda, long M, long K, int emin)
     tcf_held_t *h = &tcf_held;
     const int wide = acc_simd >= 2 && cpu_has_avx512();
     *h = (tcf_held_t){A, lda, M, K, emin, err_malloc((size_t)(M * K), sizeof(float)),
-                      err_malloc((size_t)(M * K), sizeof(float)), NULL, {-INFINITY, INFINITY, 1}};
+                      err_malloc((size_t)(M * K), sizeof(float)), NULL, NULL, {-INFINITY, INFINITY, 1}};
     for (long i = 0; i < M; i++)
         tcf_convert(h->v + i * K, h->e + i * K, A + i * lda, K, emin, &h->g, wide);
 }
@@ -118,6 +140,7 @@ void acc_tc_release(void)
     free(tcf_held.v);
     free(tcf_held.e);
     free(tcf_held.q);
+    free(tcf_held.q4);
     memset(&tcf_held, 0, sizeof tcf_held);
 }
 
@@ -149,39 +172,33 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
     /* op(B)'s exponents: as binary32 values, or int16 in both halves of a lane where the kernels
      * take pairs */
     const int pairs = tc->b >= ACC_TCF16_PAIRS;
-    float *be = pairs ? NULL : err_malloc((size_t)(nbp * K * np + 1), sizeof(float));
+    /* op(B)'s exponents as binary32 values, panel by panel; where the kernel takes pairs (or
+     * quads), those made from them once the operands' ranges are known */
+    float *be = err_malloc((size_t)(nbp * K * np + 1), sizeof(float));
     int32_t *bq = pairs ? err_malloc((size_t)(nbp * K * np + 1), sizeof(int32_t)) : NULL;
     acc_tcf_range_t ga = {-INFINITY, INFINITY, 1}, gb = {-INFINITY, INFINITY, 1};
     /* A's operands: the held ones where A lies inside them (their range covers A's: the checks
-     * below may only be stricter), else converted here; row i at av + i ak */
+     * below may only be stricter), else converted here; row i at av + i ak, of am rows from av0 */
     float *af = NULL, *ae = NULL;
     int32_t *aq = NULL;
-    const float *av, *aw;
-    const int32_t *ap = NULL; /* A's exponents paired (pairs): row pair h at ap + h apk */
-    long ak, apk = K, hr, hc;
-    if (tcf_held_has(A, lda, M, K, emin_a, &hr, &hc)) {
-        ak = tcf_held.k;
-        av = tcf_held.v + hr * ak + hc;
+    const float *av, *aw, *av0;
+    const int32_t *ap = NULL; /* A's exponents in pairs (row pair h) or quads (row group h) at ap + h apk */
+    long ak, apk = K, hr = 0, hc = 0, am = M;
+    const int held = tcf_held_has(A, lda, M, K, emin_a, &hr, &hc);
+    if (!held)
+        hr = hc = 0; /* (tcf_held_has may have set them) */
+    if (held) {
+        ak = tcf_held.k, am = tcf_held.m;
+        av0 = tcf_held.v + hc;
+        av = av0 + hr * ak;
         aw = tcf_held.e + hr * ak + hc;
         ga = tcf_held.g;
-        if (pairs && hr % 2 == 0) { /* the held pairs line up with A's */
-            if (!tcf_held.q) {
-                tcf_held.q = err_malloc((size_t)((tcf_held.m + 1) / 2 * ak), sizeof(int32_t));
-                tcf_pairs(tcf_held.q, tcf_held.e, ak, tcf_held.m, ak, wide);
-            }
-            ap = tcf_held.q + hr / 2 * ak + hc, apk = ak;
-        }
     } else {
         af = err_malloc((size_t)(M * K + 1), sizeof(float));
         ae = err_malloc((size_t)(M * K + 1), sizeof(float));
         for (long i = 0; i < M; i++)
             tcf_convert(af + i * K, ae + i * K, A + i * lda, K, emin_a, &ga, wide);
-        av = af, aw = ae, ak = K;
-    }
-    if (pairs && !ap) {
-        aq = err_malloc((size_t)((M + 1) / 2 * K + 1), sizeof(int32_t));
-        tcf_pairs(aq, aw, ak, M, K, wide);
-        ap = aq;
+        av = av0 = af, aw = ae, ak = K;
     }
     /* op(B) by its contiguous lines (a column of op(B) where b_trans, else a row) into panels
      * of np columns, zero beyond N */
@@ -190,47 +207,39 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
     long lines = b_trans ? np : 1;
     float *tv = err_malloc((size_t)(lines * ll) + 1, sizeof(float));
     float *te = err_malloc((size_t)(lines * ll) + 1, sizeof(float));
-    int32_t *tq = pairs ? err_malloc((size_t)(lines * ll) + 1, sizeof(int32_t)) : NULL;
     for (long j0 = 0; lines > 1 && j0 < N; j0 += np) {
         for (long t = 0; t < np; t++) {
             float *v = tv + t * K, *e = te + t * K;
-            int32_t *q = pairs ? tq + t * K : NULL;
             if (j0 + t < N)
                 tcf_convert(v, e, B + (j0 + t) * ldb, K, emin_b, &gb, wide);
             for (long k = 0; j0 + t >= N && k < K; k++) /* beyond N: zero operands */
                 v[k] = 0.0f, e[k] = -INFINITY;
-            if (pairs)
-                tcf_pair_line(q, e, e, K, wide);
         }
         void (*transpose)(void *, const void *, long) = wide ? acc_tcf16_transpose : acc_tcf8_transpose;
         transpose(bp + j0 * K, tv, K);
-        transpose(pairs ? (void *)(bq + j0 * K) : (void *)(be + j0 * K), pairs ? (void *)tq : (void *)te, K);
+        transpose(be + j0 * K, te, K);
     }
     for (long l = 0; lines == 1 && l < nl; l++) { /* row l of op(B): np contiguous values in each panel */
         tcf_convert(tv, te, B + l * ldb, ll, emin_b, &gb, wide);
-        if (pairs)
-            tcf_pair_line(tq, te, te, ll, wide);
         for (long j0 = 0; j0 < N; j0 += np) {
             long w = N - j0 < np ? N - j0 : np, at = j0 * K + l * np;
-            memcpy(bp + at, tv + j0, (size_t)w * sizeof(float));
-            if (pairs)
-                memcpy(bq + at, tq + j0, (size_t)w * sizeof(int32_t));
-            else
+            if (w == 8) { /* a whole AVX2 panel: a copy of constant size (not a string move) */
+                memcpy(bp + at, tv + j0, 8 * sizeof(float));
+                memcpy(be + at, te + j0, 8 * sizeof(float));
+            } else {
+                memcpy(bp + at, tv + j0, (size_t)w * sizeof(float));
                 memcpy(be + at, te + j0, (size_t)w * sizeof(float));
+            }
         }
     }
     for (long j = N; j < nbp * np; j++)
         for (long k = 0; k < K; k++) {
             long at = (j / np * K + k) * np + j % np;
             bp[at] = 0.0f;
-            if (pairs)
-                bq[at] = acc_tcf_pair(-INFINITY, -INFINITY);
-            else
-                be[at] = -INFINITY;
+            be[at] = -INFINITY;
         }
     free(tv);
     free(te);
-    free(tq);
     /* every nonzero operand and product a normal binary32 with its bits; C below 2^128 (as
      * tc_rows' safe == 2: |C| and K terms of at most 2^(amax + bmax + 2)); results on a grid no
      * finer than 2^(amin + bmin - f) >= 2^-126, so 2^(f - emax) and 2^(emax - f) normal too
@@ -242,6 +251,36 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
     if (ok && ga.emx != -INFINITY && gb.emx != -INFINITY)
         ok = ga.emx <= 127 && gb.emx <= 127 && ga.emn + gb.emn - tc->f >= -126 &&
              log2(cmax + ((double)K + 1) * ldexp(1.0, (int)(ga.emx + gb.emx) + 2)) + 1 < 128;
+    /* the AVX2 kernel's int8 quads where each operand's exponents span few enough binades (the
+     * held ones' groups of four rows lining up with A's), else pairs as the AVX-512 kernel's */
+    int ba = tcf_quad_bias(&ga), bb = tcf_quad_bias(&gb), qbias = ACC_TCF8_NOQ;
+    if (ok && pairs && !wide && !tc->promote && ba != ACC_TCF8_NOQ && bb != ACC_TCF8_NOQ && hr % 4 == 0) {
+        const float *bl[4] = {be, be, be, be};
+        acc_tcf8_quads(bq, bl, nbp * K * np, bb);
+        if (held && !tcf_held.q4) {
+            tcf_held.q4 = err_malloc((size_t)((tcf_held.m + 3) / 4 * ak), sizeof(int32_t));
+            tcf_quads(tcf_held.q4, tcf_held.e, ak, tcf_held.m, ak, ba);
+        }
+        if (!held) {
+            aq = err_malloc((size_t)((M + 3) / 4 * K + 1), sizeof(int32_t));
+            tcf_quads(aq, aw, ak, M, K, ba);
+        }
+        ap = held ? tcf_held.q4 + hr / 4 * ak + hc : aq, apk = ak;
+        qbias = ba + bb;
+    } else if (ok && pairs) {
+        tcf_pair_line(bq, be, be, nbp * K * np, wide);
+        if (held && hr % 2 == 0) { /* the held pairs line up with A's */
+            if (!tcf_held.q) {
+                tcf_held.q = err_malloc((size_t)((tcf_held.m + 1) / 2 * ak), sizeof(int32_t));
+                tcf_pairs(tcf_held.q, tcf_held.e, ak, tcf_held.m, ak, wide);
+            }
+            ap = tcf_held.q + hr / 2 * ak + hc, apk = ak;
+        } else {
+            aq = err_malloc((size_t)((M + 1) / 2 * K + 1), sizeof(int32_t));
+            tcf_pairs(aq, aw, ak, M, K, wide);
+            ap = aq, apk = K;
+        }
+    }
     for (long j0 = 0; j0 < N && ok; j0 += np) {
         long nr = N - j0 < np ? N - j0 : np;
         const float *pb = bp + j0 * K;
@@ -250,18 +289,25 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
             const float *a[ACC_TCF8_ROWS], *ea[ACC_TCF8_ROWS];
             const int32_t *eq[ACC_TCF8_ROWS / 2];
             /* rows past mr (the AVX2 kernel computes them, and drops them) are copies of real
-             * rows, the same as the exponent pairs give them: the last real pair's row where it
-             * is a row with itself, rows i and i + 1 (or i) where the pair is past mr too */
+             * rows, the same as the exponents give them: with pairs, the last real pair's row
+             * where it is a row with itself, rows i and i + 1 (or i) where the pair is past mr
+             * too; with quads, the row the group's line holds (past A's rows, its last) */
             for (int r = 0; r < mp; r++) {
                 int row = r < mr ? r : r - r % 2 < mr ? r - 1 : mr >= 2 ? r % 2 : 0;
-                a[r] = av + (i + row) * ak;
+                long qrow = hr + i + r < am ? hr + i + r : am - 1;
+                a[r] = qbias != ACC_TCF8_NOQ ? av0 + qrow * ak : av + (i + row) * ak;
                 ea[r] = aw + (i + row) * ak;
             }
-            for (int h = 0; pairs && h < mp / 2; h++) /* i is even: pairs (i + 2h, i + 2h + 1) */
+            for (int h = 0; pairs && qbias == ACC_TCF8_NOQ && h < mp / 2; h++) /* i is even: pairs (i + 2h, i + 2h + 1) */
                 eq[h] = ap + (i / 2 + (2 * h < mr ? h : 0)) * apk;
-            (wide ? acc_tcf16_rows : acc_tcf8_rows)(mr, C + i * ldc, ldc, j0, nr, a, ea, pairs ? eq : NULL, K, pb,
-                                                     be ? be + j0 * K : NULL, bq ? bq + j0 * K : NULL, tc->f, tc->b,
-                                                     acc, tc->promote, &low);
+            for (int g = 0; qbias != ACC_TCF8_NOQ && g < mp / 4; g++) /* i is a multiple of 4: groups (i + 4g ..) */
+                eq[g] = ap + (i / 4 + (4 * g < mr ? g : 0)) * apk;
+            if (wide)
+                acc_tcf16_rows(mr, C + i * ldc, ldc, j0, nr, a, ea, pairs ? eq : NULL, K, pb, be + j0 * K,
+                               bq ? bq + j0 * K : NULL, tc->f, tc->b, acc, tc->promote, &low);
+            else
+                acc_tcf8_rows(mr, C + i * ldc, ldc, j0, nr, a, ea, pairs ? eq : NULL, K, pb, be + j0 * K,
+                              bq ? bq + j0 * K : NULL, tc->f, tc->b, acc, tc->promote, qbias, &low);
             for (int g = 0; g * 4 < mr; g++) /* these four rows in binary64 lanes (their C untouched; |C| < 2^127 as they need) */
                 if (low >> g & 1)
                     acc_tc_gemm_x64(C + (i + 4 * g) * ldc + j0, ldc, A + (i + 4 * g) * lda, lda,

@@ -138,6 +138,80 @@ tcf8_block(const int single, const int pairs, __m256 *c, const float *const *a, 
     }
 }
 
+/* an int32 s rounded toward zero to binary32 by the conversion itself: only where MXCSR rounds
+ * toward zero (tcf8_rows_q sets it). Kept in order with the mode's changes (volatile). */
+T8 static inline __m256 tcf8_cvt_rz(__m256i s)
+{
+    __m256 x;
+    __asm__ volatile("vcvtdq2ps %1, %0" : "=x"(x) : "x"(s));
+    return x;
+}
+
+/* One block of one group of four rows with the exponents as int8 quads (acc_tcf8_quads): the
+ * products' maximum over k as saturating int8 sums, then per row in int32 lanes as binary32
+ * exponent fields (1 .. 254): the products' (every live one has at least f + 1: the caller's
+ * range check) or 0 where all are zero, against C's own field (0 for a zero C); a lane with
+ * neither takes f + 1, where it computes 0 from 0. C's field less one is folded into *cmin
+ * (unsigned), so that a C below 2^(f - 126) is seen. */
+T8 static inline __attribute__((always_inline)) void
+tcf8_block_q(const int single, const int trunc, __m256 *c, const float *const *a, const int32_t *eq, const int32_t *bq, long k0, long k1,
+             long kh, const float *bp, int f, __m256i qbias, __m256i keep, __m256i keep32, __m256i *cmin)
+{
+    __m256i up[4], s0[4], s1[4];
+    __m256i em = _mm256_set1_epi8(ACC_TCF8_QNONE);
+    _Pragma("GCC unroll 32") for (long k = k0; k < k1; k++)
+        em = _mm256_max_epi8(em, _mm256_adds_epi8(_mm256_set1_epi32(eq[k]), _mm256_loadu_si256((const __m256i *)(bq + k * 8))));
+    _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
+        __m256i e = r == 3 ? _mm256_srai_epi32(em, 24) : _mm256_srai_epi32(_mm256_slli_epi32(em, 24 - 8 * r), 24);
+        __m256i fp = _mm256_andnot_si256(_mm256_cmpeq_epi32(e, _mm256_set1_epi32(ACC_TCF8_QNONE)), _mm256_add_epi32(e, qbias));
+        __m256i fc = _mm256_and_si256(_mm256_srli_epi32(_mm256_castps_si256(c[r]), 23), _mm256_set1_epi32(0xff));
+        *cmin = _mm256_min_epu32(*cmin, _mm256_sub_epi32(fc, _mm256_set1_epi32(1)));
+        __m256i m = _mm256_max_epi32(_mm256_max_epi32(fp, fc), _mm256_set1_epi32(f + 1));
+        up[r] = _mm256_slli_epi32(_mm256_sub_epi32(_mm256_set1_epi32(254 + f), m), 23); /* 2^(f - emax) */
+        s0[r] = _mm256_cvttps_epi32(_mm256_mul_ps(c[r], _mm256_castsi256_ps(up[r])));
+        s1[r] = _mm256_setzero_si256();
+    }
+    _Pragma("GCC unroll 32") for (long k = k0; k < kh; k++) {
+        __m256 bv = _mm256_loadu_ps(bp + k * 8);
+        _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
+            s0[r] = _mm256_add_epi32(s0[r], _mm256_cvttps_epi32(_mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(a[r][k]), bv),
+                                                                              _mm256_castsi256_ps(up[r]))));
+            __asm__("" : "+x"(s0[r]));
+        }
+    }
+    _Pragma("GCC unroll 32") for (long k = kh; k < k1; k++) {
+        __m256 bv = _mm256_loadu_ps(bp + k * 8);
+        _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
+            s1[r] = _mm256_add_epi32(s1[r], _mm256_cvttps_epi32(_mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(a[r][k]), bv),
+                                                                              _mm256_castsi256_ps(up[r]))));
+            __asm__("" : "+x"(s1[r]));
+        }
+    }
+    __m256i sum[4], o = _mm256_setzero_si256();
+    _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
+        sum[r] = single ? s0[r] : _mm256_add_epi32(s0[r], s1[r]);
+        if (!single)
+            o = _mm256_or_si256(o, _mm256_and_si256(_mm256_xor_si256(s0[r], sum[r]), _mm256_xor_si256(s1[r], sum[r])));
+    }
+    if (!single && tcf8_mask(o)) { /* rare: a block's integer past int32, joined exactly in binary64 */
+        _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
+            __m256d lo = tcf8_join(_mm256_castsi256_si128(s0[r]), _mm256_castsi256_si128(s1[r]), keep);
+            __m256d hi = tcf8_join(_mm256_extracti128_si256(s0[r], 1), _mm256_extracti128_si256(s1[r], 1), keep);
+            __m256 x = _mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo)); /* exact: p bits */
+            __m256i dn = _mm256_sub_epi32(_mm256_set1_epi32(254 << 23), up[r]);      /* 2^(emax - f) */
+            c[r] = _mm256_mul_ps(x, _mm256_castsi256_ps(dn));
+        }
+        return;
+    }
+    _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
+        __m256 x = tcf8_cvt_rz(sum[r]);
+        if (trunc) /* fewer than 24 significant bits kept */
+            x = _mm256_and_ps(x, _mm256_castsi256_ps(keep32));
+        __m256i dn = _mm256_sub_epi32(_mm256_set1_epi32(254 << 23), up[r]); /* 2^(emax - f): exact product */
+        c[r] = _mm256_mul_ps(x, _mm256_castsi256_ps(dn));
+    }
+}
+
 /* Up to ACC_TCF8_ROWS / 4 groups of four rows against one panel, block by block: each block of every group
  * before the next block, so that one group's block (whose start waits on its previous block's
  * result, through the exponent maximum) overlaps the others' */
@@ -188,13 +262,84 @@ tcf8_rows(const int single, const int whole, int mr, double *C, long ldc, long j
     }
 }
 
+/* tcf8_rows with the exponents as int8 quads (ep[g]: group g's line; bq: op(B)'s), without
+ * promotion, in MXCSR's rounding toward zero (the block's integer converted by one instruction);
+ * C read and written eight at a time where the panel is whole. */
+T8 static inline __attribute__((always_inline)) void
+tcf8_rows_q(const int single, const int whole, int mr, double *C, long ldc, long j0, long nr, const float *const *a,
+            const int32_t *const *ep, long K, const float *bp, const int32_t *bq, int f, const int bsz, int acc, int qbias,
+            int *low)
+{
+    const int p = f + 1 < 24 ? f + 1 : 24, ng = (mr + 3) / 4;
+    const __m256i keep = _mm256_set1_epi64x((long long)(~0ULL << (53 - p))); /* p significant bits of an integer */
+    const __m256i keep32 = _mm256_set1_epi32((int)(~0U << (24 - p)));       /* of a binary32 */
+    const __m256i bias = _mm256_set1_epi32(qbias + 127); /* a relative exponent's binary32 field */
+    __m256 c[ACC_TCF8_ROWS / 4][4];
+    __m256i cmin[ACC_TCF8_ROWS / 4];
+    for (int r = 0; r < 4 * ng; r++) {
+        const double *cr = C + r * ldc + j0;
+        if (acc && r < mr && nr == 8) { /* exact: the caller checked */
+            c[r / 4][r % 4] = _mm256_set_m128(_mm256_cvtpd_ps(_mm256_loadu_pd(cr + 4)), _mm256_cvtpd_ps(_mm256_loadu_pd(cr)));
+        } else {
+            float in[8] = {0};
+            for (long j = 0; j < nr && acc && r < mr; j++)
+                in[j] = (float)cr[j];
+            c[r / 4][r % 4] = _mm256_loadu_ps(in);
+        }
+    }
+    for (int g = 0; g < ng; g++)
+        cmin[g] = _mm256_set1_epi32(-1);
+    for (long k0 = 0; k0 < K; k0 += bsz) {
+        long k1 = whole || k0 + bsz < K ? k0 + bsz : K, kh = single ? k1 : k0 + (k1 - k0) / 2;
+        for (int g = 0; g < ng; g++) {
+            tcf8_block_q(single, p < 24, c[g], a + 4 * g, ep[g], bq, k0, k1, kh, bp, f, bias, keep, keep32, &cmin[g]);
+            __asm__ volatile("" ::: "memory"); /* each group's block on its own: nothing hoisted across */
+        }
+    }
+    for (int g = 0; g < ng; g++) {
+        /* a C below 2^(f - 126) (C's field 1 .. f) seen: the caller recomputes these rows */
+        __m256i m = cmin[g], lim = _mm256_set1_epi32(f - 1);
+        if (!_mm256_testz_si256(_mm256_cmpeq_epi32(_mm256_min_epu32(m, lim), m), _mm256_set1_epi32(-1))) {
+            *low |= 1 << g;
+            continue;
+        }
+        for (int r = 4 * g; r < mr && r < 4 * g + 4; r++) {
+            double *cr = C + r * ldc + j0;
+            if (nr == 8) {
+                _mm256_storeu_pd(cr, _mm256_cvtps_pd(_mm256_castps256_ps128(c[g][r % 4])));
+                _mm256_storeu_pd(cr + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(c[g][r % 4], 1)));
+            } else {
+                float out[8];
+                _mm256_storeu_ps(out, c[g][r % 4]);
+                for (long j = 0; j < nr; j++)
+                    cr[j] = out[j];
+            }
+        }
+    }
+}
+
 T8 void acc_tcf8_rows(int mr, double *C, long ldc, long j0, long nr, const float *const *a, const float *const *ea,
                       const int32_t *const *ep, long K, const float *bp, const float *be, const int32_t *bq, int f,
-                      int bsz, int acc, int promote, int *low)
+                      int bsz, int acc, int promote, int qbias, int *low)
 {
     /* one int32 sum per block where the block's terms and C (each below 2^(f+2)) cannot leave
      * it; else two halves, joined in binary64 */
     const int single = (double)(bsz + 1) * ldexp(1.0, f + 2) < 0x1p31;
+    if (qbias != ACC_TCF8_NOQ) { /* int8 quads, no promotion: in MXCSR's rounding toward zero */
+        unsigned mode = _mm_getcsr(), rz = mode | 0x6000;
+        __asm__ volatile("ldmxcsr %0" : : "m"(rz));
+        switch (K % bsz ? 0 : bsz * 2 + single) {
+        case 16 * 2: tcf8_rows_q(0, 1, mr, C, ldc, j0, nr, a, ep, K, bp, bq, f, 16, acc, qbias, low); break;
+        case 32 * 2 + 1: tcf8_rows_q(1, 1, mr, C, ldc, j0, nr, a, ep, K, bp, bq, f, 32, acc, qbias, low); break;
+        default:
+            if (single)
+                tcf8_rows_q(1, 0, mr, C, ldc, j0, nr, a, ep, K, bp, bq, f, bsz, acc, qbias, low);
+            else
+                tcf8_rows_q(0, 0, mr, C, ldc, j0, nr, a, ep, K, bp, bq, f, bsz, acc, qbias, low);
+        }
+        __asm__ volatile("ldmxcsr %0" : : "m"(mode));
+        return;
+    }
     /* the models' blocks (Volta 4, Ampere and Hopper's m16n8k8 8, Hopper 16, Hopper FP8 32) as
      * constants where K holds whole blocks: each block's loops unrolled */
     switch (K % bsz ? 0 : bsz * 2 + single) {
@@ -253,6 +398,30 @@ T8 void acc_tcf8_pairs(int32_t *q, const float *lo, const float *hi, long n)
     }
     for (; i < n; i++)
         q[i] = acc_tcf_pair(lo[i], hi[i]);
+}
+
+T8 void acc_tcf8_quads(int32_t *q, const float *const *e, long n, int bias)
+{
+    const __m256 ninf = _mm256_set1_ps(-INFINITY);
+    const __m256i vb = _mm256_set1_epi32(bias), none = _mm256_set1_epi32(ACC_TCF8_QNONE & 0xff);
+    const __m256i low8 = _mm256_set1_epi32(0xff);
+    long i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i w = _mm256_setzero_si256();
+        _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
+            __m256 x = _mm256_loadu_ps(e[j] + i);
+            __m256i b = _mm256_and_si256(_mm256_sub_epi32(_mm256_cvttps_epi32(x), vb), low8);
+            b = _mm256_blendv_epi8(b, none, _mm256_castps_si256(_mm256_cmp_ps(x, ninf, _CMP_EQ_OQ)));
+            w = _mm256_or_si256(w, _mm256_slli_epi32(b, 8 * j));
+        }
+        _mm256_storeu_si256((__m256i *)(q + i), w);
+    }
+    for (; i < n; i++) {
+        uint32_t w = 0;
+        for (int j = 0; j < 4; j++)
+            w |= (uint32_t)(e[j][i] == -INFINITY ? ACC_TCF8_QNONE & 0xff : ((int)e[j][i] - bias) & 0xff) << 8 * j;
+        q[i] = (int32_t)w;
+    }
 }
 
 /* the high (odd) or low (even) 32-bit words of eight binary64 values, in order */

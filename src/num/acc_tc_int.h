@@ -89,6 +89,19 @@ void acc_tcf16_rows(int mr, double *C, long ldc, long j0, long nr, const float *
                     const int32_t *const *ep, long K, const float *bp, const float *be, const int32_t *bq, int f,
                     int bsz, int acc, int promote, int *low);
 
+/* The AVX2 kernel's exponents for blocks of at least ACC_TCF16_PAIRS products without promotion,
+ * where each operand's exponents (zeros aside) span at most ACC_TCF8_QSPAN binades: int8, relative
+ * to the largest (A's and op(B)'s each), four to a 32-bit lane (byte j of a lane: row 4g + j of A
+ * at one k; op(B)'s column, in all four), ACC_TCF8_QNONE for a zero. A saturating int8 sum of two
+ * is exact for nonzero operands (-126 .. 0) and ACC_TCF8_QNONE where either is zero. The kernel
+ * then takes ep[g] as group g's line, bq as op(B)'s, and qbias as the sum of the two largest
+ * exponents; ACC_TCF8_NOQ where the exponents are pairs or binary32 values. q[k] for k < n from
+ * e[0..3][k], exponents as acc_tcf8_convert gives them (-infinity for a zero), less bias. */
+#define ACC_TCF8_QSPAN 63
+#define ACC_TCF8_QNONE (-128)
+#define ACC_TCF8_NOQ (-(1 << 30))
+void acc_tcf8_quads(int32_t *q, const float *const *e, long n, int bias);
+
 /* The same kernel and helpers in AVX2, eight columns at a time (acc_tc_f32x8.c): acc_tcf8_rows
  * as acc_tcf16_rows on panels of eight columns (nr <= 8, bp and be or bq eight per k), for up to
  * ACC_TCF8_ROWS rows (mr) in groups of four, every group computing four rows (those past mr
@@ -99,7 +112,7 @@ void acc_tcf16_rows(int mr, double *C, long ldc, long j0, long nr, const float *
 #define ACC_TCF8_ROWS 16
 void acc_tcf8_rows(int mr, double *C, long ldc, long j0, long nr, const float *const *a, const float *const *ea,
                    const int32_t *const *ep, long K, const float *bp, const float *be, const int32_t *bq, int f,
-                   int bsz, int acc, int promote, int *low);
+                   int bsz, int acc, int promote, int qbias, int *low);
 void acc_tcf8_transpose(void *dst, const void *src, long K);
 void acc_tcf8_pairs(int32_t *q, const float *lo, const float *hi, long n);
 long acc_tcf8_convert(float *v, float *e, const double *x, long n, int emin, acc_tcf_range_t *g);
