@@ -79,9 +79,9 @@ void kvfp8_roundtrip(double *out, const double *k, long rows, kvfp8_layout_t l)
         const double *x = k + r * t->d;
         double *o = out + r * t->d;
         for (long i = 0; i < t->ntiles; i++) {
-            double s = kvfp8_tile_scale(x + i * t->tile, t->tile), *ot = o + i * t->tile;
-            for (long j = 0; j < t->tile; j++) /* exact: s is a power of two */
-                ot[j] = x[i * t->tile + j] / s;
+            double s = kvfp8_tile_scale(x + i * t->tile, t->tile), inv = 1 / s, *ot = o + i * t->tile;
+            for (long j = 0; j < t->tile; j++) /* x / s, exactly: s and 1 / s are powers of two (binary64) */
+                ot[j] = x[i * t->tile + j] * inv;
             fmt_round_array_rne(ot, t->tile, FMT_E4M3, 0);
             for (long j = 0; j < t->tile; j++) /* code x s: exact in bf16 (s in [2^-13, 2^127]) */
                 ot[j] *= s;

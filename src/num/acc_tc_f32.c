@@ -20,7 +20,7 @@
  * normal range (as tc_rows' safe == 2; a C of zeros and normal binary32 values), each block is: the
  * exponent maximum over sums of operand exponents (exact small integers, as binary32 values, as
  * int16 pairs: two rows per lane, or in AVX2, where each operand's exponents span at most 63
- * binades and nothing is promoted, as int8 quads relative to the largest: four rows per lane, with
+ * binades, as int8 quads relative to the largest: four rows per lane, with
  * saturating sums, ACC_TCF8_QNONE for a zero); each term |t 2^(f - emax)| < 2^(f+2) scaled exactly in binary32
  * and truncated to an int32 (cvttps: toward zero, as trunc); the integers summed in one int32
  * where B + 1 terms below 2^(f+2) fit it, else in two halves of the block (each below 2^31 for
@@ -175,7 +175,7 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
     /* op(B)'s exponents as binary32 values, panel by panel; where the kernel takes pairs (or
      * quads), those made from them once the operands' ranges are known */
     float *be = err_malloc((size_t)(nbp * K * np + 1), sizeof(float));
-    int32_t *bq = pairs ? err_malloc((size_t)(nbp * K * np + 1), sizeof(int32_t)) : NULL;
+    int32_t *bq = NULL;
     acc_tcf_range_t ga = {-INFINITY, INFINITY, 1}, gb = {-INFINITY, INFINITY, 1};
     /* A's operands: the held ones where A lies inside them (their range covers A's: the checks
      * below may only be stricter), else converted here; row i at av + i ak, of am rows from av0 */
@@ -254,7 +254,10 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
     /* the AVX2 kernel's int8 quads where each operand's exponents span few enough binades (the
      * held ones' groups of four rows lining up with A's), else pairs as the AVX-512 kernel's */
     int ba = tcf_quad_bias(&ga), bb = tcf_quad_bias(&gb), qbias = ACC_TCF8_NOQ;
-    if (ok && pairs && !wide && !tc->promote && ba != ACC_TCF8_NOQ && bb != ACC_TCF8_NOQ && hr % 4 == 0) {
+    const int quads = ok && !wide && ba != ACC_TCF8_NOQ && bb != ACC_TCF8_NOQ && hr % 4 == 0;
+    if (quads || (ok && pairs))
+        bq = err_malloc((size_t)(nbp * K * np + 1), sizeof(int32_t));
+    if (quads) {
         const float *bl[4] = {be, be, be, be};
         acc_tcf8_quads(bq, bl, nbp * K * np, bb);
         if (held && !tcf_held.q4) {
@@ -306,7 +309,7 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
                 acc_tcf16_rows(mr, C + i * ldc, ldc, j0, nr, a, ea, pairs ? eq : NULL, K, pb, be + j0 * K,
                                bq ? bq + j0 * K : NULL, tc->f, tc->b, acc, tc->promote, &low);
             else
-                acc_tcf8_rows(mr, C + i * ldc, ldc, j0, nr, a, ea, pairs ? eq : NULL, K, pb, be + j0 * K,
+                acc_tcf8_rows(mr, C + i * ldc, ldc, j0, nr, a, ea, pairs || quads ? eq : NULL, K, pb, be + j0 * K,
                               bq ? bq + j0 * K : NULL, tc->f, tc->b, acc, tc->promote, qbias, &low);
             for (int g = 0; g * 4 < mr; g++) /* these four rows in binary64 lanes (their C untouched; |C| < 2^127 as they need) */
                 if (low >> g & 1)

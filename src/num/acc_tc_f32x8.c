@@ -262,22 +262,23 @@ tcf8_rows(const int single, const int whole, int mr, double *C, long ldc, long j
     }
 }
 
-/* tcf8_rows with the exponents as int8 quads (ep[g]: group g's line; bq: op(B)'s), without
- * promotion, in MXCSR's rounding toward zero (the block's integer converted by one instruction);
- * C read and written eight at a time where the panel is whole. */
+/* tcf8_rows with the exponents as int8 quads (ep[g]: group g's line; bq: op(B)'s), in MXCSR's
+ * rounding toward zero rz (the block's integer converted by one instruction; the caller's mode for
+ * the promotions' additions); C read and written eight at a time where the panel is whole. */
 T8 static inline __attribute__((always_inline)) void
 tcf8_rows_q(const int single, const int whole, int mr, double *C, long ldc, long j0, long nr, const float *const *a,
             const int32_t *const *ep, long K, const float *bp, const int32_t *bq, int f, const int bsz, int acc, int qbias,
-            int *low)
+            int promote, unsigned mode, unsigned rz, int *low)
 {
     const int p = f + 1 < 24 ? f + 1 : 24, ng = (mr + 3) / 4;
     const __m256i keep = _mm256_set1_epi64x((long long)(~0ULL << (53 - p))); /* p significant bits of an integer */
     const __m256i keep32 = _mm256_set1_epi32((int)(~0U << (24 - p)));       /* of a binary32 */
     const __m256i bias = _mm256_set1_epi32(qbias + 127); /* a relative exponent's binary32 field */
-    __m256 c[ACC_TCF8_ROWS / 4][4];
+    __m256 c[ACC_TCF8_ROWS / 4][4], outer[ACC_TCF8_ROWS / 4][4];
     __m256i cmin[ACC_TCF8_ROWS / 4];
     for (int r = 0; r < 4 * ng; r++) {
         const double *cr = C + r * ldc + j0;
+        outer[r / 4][r % 4] = _mm256_setzero_ps();
         if (acc && r < mr && nr == 8) { /* exact: the caller checked */
             c[r / 4][r % 4] = _mm256_set_m128(_mm256_cvtpd_ps(_mm256_loadu_pd(cr + 4)), _mm256_cvtpd_ps(_mm256_loadu_pd(cr)));
         } else {
@@ -295,6 +296,17 @@ tcf8_rows_q(const int single, const int whole, int mr, double *C, long ldc, long
             tcf8_block_q(single, p < 24, c[g], a + 4 * g, ep[g], bq, k0, k1, kh, bp, f, bias, keep, keep32, &cmin[g]);
             __asm__ volatile("" ::: "memory"); /* each group's block on its own: nothing hoisted across */
         }
+        /* promotion: the tensor-core value added into the FP32 accumulator, rounded to nearest (the
+         * caller's mode for these additions; volatile, so they stay between the mode's changes) */
+        if (promote && ((k0 + bsz) % promote == 0 || k0 + bsz >= K)) {
+            __asm__ volatile("ldmxcsr %0" : : "m"(mode));
+            for (int g = 0; g < ng; g++)
+                _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
+                    __asm__ volatile("vaddps %1, %0, %0" : "+x"(outer[g][r]) : "x"(c[g][r]));
+                    c[g][r] = _mm256_setzero_ps();
+                }
+            __asm__ volatile("ldmxcsr %0" : : "m"(rz));
+        }
     }
     for (int g = 0; g < ng; g++) {
         /* a C below 2^(f - 126) (C's field 1 .. f) seen: the caller recomputes these rows */
@@ -305,12 +317,13 @@ tcf8_rows_q(const int single, const int whole, int mr, double *C, long ldc, long
         }
         for (int r = 4 * g; r < mr && r < 4 * g + 4; r++) {
             double *cr = C + r * ldc + j0;
+            __m256 v = promote ? outer[g][r % 4] : c[g][r % 4];
             if (nr == 8) {
-                _mm256_storeu_pd(cr, _mm256_cvtps_pd(_mm256_castps256_ps128(c[g][r % 4])));
-                _mm256_storeu_pd(cr + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(c[g][r % 4], 1)));
+                _mm256_storeu_pd(cr, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+                _mm256_storeu_pd(cr + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
             } else {
                 float out[8];
-                _mm256_storeu_ps(out, c[g][r % 4]);
+                _mm256_storeu_ps(out, v);
                 for (long j = 0; j < nr; j++)
                     cr[j] = out[j];
             }
@@ -325,18 +338,23 @@ T8 void acc_tcf8_rows(int mr, double *C, long ldc, long j0, long nr, const float
     /* one int32 sum per block where the block's terms and C (each below 2^(f+2)) cannot leave
      * it; else two halves, joined in binary64 */
     const int single = (double)(bsz + 1) * ldexp(1.0, f + 2) < 0x1p31;
-    if (qbias != ACC_TCF8_NOQ) { /* int8 quads, no promotion: in MXCSR's rounding toward zero */
+    if (qbias != ACC_TCF8_NOQ) { /* int8 quads: in MXCSR's rounding toward zero */
         unsigned mode = _mm_getcsr(), rz = mode | 0x6000;
         __asm__ volatile("ldmxcsr %0" : : "m"(rz));
+#define TCF8_Q(single, whole, b) \
+    tcf8_rows_q(single, whole, mr, C, ldc, j0, nr, a, ep, K, bp, bq, f, b, acc, qbias, promote, mode, rz, low)
         switch (K % bsz ? 0 : bsz * 2 + single) {
-        case 16 * 2: tcf8_rows_q(0, 1, mr, C, ldc, j0, nr, a, ep, K, bp, bq, f, 16, acc, qbias, low); break;
-        case 32 * 2 + 1: tcf8_rows_q(1, 1, mr, C, ldc, j0, nr, a, ep, K, bp, bq, f, 32, acc, qbias, low); break;
+        case 4 * 2 + 1: TCF8_Q(1, 1, 4); break;
+        case 8 * 2 + 1: TCF8_Q(1, 1, 8); break;
+        case 16 * 2: TCF8_Q(0, 1, 16); break;
+        case 32 * 2 + 1: TCF8_Q(1, 1, 32); break;
         default:
             if (single)
-                tcf8_rows_q(1, 0, mr, C, ldc, j0, nr, a, ep, K, bp, bq, f, bsz, acc, qbias, low);
+                TCF8_Q(1, 0, bsz);
             else
-                tcf8_rows_q(0, 0, mr, C, ldc, j0, nr, a, ep, K, bp, bq, f, bsz, acc, qbias, low);
+                TCF8_Q(0, 0, bsz);
         }
+#undef TCF8_Q
         __asm__ volatile("ldmxcsr %0" : : "m"(mode));
         return;
     }

@@ -89,8 +89,8 @@ void acc_tcf16_rows(int mr, double *C, long ldc, long j0, long nr, const float *
                     const int32_t *const *ep, long K, const float *bp, const float *be, const int32_t *bq, int f,
                     int bsz, int acc, int promote, int *low);
 
-/* The AVX2 kernel's exponents for blocks of at least ACC_TCF16_PAIRS products without promotion,
- * where each operand's exponents (zeros aside) span at most ACC_TCF8_QSPAN binades: int8, relative
+/* The AVX2 kernel's exponents, for every block size, where each operand's exponents (zeros aside)
+ * span at most ACC_TCF8_QSPAN binades: int8, relative
  * to the largest (A's and op(B)'s each), four to a 32-bit lane (byte j of a lane: row 4g + j of A
  * at one k; op(B)'s column, in all four), ACC_TCF8_QNONE for a zero. A saturating int8 sum of two
  * is exact for nonzero operands (-126 .. 0) and ACC_TCF8_QNONE where either is zero. The kernel

@@ -138,7 +138,7 @@ static int fs_cache(double *k, const attn_group_t *g, attn_ctx_t *ctx, kvfp8_lay
     else
         kvfp8_roundtrip(k, g->k, sk, l);
     int shared = l != KVFP8_NONE && dv == KVFP8_DV;
-    for (long r = 0; r < sk && shared; r++)
+    for (long r = 0; r < sk && shared && !g->v_of_k; r++) /* the generator says so, or compare */
         shared = memcmp(g->v + r * dv, g->k + r * dk, sizeof(double) * (size_t)dv) == 0;
     return shared;
 }
