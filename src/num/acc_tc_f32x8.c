@@ -424,6 +424,13 @@ T8 void acc_tcf8_quads(int32_t *q, const float *const *e, long n, int bias)
     const __m256i vb = _mm256_set1_epi32(bias), none = _mm256_set1_epi32(ACC_TCF8_QNONE & 0xff);
     const __m256i low8 = _mm256_set1_epi32(0xff);
     long i = 0;
+    for (; i + 8 <= n && e[0] == e[1] && e[1] == e[2] && e[2] == e[3]; i += 8) { /* op(B)'s: one byte, four times */
+        __m256 x = _mm256_loadu_ps(e[0] + i);
+        __m256i b = _mm256_and_si256(_mm256_sub_epi32(_mm256_cvttps_epi32(x), vb), low8);
+        b = _mm256_blendv_epi8(b, none, _mm256_castps_si256(_mm256_cmp_ps(x, ninf, _CMP_EQ_OQ)));
+        b = _mm256_or_si256(b, _mm256_slli_epi32(b, 8));
+        _mm256_storeu_si256((__m256i *)(q + i), _mm256_or_si256(b, _mm256_slli_epi32(b, 16)));
+    }
     for (; i + 8 <= n; i += 8) {
         __m256i w = _mm256_setzero_si256();
         _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {

@@ -106,22 +106,34 @@ static void fs_range(fs_t *f, long b0, long b1, double *o, double *L, double *M)
             M[r] = mnew;
             gpu_f32_scale(ctx, O_RESCALE, o + r * dv, dv, sc);
             gpu_ex2_fma_n(ctx, P_EXP, p, FS_BLOCK, f->sl2, -mnew);
-            for (int q = 0; q < FS_QUAD; q++) {
-                double cs = 0;
+            double cs[FS_QUAD] = {0};
+            for (int q = 0; q < FS_QUAD && ctx->site[L_SUM].exact; q++)
                 for (int i = 0; i < FS_PER_THREAD; i++)
-                    cs = gpu_f32(ctx, L_SUM, cs + p[(i & 1) + (i / 2) * 8 + 2 * q]);
-                l[r][q] = gpu_fma(ctx, L_SUM, l[r][q], sc, cs);
+                    cs[q] += p[(i & 1) + (i / 2) * 8 + 2 * q];
+            if (!ctx->site[L_SUM].exact) { /* binary32 additions (binary64's rounded once: the same), the quads side by side */
+                float c32[FS_QUAD] = {0};
+                for (int i = 0; i < FS_PER_THREAD; i++)
+                    for (int q = 0; q < FS_QUAD; q++)
+                        c32[q] = gpu_ftz(c32[q] + (float)p[(i & 1) + (i / 2) * 8 + 2 * q]);
+                for (int q = 0; q < FS_QUAD; q++)
+                    cs[q] = c32[q];
             }
+            for (int q = 0; q < FS_QUAD; q++)
+                l[r][q] = gpu_fma(ctx, L_SUM, l[r][q], sc, cs[q]);
             attn_round_n(ctx, P_CAST, p, FS_BLOCK);
         }
         gpu_gemm(ctx, PV_ACC, 1, o, dv, f->p, FS_BLOCK, vb, ldv, 0, R, dv, FS_BLOCK);
     }
     for (long r = 0; r < R; r++) { /* the quad's butterfly; o_scale = L == 0 ? 0 : rcp(L) */
         L[r] = gpu_f32(ctx, L_SUM, gpu_f32(ctx, L_SUM, l[r][0] + l[r][1]) + gpu_f32(ctx, L_SUM, l[r][2] + l[r][3]));
-        double inv = L[r] == 0 ? 0 : gpu_rcp(ctx, O_DIV, L[r]);
-        for (long c = 0; c < dv; c++)
-            o[r * dv + c] = L[r] == 0 ? 0 : ctx->site[O_DIV].exact ? o[r * dv + c] / L[r]
-                                                                    : gpu_f32(ctx, O_DIV, o[r * dv + c] * inv);
+        double *orow = o + r * dv;
+        if (L[r] == 0)
+            memset(orow, 0, sizeof(double) * (size_t)dv);
+        else if (ctx->site[O_DIV].exact)
+            for (long c = 0; c < dv; c++)
+                orow[c] /= L[r];
+        else /* gpu_f32(O rcp(L)) */
+            gpu_f32_scale(ctx, O_DIV, orow, dv, gpu_rcp(ctx, O_DIV, L[r]));
     }
     free(l);
 }
