@@ -86,8 +86,8 @@ void kvfp8_roundtrip(double *out, const double *k, long rows, kvfp8_layout_t l)
             for (long j = 0; j < t->tile; j++) /* code x s: exact in bf16 (s in [2^-13, 2^127]) */
                 ot[j] *= s;
         }
-        for (long j = t->d_nope; j < t->d; j++)
-            o[j] = fmt_round(x[j], FMT_BF16, FMT_RNE, 0, NULL);
+        memcpy(o + t->d_nope, x + t->d_nope, sizeof(double) * (size_t)(t->d - t->d_nope));
+        fmt_round_array_rne(o + t->d_nope, t->d - t->d_nope, FMT_BF16, 0); /* fmt_round's, element by element */
     }
 }
 
