@@ -102,7 +102,7 @@ void acc_tcf16_rows(int mr, double *C, long ldc, long j0, long nr, const float *
 #define ACC_TCF8_NOQ (-(1 << 30))
 void acc_tcf8_quads(int32_t *q, const float *const *e, long n, int bias);
 
-/* The same kernel and helpers in AVX2, eight columns at a time (acc_tc_f32x8.c): acc_tcf8_rows
+/* The same kernel and helpers in AVX2, eight columns at a time (acc_tc_f32x8.c, acc_tc_pack8.c): acc_tcf8_rows
  * as acc_tcf16_rows on panels of eight columns (nr <= 8, bp and be or bq eight per k), for up to
  * ACC_TCF8_ROWS rows (mr) in groups of four, every group computing four rows (those past mr
  * copies of real ones, a[r], ea[r] and ep[r / 2] for r < 4 ceil(mr / 4) all given) and bit g of
