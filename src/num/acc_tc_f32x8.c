@@ -46,6 +46,21 @@ T8 static inline __m256i tcf8_cexp(__m256 c)
     return _mm256_sub_epi32(_mm256_and_si256(cb, _mm256_set1_epi32(0xff)), _mm256_set1_epi32(127));
 }
 
+/* The terms k0 .. k1 - 1 of four rows added into s: each exact (a product of 12-bit operands),
+ * scaled exactly onto its row's grid (up) and truncated toward zero; the empty asm keeps each sum a
+ * chain, as written (the compiler's reassociation into a tree of all the terms spills them) */
+T8 static inline __attribute__((always_inline)) void
+tcf8_terms(__m256i *s, const float *const *a, long k0, long k1, const float *bp, const __m256 *up)
+{
+    _Pragma("GCC unroll 32") for (long k = k0; k < k1; k++) {
+        __m256 bv = _mm256_loadu_ps(bp + k * 8);
+        _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
+            s[r] = _mm256_add_epi32(s[r], _mm256_cvttps_epi32(_mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(a[r][k]), bv), up[r])));
+            __asm__("" : "+x"(s[r]));
+        }
+    }
+}
+
 /* One block (products k0 .. k1 - 1) of one group of four rows: c updated in place, the lanes
  * whose maximum falls below f - 126 (C alone, tiny: its scales leave binary32) or'ed into *lowv */
 T8 static inline __attribute__((always_inline)) void
@@ -105,23 +120,8 @@ tcf8_block(const int single, const int pairs, __m256 *c, const float *const *a, 
         s0[r] = _mm256_cvttps_epi32(_mm256_mul_ps(c[r], up[r]));
         s1[r] = _mm256_setzero_si256();
     }
-    /* each term exact (a product of 12-bit operands), scaled exactly onto the grid and truncated
-     * toward zero; the empty asm keeps each sum a chain, as written (the compiler's reassociation
-     * into a tree of all the terms spills them) */
-    _Pragma("GCC unroll 32") for (long k = k0; k < kh; k++) {
-        __m256 bv = _mm256_loadu_ps(bp + k * 8);
-        _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
-            s0[r] = _mm256_add_epi32(s0[r], _mm256_cvttps_epi32(_mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(a[r][k]), bv), up[r])));
-            __asm__("" : "+x"(s0[r]));
-        }
-    }
-    _Pragma("GCC unroll 32") for (long k = kh; k < k1; k++) {
-        __m256 bv = _mm256_loadu_ps(bp + k * 8);
-        _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
-            s1[r] = _mm256_add_epi32(s1[r], _mm256_cvttps_epi32(_mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(a[r][k]), bv), up[r])));
-            __asm__("" : "+x"(s1[r]));
-        }
-    }
+    tcf8_terms(s0, a, k0, kh, bp, up);
+    tcf8_terms(s1, a, kh, k1, bp, up);
     _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
         /* the block's integer, rounded toward zero to binary32 (then to p bits); where the halves'
          * sum leaves int32 (both halves' signs differ from the sum's), joined exactly in binary64 */
@@ -171,22 +171,10 @@ tcf8_block_q(const int single, const int trunc, __m256 *c, const float *const *a
         s0[r] = _mm256_cvttps_epi32(_mm256_mul_ps(c[r], _mm256_castsi256_ps(up[r])));
         s1[r] = _mm256_setzero_si256();
     }
-    _Pragma("GCC unroll 32") for (long k = k0; k < kh; k++) {
-        __m256 bv = _mm256_loadu_ps(bp + k * 8);
-        _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
-            s0[r] = _mm256_add_epi32(s0[r], _mm256_cvttps_epi32(_mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(a[r][k]), bv),
-                                                                              _mm256_castsi256_ps(up[r]))));
-            __asm__("" : "+x"(s0[r]));
-        }
-    }
-    _Pragma("GCC unroll 32") for (long k = kh; k < k1; k++) {
-        __m256 bv = _mm256_loadu_ps(bp + k * 8);
-        _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
-            s1[r] = _mm256_add_epi32(s1[r], _mm256_cvttps_epi32(_mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(a[r][k]), bv),
-                                                                              _mm256_castsi256_ps(up[r]))));
-            __asm__("" : "+x"(s1[r]));
-        }
-    }
+    const __m256 upf[4] = {_mm256_castsi256_ps(up[0]), _mm256_castsi256_ps(up[1]), _mm256_castsi256_ps(up[2]),
+                           _mm256_castsi256_ps(up[3])};
+    tcf8_terms(s0, a, k0, kh, bp, upf);
+    tcf8_terms(s1, a, kh, k1, bp, upf);
     __m256i sum[4], o = _mm256_setzero_si256();
     _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
         sum[r] = single ? s0[r] : _mm256_add_epi32(s0[r], s1[r]);
