@@ -161,9 +161,13 @@ tcf8_block_q(const int single, const int trunc, __m256 *c, const float *const *a
     __m256i em = _mm256_set1_epi8(ACC_TCF8_QNONE);
     _Pragma("GCC unroll 32") for (long k = k0; k < k1; k++)
         em = _mm256_max_epi8(em, _mm256_adds_epi8(_mm256_set1_epi32(eq[k]), _mm256_loadu_si256((const __m256i *)(bq + k * 8))));
+    /* each byte's field (qbias: a relative exponent's field, modulo 256): exact for a live one (f + 1 .. 254),
+     * 0 where no product is live */
+    __m256i fb = _mm256_andnot_si256(_mm256_cmpeq_epi8(em, _mm256_set1_epi8(ACC_TCF8_QNONE)), _mm256_add_epi8(em, qbias));
     _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
-        __m256i e = r == 3 ? _mm256_srai_epi32(em, 24) : _mm256_srai_epi32(_mm256_slli_epi32(em, 24 - 8 * r), 24);
-        __m256i fp = _mm256_andnot_si256(_mm256_cmpeq_epi32(e, _mm256_set1_epi32(ACC_TCF8_QNONE)), _mm256_add_epi32(e, qbias));
+        __m256i fp = r == 0 ? _mm256_and_si256(fb, _mm256_set1_epi32(0xff))
+                     : r == 3 ? _mm256_srli_epi32(fb, 24)
+                              : _mm256_and_si256(_mm256_srli_epi32(fb, 8 * r), _mm256_set1_epi32(0xff));
         __m256i fc = _mm256_and_si256(_mm256_srli_epi32(_mm256_castps_si256(c[r]), 23), _mm256_set1_epi32(0xff));
         *cmin = _mm256_min_epu32(*cmin, _mm256_sub_epi32(fc, _mm256_set1_epi32(1)));
         __m256i m = _mm256_max_epi32(_mm256_max_epi32(fp, fc), _mm256_set1_epi32(f + 1));
@@ -261,7 +265,7 @@ tcf8_rows_q(const int single, const int whole, int mr, double *C, long ldc, long
     const int p = f + 1 < 24 ? f + 1 : 24, ng = (mr + 3) / 4;
     const __m256i keep = _mm256_set1_epi64x((long long)(~0ULL << (53 - p))); /* p significant bits of an integer */
     const __m256i keep32 = _mm256_set1_epi32((int)(~0U << (24 - p)));       /* of a binary32 */
-    const __m256i bias = _mm256_set1_epi32(qbias + 127); /* a relative exponent's binary32 field */
+    const __m256i bias = _mm256_set1_epi8((char)((qbias + 127) & 0xff)); /* a relative exponent's binary32 field, mod 256 */
     __m256 c[ACC_TCF8_ROWS / 4][4], outer[ACC_TCF8_ROWS / 4][4];
     __m256i cmin[ACC_TCF8_ROWS / 4];
     for (int r = 0; r < 4 * ng; r++) {
