@@ -695,6 +695,9 @@ expect_err "zero row block" run --row-block 0
 expect_err "bad layer profile" run --dist mla --layer-profile 9
 expect_err "rope dims too large" run --dist mla --dk 64 --dv 32 --rope-dims 64
 expect_err "negative outlier rate" run --dist mla --outlier-rate -0.1
+# a separate V under the MLA distribution (it aborted once): drawn as the cache's content part
+$A run --dist mla --kv separate --ctx 64 --heads 2 --dk 64 --dv 32 --rope-dims 16 --samples 1 --variants base \
+    --dump "$T/mlasep" >/dev/null 2>&1 && [ -s "$T/mlasep/v.npy" ] && ok || bad "run --dist mla --kv separate"
 expect_err "bad variant override" run --variants amla:amla-form=x
 expect_err "override not allowed" run --variants amla:ctx=5
 expect_err "dv > dk shared" run --dk 64 --dv 128

@@ -143,10 +143,15 @@ int gen_sample(attn_input_t *in, const gen_cfg_t *cfg, uint64_t seed, long sampl
         gen_fill(in->k, nk, r, cfg);
     }
     in->v_of_k = !cfg->kv_separate && s->dv <= s->dk;
-    if (cfg->kv_separate)
+    if (cfg->kv_separate && cfg->dist == GEN_MLA) { /* V as the cache's content: no RoPE columns */
+        gen_cfg_t vc = *cfg;
+        vc.mla.rope_dims = 0;
+        gen_fill_mla(in->v, s->hkv * s->sk, s->dv, r, &vc);
+    } else if (cfg->kv_separate) {
         gen_fill(in->v, nv, r, cfg);
-    else
+    } else {
         gen_shared_v(in);
+    }
     gsl_rng_free(r);
     /* a parameter can overflow the input format (--sigma 1e308, bounds of 1e39 in bf16): such
      * inputs are refused, not turned into NaN metrics */
