@@ -48,7 +48,10 @@ const site_def_t attn_flashmla_sparse_sites[] = {FLASHMLA_SPARSE_SITES(SITE_ROW)
 typedef struct {
     attn_ctx_t *ctx;
     long R, dk, dv, nk, nslots, ldv;
-    const double *q, *k, *v; /* q [R][dk]; the valid keys k [nk][dk], v [nk] rows of ldv (V in K: ldv = dk) */
+    const double *q, *k, *v; /* q [R][dk]; the valid keys k [nk][dk], v [nk] rows of ldv (unless v_in_k) */
+    kvfp8_layout_t rt;       /* generated keys: the cache's quantization, applied to a block's keys as the
+                                producer gathers them (kvfp8_roundtrip); KVFP8_NONE: read as they are */
+    int v_in_k;              /* V is the first dv dims of those keys (the kernel reads it from K) */
     const long *kpos;        /* key j's slot */
     const long *limit;       /* generated inputs: row r sees keys j <= limit[r] (a causal mask the kernel
                                 lacks, kept so that exact sites give Golden); NULL for a sparse entry */
@@ -77,7 +80,11 @@ static void fs_range(fs_t *f, long b0, long b1, double *o, double *L, double *M)
         if (j + FS_BLOCK <= f->nk && f->kpos[j] == bi * FS_BLOCK && f->kpos[j + FS_BLOCK - 1] == (bi + 1) * FS_BLOCK - 1) {
             for (int c = 0; c < FS_BLOCK; c++) /* slots ascend with the keys: the ends fix every one */
                 f->valid[c] = j + c;
-            kb = f->k + j * dk, vb = f->v + j * f->ldv, ldv = f->ldv;
+            if (f->rt != KVFP8_NONE) /* quantized as the block is gathered (it stays in cache for its products) */
+                kvfp8_roundtrip(f->kb, f->k + j * dk, FS_BLOCK, f->rt);
+            else
+                kb = f->k + j * dk;
+            vb = f->v_in_k ? kb : f->v + j * f->ldv, ldv = f->v_in_k ? dk : f->ldv;
             j += FS_BLOCK;
         } else {
             memset(f->kb, 0, sizeof(double) * (size_t)(FS_BLOCK * dk));
@@ -86,8 +93,11 @@ static void fs_range(fs_t *f, long b0, long b1, double *o, double *L, double *M)
                 f->valid[c] = -1;
             for (; j < f->nk && f->kpos[j] < (bi + 1) * FS_BLOCK; j++) {
                 long c = f->kpos[j] - bi * FS_BLOCK;
-                memcpy(f->kb + c * dk, f->k + j * dk, sizeof(double) * (size_t)dk);
-                memcpy(f->vb + c * dv, f->v + j * f->ldv, sizeof(double) * (size_t)dv);
+                if (f->rt != KVFP8_NONE)
+                    kvfp8_roundtrip(f->kb + c * dk, f->k + j * dk, 1, f->rt);
+                else
+                    memcpy(f->kb + c * dk, f->k + j * dk, sizeof(double) * (size_t)dk);
+                memcpy(f->vb + c * dv, f->v_in_k ? f->kb + c * dk : f->v + j * f->ldv, sizeof(double) * (size_t)dv);
                 f->valid[c] = j;
             }
         }
@@ -139,37 +149,31 @@ static void fs_range(fs_t *f, long b0, long b1, double *o, double *L, double *M)
 }
 
 /* Generated keys as the kernel would read them from its cache: quantized as tests/quant.py writes the cache
- * and dequantized as the producer does (kvfp8_roundtrip: the same values without the bytes; kv_quant exact:
- * left as they are). V is read from that K where the kernel reads it there (dv 512, V the first 512 dims of
- * K): returns 1 then, 0 where V stays as given. */
-static int fs_cache(double *k, const attn_group_t *g, attn_ctx_t *ctx, kvfp8_layout_t l)
+ * and dequantized as the producer does (f->rt for kvfp8_roundtrip, block by block: the same values without
+ * the bytes; kv_quant exact: left as they are). V is read from that K where the kernel reads it there (dv 512,
+ * V the first 512 dims of K): f->v_in_k then, else V stays as given. */
+static void fs_cache(fs_t *f, const attn_group_t *g, attn_ctx_t *ctx, kvfp8_layout_t l)
 {
     long sk = g->sk, dk = g->dk, dv = g->dv;
-    if (l == KVFP8_NONE || ctx->site[KV_QUANT].exact)
-        memcpy(k, g->k, sizeof(double) * (size_t)(sk * dk));
-    else
-        kvfp8_roundtrip(k, g->k, sk, l);
+    f->rt = l == KVFP8_NONE || ctx->site[KV_QUANT].exact ? KVFP8_NONE : l;
     int shared = l != KVFP8_NONE && dv == KVFP8_DV;
     for (long r = 0; r < sk && shared && !g->v_of_k; r++) /* the generator says so, or compare */
         shared = memcmp(g->v + r * dv, g->k + r * dk, sizeof(double) * (size_t)dv) == 0;
-    return shared;
+    f->v_in_k = shared;
 }
 
 ATTN_VARIANT(attn_flashmla_sparse)
 {
     long R = g->R, dk = g->dk, dv = g->dv, sk = g->sk;
     const attn_cfg_t *cfg = ctx->cfg;
-    fs_t f = {ctx, R, dk, dv, sk, 0, dv, g->q, g->k, g->v, g->kpos, NULL, 0, NULL, NULL, NULL, NULL, NULL};
-    double *kq = NULL;
+    fs_t f = {ctx, R, dk, dv, sk, 0, dv, g->q, g->k, g->v, KVFP8_NONE, 0, g->kpos, NULL, 0, NULL, NULL, NULL, NULL, NULL};
     long *pos = NULL;
     if (!g->kpos) { /* generated (dense) inputs: every key valid, in order, in whole blocks of slots */
-        kq = err_malloc((size_t)(sk * dk), sizeof(double));
-        if (fs_cache(kq, g, ctx, g->kv_fp8 ? KVFP8_NONE : kvfp8_layout_of_dim(dk)))
-            f.v = kq, f.ldv = dk;
+        fs_cache(&f, g, ctx, g->kv_fp8 ? KVFP8_NONE : kvfp8_layout_of_dim(dk));
         pos = err_malloc((size_t)(sk > 0 ? sk : 1), sizeof(long));
         for (long j = 0; j < sk; j++)
             pos[j] = j;
-        f.k = kq, f.kpos = pos, f.limit = g->limit;
+        f.kpos = pos, f.limit = g->limit;
         f.nslots = (sk + FS_BLOCK - 1) / FS_BLOCK * FS_BLOCK;
     } else {
         f.nslots = g->kslots;
@@ -228,6 +232,5 @@ ATTN_VARIANT(attn_flashmla_sparse)
     free(f.s);
     free(f.p);
     free(f.valid);
-    free(kq);
     free(pos);
 }
