@@ -32,7 +32,7 @@ CLI_OBJ = $(CLI_SRC:src/%.c=$(BUILD)/%.o)
 TEST_SRC = $(wildcard tests/t-*.c)
 TEST_BIN = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps run test unit check-asan test-asan check-valgrind fuzz fuzz-deps fuzz-build install clean results bench
+.PHONY: all deps run test unit check-asan test-asan check-valgrind fuzz fuzz-deps fuzz-build install clean results bench bench-tc
 
 BIN ?= amla-lab
 
@@ -66,11 +66,19 @@ run: deps
 	$(MAKE) all
 	./amla-lab run --dist normal --sigma 4 --samples $(RUN_SAMPLES)
 
-unit: $(TEST_BIN) $(BIN) $(BUILD)/bench
+unit: $(TEST_BIN) $(BIN) $(BUILD)/bench $(BUILD)/tc_kernel
 
 # the bench program (make bench runs it; make test only builds it, so that it cannot rot)
 $(BUILD)/bench: bench/bench.c $(LIB_OBJ) $(HDR) | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -Isrc -o $@ bench/bench.c $(LIB_OBJ) $(LIBS)
+
+# the tensor-core block model's cycles per row, product and eight columns (bench/tc_kernel.c)
+$(BUILD)/tc_kernel: bench/tc_kernel.c $(LIB_OBJ) $(HDR) | $(BUILD)
+	$(CC) $(ALL_CFLAGS) -Isrc -o $@ bench/tc_kernel.c $(LIB_OBJ) $(LIBS)
+
+bench-tc: deps
+	$(MAKE) $(BUILD)/tc_kernel
+	$(BUILD)/tc_kernel
 
 # The whole suite: unit tests per module, the command-line tests, and a short run of every
 # fuzz harness (FUZZ_SMOKE_S seconds each).
