@@ -169,9 +169,7 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
         return 0;
     long nbp = (N + np - 1) / np;
     float *bp = err_malloc((size_t)(nbp * K * np + 1), sizeof(float));
-    /* op(B)'s exponents: as binary32 values, or int16 in both halves of a lane where the kernels
-     * take pairs */
-    const int pairs = tc->b >= ACC_TCF16_PAIRS;
+    const int pairs = tc->b >= ACC_TCF16_PAIRS; /* the kernels take int16 pairs (or, in AVX2, quads) */
     /* op(B)'s exponents as binary32 values, panel by panel; where the kernel takes pairs (or
      * quads), those made from them once the operands' ranges are known */
     float *be = err_malloc((size_t)(nbp * K * np + 1), sizeof(float));
@@ -183,10 +181,8 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
     int32_t *aq = NULL;
     const float *av, *aw, *av0;
     const int32_t *ap = NULL; /* A's exponents in pairs (row pair h) or quads (row group h) at ap + h apk */
-    long ak, apk = K, hr = 0, hc = 0, am = M;
+    long ak, apk = K, hr, hc, am = M;
     const int held = tcf_held_has(A, lda, M, K, emin_a, &hr, &hc);
-    if (!held)
-        hr = hc = 0; /* (tcf_held_has may have set them) */
     if (held) {
         ak = tcf_held.k, am = tcf_held.m;
         av0 = tcf_held.v + hc;
@@ -194,6 +190,7 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
         aw = tcf_held.e + hr * ak + hc;
         ga = tcf_held.g;
     } else {
+        hr = hc = 0; /* (tcf_held_has may have set them) */
         af = err_malloc((size_t)(M * K + 1), sizeof(float));
         ae = err_malloc((size_t)(M * K + 1), sizeof(float));
         for (long i = 0; i < M; i++)
