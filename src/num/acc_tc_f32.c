@@ -40,6 +40,7 @@ static inline void tcf_operand(float *v, float *e, double x, int emin, acc_tcf_r
     ex = ex < emin ? emin : ex;
     int zero = (u << 1) == 0;
     g->ok &= zero || ((u & ((1ULL << 41) - 1)) == 0 && ef != 0x7ff && ef - 1023 >= -126);
+    g->frac |= (uint32_t)(u >> 41) & ACC_TCF_FRAC_ALL;
     *v = (float)x;
     *e = zero ? -INFINITY : (float)ex;
     if (!zero) {
@@ -72,6 +73,26 @@ static void tcf_convert(float *v, float *e, const double *x, long n, int emin, a
 {
     long i = (wide ? acc_tcf16_convert : acc_tcf8_convert)(v, e, x, n, emin, g);
     acc_tcf_convert1(v + i, e + i, x + i, n - i, emin, g);
+}
+
+/* The largest significand (below 2) of operands whose fraction bits are frac (acc_tcf_range_t):
+ * 2 - 2^(1 - p) for p significant bits. */
+static double tcf_sig_max(uint32_t frac)
+{
+    int p = 1;
+    while (frac & ACC_TCF_FRAC_ALL) /* the lowest bit used is fraction bit p */
+        p++, frac = (frac << 1) & ACC_TCF_FRAC_ALL;
+    return 2 - ldexp(1.0, 1 - p);
+}
+
+/* Whether a block's integer fits one int32: each of its bsz terms is at most ma mb 2^f on the
+ * block's grid 2^(emax - f) (|a| <= ma 2^ea, |b| <= mb 2^eb, emax >= ea + eb), C's below 2^(f+1)
+ * (its binade at most emax), so every sum is below bsz ma mb 2^f + 2^(f+1) <= 2^31 (exact in
+ * binary64). Operands of 8 and 4 significant bits (bf16 against an e4m3 value) fit Hopper's block
+ * of 16 at F = 25 (16 x 3.735 + 2 < 64); two bf16 (16 x 3.969 + 2) do not. */
+static int tcf_single(const acc_tc_t *tc, uint32_t fa, uint32_t fb)
+{
+    return tc->b * tcf_sig_max(fa) * tcf_sig_max(fb) * ldexp(1.0, tc->f) + ldexp(1.0, tc->f + 1) <= 0x1p31;
 }
 
 /* q[i] = acc_tcf_pair(lo[i], hi[i]), i < n, in the kernel's width */
@@ -130,9 +151,10 @@ void acc_tc_hold(const double *A, long lda, long M, long K, int emin)
     tcf_held_t *h = &tcf_held;
     const int wide = acc_simd >= 2 && cpu_has_avx512();
     *h = (tcf_held_t){A, lda, M, K, emin, err_malloc((size_t)(M * K), sizeof(float)),
-                      err_malloc((size_t)(M * K), sizeof(float)), NULL, NULL, {-INFINITY, INFINITY, 1}};
+                      err_malloc((size_t)(M * K), sizeof(float)), NULL, NULL, {-INFINITY, INFINITY, 1, 0}};
     for (long i = 0; i < M; i++)
         tcf_convert(h->v + i * K, h->e + i * K, A + i * lda, K, emin, &h->g, wide);
+    h->g.frac = wide ? ACC_TCF_FRAC_ALL : h->g.frac; /* (the AVX-512 conversion does not track it) */
 }
 
 void acc_tc_release(void)
@@ -174,7 +196,7 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
      * quads), those made from them once the operands' ranges are known */
     float *be = err_malloc((size_t)(nbp * K * np + 1), sizeof(float));
     int32_t *bq = NULL;
-    acc_tcf_range_t ga = {-INFINITY, INFINITY, 1}, gb = {-INFINITY, INFINITY, 1};
+    acc_tcf_range_t ga = {-INFINITY, INFINITY, 1, 0}, gb = {-INFINITY, INFINITY, 1, 0};
     /* A's operands: the held ones where A lies inside them (their range covers A's: the checks
      * below may only be stricter), else converted here; row i at av + i ak, of am rows from av0 */
     float *af = NULL, *ae = NULL;
@@ -244,6 +266,8 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
      * and a tiny C (below 2^(f - 126): given, or left by cancellation) would scale out of
      * binary32: the kernels report it (low) and leave their tile of C as it was, and the tile
      * goes to the binary64 lanes (acc_tc_gemm_x64). */
+    if (wide) /* (the AVX-512 conversion does not track the fraction bits) */
+        ga.frac = gb.frac = ACC_TCF_FRAC_ALL;
     int ok = ga.ok && gb.ok;
     if (ok && ga.emx != -INFINITY && gb.emx != -INFINITY)
         ok = ga.emx <= 127 && gb.emx <= 127 && ga.emn + gb.emn - tc->f >= -126 &&
@@ -281,33 +305,36 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
             ap = aq, apk = K;
         }
     }
-    for (long j0 = 0; j0 < N && ok; j0 += np) {
-        long nr = N - j0 < np ? N - j0 : np;
-        const float *pb = bp + j0 * K;
-        for (long i = 0; i < M; i += mp) {
-            int mr = M - i < mp ? (int)(M - i) : mp, low = 0;
-            const float *a[ACC_TCF8_ROWS], *ea[ACC_TCF8_ROWS];
-            const int32_t *eq[ACC_TCF8_ROWS / 2];
-            /* rows past mr (the AVX2 kernel computes them, and drops them) are copies of real
-             * rows, the same as the exponents give them: with pairs, the last real pair's row
-             * where it is a row with itself, rows i and i + 1 (or i) where the pair is past mr
-             * too; with quads, the row the group's line holds (past A's rows, its last) */
-            for (int r = 0; r < mp; r++) {
-                int row = r < mr ? r : r - r % 2 < mr ? r - 1 : mr >= 2 ? r % 2 : 0;
-                long qrow = hr + i + r < am ? hr + i + r : am - 1;
-                a[r] = qbias != ACC_TCF8_NOQ ? av0 + qrow * ak : av + (i + row) * ak;
-                ea[r] = aw + (i + row) * ak;
-            }
-            for (int h = 0; pairs && qbias == ACC_TCF8_NOQ && h < mp / 2; h++) /* i is even: pairs (i + 2h, i + 2h + 1) */
-                eq[h] = ap + (i / 2 + (2 * h < mr ? h : 0)) * apk;
-            for (int g = 0; qbias != ACC_TCF8_NOQ && g < mp / 4; g++) /* i is a multiple of 4: groups (i + 4g ..) */
-                eq[g] = ap + (i / 4 + (4 * g < mr ? g : 0)) * apk;
+    const int single = ok && tcf_single(tc, ga.frac, gb.frac);
+    /* row group by row group (its operands' pointers made once), each against every panel */
+    for (long i = 0; i < M && ok; i += mp) {
+        int mr = M - i < mp ? (int)(M - i) : mp;
+        const float *a[ACC_TCF8_ROWS], *ea[ACC_TCF8_ROWS];
+        const int32_t *eq[ACC_TCF8_ROWS / 2];
+        /* rows past mr (the AVX2 kernel computes them, and drops them) are copies of real
+         * rows, the same as the exponents give them: with pairs, the last real pair's row
+         * where it is a row with itself, rows i and i + 1 (or i) where the pair is past mr
+         * too; with quads, the row the group's line holds (past A's rows, its last) */
+        for (int r = 0; r < mp; r++) {
+            int row = r < mr ? r : r - r % 2 < mr ? r - 1 : mr >= 2 ? r % 2 : 0;
+            long qrow = hr + i + r < am ? hr + i + r : am - 1;
+            a[r] = qbias != ACC_TCF8_NOQ ? av0 + qrow * ak : av + (i + row) * ak;
+            ea[r] = aw + (i + row) * ak;
+        }
+        for (int h = 0; pairs && qbias == ACC_TCF8_NOQ && h < mp / 2; h++) /* i is even: pairs (i + 2h, i + 2h + 1) */
+            eq[h] = ap + (i / 2 + (2 * h < mr ? h : 0)) * apk;
+        for (int g = 0; qbias != ACC_TCF8_NOQ && g < mp / 4; g++) /* i is a multiple of 4: groups (i + 4g ..) */
+            eq[g] = ap + (i / 4 + (4 * g < mr ? g : 0)) * apk;
+        for (long j0 = 0; j0 < N; j0 += np) {
+            long nr = N - j0 < np ? N - j0 : np;
+            const float *pb = bp + j0 * K;
+            int low = 0;
             if (wide)
                 acc_tcf16_rows(mr, C + i * ldc, ldc, j0, nr, a, ea, pairs ? eq : NULL, K, pb, be + j0 * K,
                                bq ? bq + j0 * K : NULL, tc->f, tc->b, acc, tc->promote, &low);
             else
                 acc_tcf8_rows(mr, C + i * ldc, ldc, j0, nr, a, ea, pairs || quads ? eq : NULL, K, pb, be + j0 * K,
-                              bq ? bq + j0 * K : NULL, tc->f, tc->b, acc, tc->promote, qbias, &low);
+                              bq ? bq + j0 * K : NULL, tc->f, tc->b, acc, tc->promote, qbias, single, &low);
             for (int g = 0; g * 4 < mr; g++) /* these four rows in binary64 lanes (their C untouched; |C| < 2^127 as they need) */
                 if (low >> g & 1)
                     acc_tc_gemm_x64(C + (i + 4 * g) * ldc + j0, ldc, A + (i + 4 * g) * lda, lda,

@@ -325,11 +325,8 @@ tcf8_rows_q(const int single, const int whole, int mr, double *C, long ldc, long
 
 T8 void acc_tcf8_rows(int mr, double *C, long ldc, long j0, long nr, const float *const *a, const float *const *ea,
                       const int32_t *const *ep, long K, const float *bp, const float *be, const int32_t *bq, int f,
-                      int bsz, int acc, int promote, int qbias, int *low)
+                      int bsz, int acc, int promote, int qbias, int single, int *low)
 {
-    /* one int32 sum per block where the block's terms and C (each below 2^(f+2)) cannot leave
-     * it; else two halves, joined in binary64 */
-    const int single = (double)(bsz + 1) * ldexp(1.0, f + 2) < 0x1p31;
     if (qbias != ACC_TCF8_NOQ) { /* int8 quads: in MXCSR's rounding toward zero */
         unsigned mode = _mm_getcsr(), rz = mode | 0x6000;
         __asm__ volatile("ldmxcsr %0" : : "m"(rz));
@@ -339,6 +336,7 @@ T8 void acc_tcf8_rows(int mr, double *C, long ldc, long j0, long nr, const float
         case 4 * 2 + 1: TCF8_Q(1, 1, 4); break;
         case 8 * 2 + 1: TCF8_Q(1, 1, 8); break;
         case 16 * 2: TCF8_Q(0, 1, 16); break;
+        case 16 * 2 + 1: TCF8_Q(1, 1, 16); break;
         case 32 * 2 + 1: TCF8_Q(1, 1, 32); break;
         default:
             if (single)
@@ -356,6 +354,7 @@ T8 void acc_tcf8_rows(int mr, double *C, long ldc, long j0, long nr, const float
     case 4 * 2 + 1: tcf8_rows(1, 1, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, 4, acc, promote, low); break;
     case 8 * 2 + 1: tcf8_rows(1, 1, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, 8, acc, promote, low); break;
     case 16 * 2: tcf8_rows(0, 1, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, 16, acc, promote, low); break;
+    case 16 * 2 + 1: tcf8_rows(1, 1, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, 16, acc, promote, low); break;
     case 32 * 2 + 1: tcf8_rows(1, 1, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, 32, acc, promote, low); break;
     default:
         if (single)

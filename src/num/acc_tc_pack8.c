@@ -99,12 +99,13 @@ T8 long acc_tcf8_convert(float *v, float *e, const double *x, long n, int emin, 
 {
     const __m256i e11 = _mm256_set1_epi32(0x7ff), bias = _mm256_set1_epi32(1023), vmin = _mm256_set1_epi32(emin);
     const __m256i zero = _mm256_setzero_si256(), mag = _mm256_set1_epi32(0x7fffffff), low9 = _mm256_set1_epi32(0x1ff);
-    __m256i emx = _mm256_set1_epi32(INT32_MIN), emn = _mm256_set1_epi32(INT32_MAX), bad = zero;
+    __m256i emx = _mm256_set1_epi32(INT32_MIN), emn = _mm256_set1_epi32(INT32_MAX), bad = zero, fr = zero;
     long i = 0;
     for (; i + 8 <= n; i += 8) {
         __m256d x0 = _mm256_loadu_pd(x + i), x1 = _mm256_loadu_pd(x + i + 4);
         __m256i hi = tcf8_words(x0, x1, 1), lo = tcf8_words(x0, x1, 0);
         __m256i ef = _mm256_and_si256(_mm256_srli_epi32(hi, 20), e11);
+        fr = _mm256_or_si256(fr, hi); /* the fraction bits used (51 .. 41: the high words' 19 .. 9) */
         __m256i z = _mm256_cmpeq_epi32(_mm256_or_si256(_mm256_and_si256(hi, mag), lo), zero);
         /* at most 12 significant bits (the low 41 of the significand clear), finite, binade >= -126 */
         __m256i fits = _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_or_si256(_mm256_and_si256(hi, low9), lo), zero),
@@ -117,13 +118,16 @@ T8 long acc_tcf8_convert(float *v, float *e, const double *x, long n, int emin, 
         _mm256_storeu_ps(v + i, _mm256_set_m128(_mm256_cvtpd_ps(x1), _mm256_cvtpd_ps(x0)));
         _mm256_storeu_ps(e + i, _mm256_blendv_ps(_mm256_cvtepi32_ps(ex), _mm256_set1_ps(-INFINITY), _mm256_castsi256_ps(z)));
     }
-    int32_t mx[8], mn[8];
+    int32_t mx[8], mn[8], fw[8];
     _mm256_storeu_si256((__m256i *)mx, emx);
     _mm256_storeu_si256((__m256i *)mn, emn);
+    _mm256_storeu_si256((__m256i *)fw, fr);
     for (int t = 1; t < 8; t++) {
         mx[0] = mx[t] > mx[0] ? mx[t] : mx[0];
         mn[0] = mn[t] < mn[0] ? mn[t] : mn[0];
+        fw[0] |= fw[t];
     }
+    g->frac |= (uint32_t)fw[0] >> 9 & ACC_TCF_FRAC_ALL;
     if (mx[0] != INT32_MIN) {
         g->emx = (float)mx[0] > g->emx ? (float)mx[0] : g->emx;
         g->emn = (float)mn[0] < g->emn ? (float)mn[0] : g->emn;
@@ -134,27 +138,37 @@ T8 long acc_tcf8_convert(float *v, float *e, const double *x, long n, int emin, 
 
 T8 int acc_tcf8_check_c(const double *C, long ldc, long M, long N, double *cmax)
 {
+    /* per four values: binary32 and back equal (a binary32 value: finite or infinite), its magnitude's running
+     * maximum (below 2^127: no infinity) and minimum over the nonzero ones (at least 2^-126: no binary32
+     * subnormal); the tests once at the end */
     const __m256d absmask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
-    const __m256d lo = _mm256_set1_pd(0x1p-126), hi = _mm256_set1_pd(0x1p127), zero = _mm256_setzero_pd();
-    __m256d mx = _mm256_set1_pd(*cmax);
+    const __m256d zero = _mm256_setzero_pd(), inf = _mm256_set1_pd(INFINITY);
+    __m256d mx = _mm256_set1_pd(*cmax), mn = inf, same = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
     for (long i = 0; i < M; i++)
         for (long j = 0; j < N; j += 4) {
-            long w = N - j < 4 ? N - j : 4;
-            __m256i in = _mm256_cmpgt_epi64(_mm256_set1_epi64x(w), _mm256_set_epi64x(3, 2, 1, 0));
-            __m256d c = _mm256_maskload_pd(C + i * ldc + j, in); /* zero beyond N: it suits */
+            const double *cr = C + i * ldc + j;
+            __m256d c;
+            if (j + 4 <= N) {
+                c = _mm256_loadu_pd(cr);
+            } else { /* zero beyond N: it suits */
+                __m256i in = _mm256_cmpgt_epi64(_mm256_set1_epi64x(N - j), _mm256_set_epi64x(3, 2, 1, 0));
+                c = _mm256_maskload_pd(cr, in);
+            }
             __m256d ac = _mm256_and_pd(c, absmask);
-            __m256d fits = _mm256_or_pd(
-                _mm256_cmp_pd(c, zero, _CMP_EQ_OQ),
-                _mm256_and_pd(_mm256_and_pd(_mm256_cmp_pd(ac, lo, _CMP_GE_OQ), _mm256_cmp_pd(ac, hi, _CMP_LT_OQ)),
-                              _mm256_cmp_pd(_mm256_cvtps_pd(_mm256_cvtpd_ps(c)), c, _CMP_EQ_OQ)));
-            if (_mm256_movemask_pd(fits) != 0xf)
-                return 0;
+            same = _mm256_and_pd(same, _mm256_cmp_pd(_mm256_cvtps_pd(_mm256_cvtpd_ps(c)), c, _CMP_EQ_OQ));
             mx = _mm256_max_pd(mx, ac);
+            mn = _mm256_min_pd(mn, _mm256_blendv_pd(ac, inf, _mm256_cmp_pd(c, zero, _CMP_EQ_OQ)));
         }
-    double m[4];
+    double m[4], n[4];
     _mm256_storeu_pd(m, mx);
-    for (int t = 0; t < 4; t++)
-        *cmax = m[t] > *cmax ? m[t] : *cmax;
+    _mm256_storeu_pd(n, mn);
+    for (int t = 1; t < 4; t++) {
+        m[0] = m[t] > m[0] ? m[t] : m[0];
+        n[0] = n[t] < n[0] ? n[t] : n[0];
+    }
+    if (_mm256_movemask_pd(same) != 0xf || !(m[0] < 0x1p127) || n[0] < 0x1p-126)
+        return 0;
+    *cmax = m[0];
     return 1;
 }
 #endif
