@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "num/cpu.h"
 #include "num/fmt.h"
 
 const kvfp8_info_t kvfp8_table[KVFP8_COUNT] = {
@@ -57,6 +58,16 @@ static void kvfp8_put_bf16(unsigned char *p, double x)
     p[1] = (unsigned char)(c >> 8);
 }
 
+/* The tile's scale from its largest magnitude: fl32(amax / 448), floored at fl32(1e-4), to the next power of two
+ * up (exact: the ceiling of log2 of a binary32 value is an integer, found here without rounding) */
+static double kvfp8_scale_of(double amax)
+{
+    double sinv = fmax(fmt_fp32(amax / KVFP8_E4M3_MAX), fmt_fp32(KVFP8_SCALE_FLOOR));
+    int e;
+    double fr = frexp(sinv, &e); /* sinv = fr 2^e, fr in [0.5, 1) */
+    return ldexp(1.0, fr == 0.5 ? e - 1 : e);
+}
+
 double kvfp8_tile_scale(const double *x, long n)
 {
     double amax = 0;
@@ -64,12 +75,58 @@ double kvfp8_tile_scale(const double *x, long n)
         double a = fabs(x[j]);
         amax = a > amax ? a : amax;
     }
-    /* fl32(amax / 448), floored at fl32(1e-4), to the next power of two up (exact: the ceiling of log2 of a
-     * binary32 value is an integer, found here without rounding) */
-    double sinv = fmax(fmt_fp32(amax / KVFP8_E4M3_MAX), fmt_fp32(KVFP8_SCALE_FLOOR));
-    int e;
-    double fr = frexp(sinv, &e); /* sinv = fr 2^e, fr in [0.5, 1) */
-    return ldexp(1.0, fr == 0.5 ? e - 1 : e);
+    return kvfp8_scale_of(amax);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+/* One tile of kvfp8_roundtrip in AVX2, four values at a time (n a multiple of 4): its scale s from the largest
+ * magnitude as kvfp8_tile_scale finds it; y = x / s exactly (times the power of two 1 / s); y rounded to nearest
+ * even on e4m3's grid 2^(max(e, -6) - 3) (3 fraction bits; binade e, subnormals below 2^-6) by adding and
+ * subtracting M = 1.5 2^(max(e, -6) + 49), whose sum y + M has that grid as its last bit (|y| < 2^(e+1)), the
+ * sign put back (a value that rounds to zero keeps it, as fmt_round's); times s (exact). Returns 0 where it is
+ * not that rounding's case (a magnitude infinite or NaN, or some |y| past 448, e4m3's largest: fmt_round's
+ * overflow): out is then the caller's to write. */
+__attribute__((target("avx2,fma"))) static int kvfp8_tile_avx2(double *out, const double *x, long n)
+{
+    const __m256d sign = _mm256_set1_pd(-0.0), expo = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7ff0000000000000LL));
+    __m256d m = _mm256_setzero_pd();
+    for (long j = 0; j < n; j += 4) /* a NaN's magnitude is not taken (max_pd returns its second operand) */
+        m = _mm256_max_pd(_mm256_andnot_pd(sign, _mm256_loadu_pd(x + j)), m);
+    double mv[4];
+    _mm256_storeu_pd(mv, m);
+    double amax = fmax(fmax(mv[0], mv[1]), fmax(mv[2], mv[3]));
+    if (!(amax <= 0x1.fffffffffffffp1023))
+        return 0;
+    double s = kvfp8_scale_of(amax);
+    const __m256d vs = _mm256_set1_pd(s), inv = _mm256_set1_pd(1 / s), lim = _mm256_set1_pd(KVFP8_E4M3_MAX);
+    const __m256d sub = _mm256_set1_pd(0x1p-6), big = _mm256_set1_pd(0x1.8p49);
+    __m256d fits = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
+    for (long j = 0; j < n; j += 4) {
+        __m256d y = _mm256_mul_pd(_mm256_loadu_pd(x + j), inv);
+        fits = _mm256_and_pd(fits, _mm256_cmp_pd(_mm256_andnot_pd(sign, y), lim, _CMP_LE_OQ));
+        __m256d M = _mm256_mul_pd(_mm256_max_pd(_mm256_and_pd(y, expo), sub), big);
+        __m256d r = _mm256_or_pd(_mm256_sub_pd(_mm256_add_pd(y, M), M), _mm256_and_pd(y, sign));
+        _mm256_storeu_pd(out + j, _mm256_mul_pd(r, vs));
+    }
+    return _mm256_movemask_pd(fits) == 0xf;
+}
+#endif
+
+/* One tile: x / s rounded to e4m3 (fmt_round's), times s. */
+static void kvfp8_tile(double *out, const double *x, long n)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (fmt_simd && n % 4 == 0 && cpu_has_avx2_fma() && kvfp8_tile_avx2(out, x, n))
+        return;
+#endif
+    double s = kvfp8_tile_scale(x, n), inv = 1 / s;
+    for (long j = 0; j < n; j++) /* x / s, exactly: s and 1 / s are powers of two (binary64) */
+        out[j] = x[j] * inv;
+    fmt_round_array_rne(out, n, FMT_E4M3, 0);
+    for (long j = 0; j < n; j++) /* code x s: exact in bf16 (s in [2^-13, 2^127]) */
+        out[j] *= s;
 }
 
 void kvfp8_roundtrip(double *out, const double *k, long rows, kvfp8_layout_t l)
@@ -78,14 +135,8 @@ void kvfp8_roundtrip(double *out, const double *k, long rows, kvfp8_layout_t l)
     for (long r = 0; r < rows; r++) {
         const double *x = k + r * t->d;
         double *o = out + r * t->d;
-        for (long i = 0; i < t->ntiles; i++) {
-            double s = kvfp8_tile_scale(x + i * t->tile, t->tile), inv = 1 / s, *ot = o + i * t->tile;
-            for (long j = 0; j < t->tile; j++) /* x / s, exactly: s and 1 / s are powers of two (binary64) */
-                ot[j] = x[i * t->tile + j] * inv;
-            fmt_round_array_rne(ot, t->tile, FMT_E4M3, 0);
-            for (long j = 0; j < t->tile; j++) /* code x s: exact in bf16 (s in [2^-13, 2^127]) */
-                ot[j] *= s;
-        }
+        for (long i = 0; i < t->ntiles; i++)
+            kvfp8_tile(o + i * t->tile, x + i * t->tile, t->tile);
         memcpy(o + t->d_nope, x + t->d_nope, sizeof(double) * (size_t)(t->d - t->d_nope));
         fmt_round_array_rne(o + t->d_nope, t->d - t->d_nope, FMT_BF16, 0); /* fmt_round's, element by element */
     }
