@@ -40,7 +40,6 @@ static inline void tcf_operand(float *v, float *e, double x, int emin, acc_tcf_r
     ex = ex < emin ? emin : ex;
     int zero = (u << 1) == 0;
     g->ok &= zero || ((u & ((1ULL << 41) - 1)) == 0 && ef != 0x7ff && ef - 1023 >= -126);
-    g->frac |= (uint32_t)(u >> 41) & ACC_TCF_FRAC_ALL;
     *v = (float)x;
     *e = zero ? -INFINITY : (float)ex;
     if (!zero) {
@@ -75,13 +74,13 @@ static void tcf_convert(float *v, float *e, const double *x, long n, int emin, a
     acc_tcf_convert1(v + i, e + i, x + i, n - i, emin, g);
 }
 
-/* The largest significand (below 2) of operands whose fraction bits are frac (acc_tcf_range_t):
- * 2 - 2^(1 - p) for p significant bits. */
-static double tcf_sig_max(uint32_t frac)
+/* The largest significand (below 2) of binary32 operands whose bits, OR'ed, are u (at most 12
+ * significant bits: fraction bits 22 .. 12): 2 - 2^(1 - p) for p significant bits. */
+static double tcf_sig_max(uint32_t u)
 {
     int p = 1;
-    while (frac & ACC_TCF_FRAC_ALL) /* the lowest bit used is fraction bit p */
-        p++, frac = (frac << 1) & ACC_TCF_FRAC_ALL;
+    for (uint32_t frac = u >> 12 & 0x7ffu; frac; frac = (frac << 1) & 0x7ffu) /* the lowest bit used: fraction bit p */
+        p++;
     return 2 - ldexp(1.0, 1 - p);
 }
 
@@ -89,10 +88,11 @@ static double tcf_sig_max(uint32_t frac)
  * block's grid 2^(emax - f) (|a| <= ma 2^ea, |b| <= mb 2^eb, emax >= ea + eb), C's below 2^(f+1)
  * (its binade at most emax), so every sum is below bsz ma mb 2^f + 2^(f+1) <= 2^31 (exact in
  * binary64). Operands of 8 and 4 significant bits (bf16 against an e4m3 value) fit Hopper's block
- * of 16 at F = 25 (16 x 3.735 + 2 < 64); two bf16 (16 x 3.969 + 2) do not. */
-static int tcf_single(const acc_tc_t *tc, uint32_t fa, uint32_t fb)
+ * of 16 at F = 25 (16 x 3.735 + 2 < 64); two bf16 (16 x 3.969 + 2) do not. ua, ub: the block's
+ * operands' bits, OR'ed. */
+static int tcf_single(const acc_tc_t *tc, uint32_t ua, uint32_t ub)
 {
-    return tc->b * tcf_sig_max(fa) * tcf_sig_max(fb) * ldexp(1.0, tc->f) + ldexp(1.0, tc->f + 1) <= 0x1p31;
+    return tc->b * tcf_sig_max(ua) * tcf_sig_max(ub) * ldexp(1.0, tc->f) + ldexp(1.0, tc->f + 1) <= 0x1p31;
 }
 
 /* q[i] = acc_tcf_pair(lo[i], hi[i]), i < n, in the kernel's width */
@@ -138,6 +138,7 @@ typedef struct {
     int emin;
     float *v, *e;
     int32_t *q, *q4;
+    uint32_t *bits; /* column k's values' bits OR'ed over the rows (made by the first product that needs them) */
     acc_tcf_range_t g;
 } tcf_held_t;
 
@@ -151,10 +152,9 @@ void acc_tc_hold(const double *A, long lda, long M, long K, int emin)
     tcf_held_t *h = &tcf_held;
     const int wide = acc_simd >= 2 && cpu_has_avx512();
     *h = (tcf_held_t){A, lda, M, K, emin, err_malloc((size_t)(M * K), sizeof(float)),
-                      err_malloc((size_t)(M * K), sizeof(float)), NULL, NULL, {-INFINITY, INFINITY, 1, 0}};
+                      err_malloc((size_t)(M * K), sizeof(float)), NULL, NULL, NULL, {-INFINITY, INFINITY, 1}};
     for (long i = 0; i < M; i++)
         tcf_convert(h->v + i * K, h->e + i * K, A + i * lda, K, emin, &h->g, wide);
-    h->g.frac = wide ? ACC_TCF_FRAC_ALL : h->g.frac; /* (the AVX-512 conversion does not track it) */
 }
 
 void acc_tc_release(void)
@@ -163,6 +163,7 @@ void acc_tc_release(void)
     free(tcf_held.e);
     free(tcf_held.q);
     free(tcf_held.q4);
+    free(tcf_held.bits);
     memset(&tcf_held, 0, sizeof tcf_held);
 }
 
@@ -196,7 +197,7 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
      * quads), those made from them once the operands' ranges are known */
     float *be = err_malloc((size_t)(nbp * K * np + 1), sizeof(float));
     int32_t *bq = NULL;
-    acc_tcf_range_t ga = {-INFINITY, INFINITY, 1, 0}, gb = {-INFINITY, INFINITY, 1, 0};
+    acc_tcf_range_t ga = {-INFINITY, INFINITY, 1}, gb = {-INFINITY, INFINITY, 1};
     /* A's operands: the held ones where A lies inside them (their range covers A's: the checks
      * below may only be stricter), else converted here; row i at av + i ak, of am rows from av0 */
     float *af = NULL, *ae = NULL;
@@ -266,8 +267,6 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
      * and a tiny C (below 2^(f - 126): given, or left by cancellation) would scale out of
      * binary32: the kernels report it (low) and leave their tile of C as it was, and the tile
      * goes to the binary64 lanes (acc_tc_gemm_x64). */
-    if (wide) /* (the AVX-512 conversion does not track the fraction bits) */
-        ga.frac = gb.frac = ACC_TCF_FRAC_ALL;
     int ok = ga.ok && gb.ok;
     if (ok && ga.emx != -INFINITY && gb.emx != -INFINITY)
         ok = ga.emx <= 127 && gb.emx <= 127 && ga.emn + gb.emn - tc->f >= -126 &&
@@ -305,7 +304,34 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
             ap = aq, apk = K;
         }
     }
-    const int single = ok && tcf_single(tc, ga.frac, gb.frac);
+    /* the AVX2 kernel's one int32 per block where the block's operands bound its sum (tcf_single): A's bits
+     * per column (the held ones' over all their rows), op(B)'s over each block's part of every panel */
+    long nblk = (K + tc->b - 1) / tc->b;
+    unsigned char *single = NULL;
+    if (ok && !wide) {
+        single = err_malloc((size_t)nblk, 1);
+        uint32_t *abits = NULL;
+        if (held) {
+            if (!tcf_held.bits) {
+                tcf_held.bits = err_calloc((size_t)tcf_held.k, sizeof(uint32_t));
+                acc_tcf8_or_cols(tcf_held.bits, tcf_held.v, tcf_held.m, tcf_held.k, tcf_held.k);
+            }
+        } else {
+            abits = err_calloc((size_t)K, sizeof(uint32_t));
+            acc_tcf8_or_cols(abits, av, M, ak, K);
+        }
+        const uint32_t *ab = held ? tcf_held.bits + hc : abits;
+        for (long b = 0; b < nblk; b++) {
+            long k0 = b * tc->b, k1 = k0 + tc->b < K ? k0 + tc->b : K;
+            uint32_t ua = 0, ub = 0;
+            for (long k = k0; k < k1; k++)
+                ua |= ab[k];
+            for (long p = 0; p < nbp; p++)
+                ub |= acc_tcf8_or_bits(bp + (p * K + k0) * np, (k1 - k0) * np);
+            single[b] = (unsigned char)tcf_single(tc, ua, ub);
+        }
+        free(abits);
+    }
     /* row group by row group (its operands' pointers made once), each against every panel */
     for (long i = 0; i < M && ok; i += mp) {
         int mr = M - i < mp ? (int)(M - i) : mp;
@@ -348,6 +374,7 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
     free(bp);
     free(be);
     free(bq);
+    free(single);
     return ok;
 }
 #else

@@ -208,9 +208,9 @@ tcf8_block_q(const int single, const int trunc, __m256 *c, const float *const *a
  * before the next block, so that one group's block (whose start waits on its previous block's
  * result, through the exponent maximum) overlaps the others' */
 T8 static inline __attribute__((always_inline)) void
-tcf8_rows(const int single, const int whole, int mr, double *C, long ldc, long j0, long nr, const float *const *a,
+tcf8_rows(const int whole, int mr, double *C, long ldc, long j0, long nr, const float *const *a,
           const float *const *ea, const int32_t *const *ep, long K, const float *bp, const float *be, const int32_t *bq,
-          int f, const int bsz, int acc, int promote, int *low)
+          int f, const int bsz, int acc, int promote, const unsigned char *single, int *low)
 {
     const int pairs = bsz >= ACC_TCF16_PAIRS; /* exponents as int16 pairs (else binary32 values) */
     const int p = f + 1 < 24 ? f + 1 : 24, ng = (mr + 3) / 4;
@@ -228,9 +228,12 @@ tcf8_rows(const int single, const int whole, int mr, double *C, long ldc, long j
     for (int g = 0; g < ng; g++)
         lowv[g] = _mm256_setzero_si256();
     for (long k0 = 0; k0 < K; k0 += bsz) {
-        long k1 = whole || k0 + bsz < K ? k0 + bsz : K, kh = single ? k1 : k0 + (k1 - k0) / 2;
+        long k1 = whole || k0 + bsz < K ? k0 + bsz : K, kh = k0 + (k1 - k0) / 2;
         for (int g = 0; g < ng; g++)
-            tcf8_block(single, pairs, c[g], a + 4 * g, ea + 4 * g, ep + 2 * g, k0, k1, kh, bp, be, bq, f, keep, keep32, &lowv[g]);
+            if (single[k0 / bsz])
+                tcf8_block(1, pairs, c[g], a + 4 * g, ea + 4 * g, ep + 2 * g, k0, k1, k1, bp, be, bq, f, keep, keep32, &lowv[g]);
+            else
+                tcf8_block(0, pairs, c[g], a + 4 * g, ea + 4 * g, ep + 2 * g, k0, k1, kh, bp, be, bq, f, keep, keep32, &lowv[g]);
         /* promotion: the tensor-core value added into the FP32 accumulator (RNE; binary32's
          * own addition is the binary64 sum rounded once, as gemm_tc does it) */
         if (promote && ((k0 + bsz) % promote == 0 || k0 + bsz >= K))
@@ -258,9 +261,9 @@ tcf8_rows(const int single, const int whole, int mr, double *C, long ldc, long j
  * rounding toward zero rz (the block's integer converted by one instruction; the caller's mode for
  * the promotions' additions); C read and written eight at a time where the panel is whole. */
 T8 static inline __attribute__((always_inline)) void
-tcf8_rows_q(const int single, const int whole, int mr, double *C, long ldc, long j0, long nr, const float *const *a,
+tcf8_rows_q(const int whole, int mr, double *C, long ldc, long j0, long nr, const float *const *a,
             const int32_t *const *ep, long K, const float *bp, const int32_t *bq, int f, const int bsz, int acc, int qbias,
-            int promote, unsigned mode, unsigned rz, int *low)
+            int promote, const unsigned char *single, unsigned mode, unsigned rz, int *low)
 {
     const int p = f + 1 < 24 ? f + 1 : 24, ng = (mr + 3) / 4;
     const __m256i keep = _mm256_set1_epi64x((long long)(~0ULL << (53 - p))); /* p significant bits of an integer */
@@ -283,9 +286,13 @@ tcf8_rows_q(const int single, const int whole, int mr, double *C, long ldc, long
     for (int g = 0; g < ng; g++)
         cmin[g] = _mm256_set1_epi32(-1);
     for (long k0 = 0; k0 < K; k0 += bsz) {
-        long k1 = whole || k0 + bsz < K ? k0 + bsz : K, kh = single ? k1 : k0 + (k1 - k0) / 2;
+        long k1 = whole || k0 + bsz < K ? k0 + bsz : K, kh = k0 + (k1 - k0) / 2;
+        const int one = single[k0 / bsz];
         for (int g = 0; g < ng; g++) {
-            tcf8_block_q(single, p < 24, c[g], a + 4 * g, ep[g], bq, k0, k1, kh, bp, f, bias, keep, keep32, &cmin[g]);
+            if (one)
+                tcf8_block_q(1, p < 24, c[g], a + 4 * g, ep[g], bq, k0, k1, k1, bp, f, bias, keep, keep32, &cmin[g]);
+            else
+                tcf8_block_q(0, p < 24, c[g], a + 4 * g, ep[g], bq, k0, k1, kh, bp, f, bias, keep, keep32, &cmin[g]);
             __asm__ volatile("" ::: "memory"); /* each group's block on its own: nothing hoisted across */
         }
         /* promotion: the tensor-core value added into the FP32 accumulator, rounded to nearest (the
@@ -325,42 +332,34 @@ tcf8_rows_q(const int single, const int whole, int mr, double *C, long ldc, long
 
 T8 void acc_tcf8_rows(int mr, double *C, long ldc, long j0, long nr, const float *const *a, const float *const *ea,
                       const int32_t *const *ep, long K, const float *bp, const float *be, const int32_t *bq, int f,
-                      int bsz, int acc, int promote, int qbias, int single, int *low)
+                      int bsz, int acc, int promote, int qbias, const unsigned char *single, int *low)
 {
+    /* the models' blocks (Volta 4, Ampere and Hopper's m16n8k8 8, Hopper 16, Hopper FP8 32) as
+     * constants where K holds whole blocks: each block's loops unrolled */
     if (qbias != ACC_TCF8_NOQ) { /* int8 quads: in MXCSR's rounding toward zero */
         unsigned mode = _mm_getcsr(), rz = mode | 0x6000;
         __asm__ volatile("ldmxcsr %0" : : "m"(rz));
-#define TCF8_Q(single, whole, b) \
-    tcf8_rows_q(single, whole, mr, C, ldc, j0, nr, a, ep, K, bp, bq, f, b, acc, qbias, promote, mode, rz, low)
-        switch (K % bsz ? 0 : bsz * 2 + single) {
-        case 4 * 2 + 1: TCF8_Q(1, 1, 4); break;
-        case 8 * 2 + 1: TCF8_Q(1, 1, 8); break;
-        case 16 * 2: TCF8_Q(0, 1, 16); break;
-        case 16 * 2 + 1: TCF8_Q(1, 1, 16); break;
-        case 32 * 2 + 1: TCF8_Q(1, 1, 32); break;
-        default:
-            if (single)
-                TCF8_Q(1, 0, bsz);
-            else
-                TCF8_Q(0, 0, bsz);
+#define TCF8_Q(whole, b) \
+    tcf8_rows_q(whole, mr, C, ldc, j0, nr, a, ep, K, bp, bq, f, b, acc, qbias, promote, single, mode, rz, low)
+        switch (K % bsz ? 0 : bsz) {
+        case 4: TCF8_Q(1, 4); break;
+        case 8: TCF8_Q(1, 8); break;
+        case 16: TCF8_Q(1, 16); break;
+        case 32: TCF8_Q(1, 32); break;
+        default: TCF8_Q(0, bsz);
         }
 #undef TCF8_Q
         __asm__ volatile("ldmxcsr %0" : : "m"(mode));
         return;
     }
-    /* the models' blocks (Volta 4, Ampere and Hopper's m16n8k8 8, Hopper 16, Hopper FP8 32) as
-     * constants where K holds whole blocks: each block's loops unrolled */
-    switch (K % bsz ? 0 : bsz * 2 + single) {
-    case 4 * 2 + 1: tcf8_rows(1, 1, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, 4, acc, promote, low); break;
-    case 8 * 2 + 1: tcf8_rows(1, 1, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, 8, acc, promote, low); break;
-    case 16 * 2: tcf8_rows(0, 1, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, 16, acc, promote, low); break;
-    case 16 * 2 + 1: tcf8_rows(1, 1, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, 16, acc, promote, low); break;
-    case 32 * 2 + 1: tcf8_rows(1, 1, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, 32, acc, promote, low); break;
-    default:
-        if (single)
-            tcf8_rows(1, 0, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, bsz, acc, promote, low);
-        else
-            tcf8_rows(0, 0, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, bsz, acc, promote, low);
+#define TCF8_R(whole, b) tcf8_rows(whole, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, b, acc, promote, single, low)
+    switch (K % bsz ? 0 : bsz) {
+    case 4: TCF8_R(1, 4); break;
+    case 8: TCF8_R(1, 8); break;
+    case 16: TCF8_R(1, 16); break;
+    case 32: TCF8_R(1, 32); break;
+    default: TCF8_R(0, bsz);
     }
+#undef TCF8_R
 }
 #endif

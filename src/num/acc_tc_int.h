@@ -26,25 +26,20 @@ void acc_tc_gemm_x64(double *C, long ldc, const double *A, long lda, const doubl
                      long N, long K, const acc_tc_t *tc, int emin_a, int emin_b, int acc);
 
 /* The binary32 lanes' operands: the running exponent range of the nonzero ones (as binary32
- * values), whether every one fits the lanes, and the fraction bits any of them uses (binary64's
- * bits 51 .. 41, the only ones a fitting operand may set, as bits 10 .. 0; ACC_TCF_FRAC_ALL where
- * not tracked: the AVX-512 conversion leaves it to its caller). */
+ * values) and whether every one fits the lanes. */
 typedef struct {
     float emx, emn;
     int ok;
-    uint32_t frac;
 } acc_tcf_range_t;
-#define ACC_TCF_FRAC_ALL 0x7ffu
 
 /* x[0:m] as the binary32 lanes take them, m = n rounded down to a multiple of 8 (returned):
  * v[i] = x[i] as binary32, e[i] its exponent as the tensor core sees it (at least emin;
  * -infinity for a zero); g's range widened by the nonzero ones, and g->ok cleared unless each
- * is zero or finite with at most 12 significant bits and a binade of at least -126 (g->frac
- * is not touched). The AVX-512 form of acc_tc_f32.c's tcf_operand (acc_tc_f32x16.c); t-acc
- * compares the two. */
+ * is zero or finite with at most 12 significant bits and a binade of at least -126. The
+ * AVX-512 form of acc_tc_f32.c's tcf_operand (acc_tc_f32x16.c); t-acc compares the two. */
 long acc_tcf16_convert(float *v, float *e, const double *x, long n, int emin, acc_tcf_range_t *g);
 
-/* The same, one element at a time, for any n, g->frac included (acc_tc_f32.c). */
+/* The same, one element at a time, for any n (acc_tc_f32.c). */
 void acc_tcf_convert1(float *v, float *e, const double *x, long n, int emin, acc_tcf_range_t *g);
 
 /* Whether the C [M][N] an accumulating product starts from suits the binary32 lanes: zeros and
@@ -112,15 +107,18 @@ void acc_tcf8_quads(int32_t *q, const float *const *e, long n, int bias);
  * ACC_TCF8_ROWS rows (mr) in groups of four, every group computing four rows (those past mr
  * copies of real ones, a[r], ea[r] and ep[r / 2] for r < 4 ceil(mr / 4) all given) and bit g of
  * *low set where group g's rows are left to the caller;
- * acc_tcf8_transpose dst [K][8] = src [8][K]; acc_tcf8_pairs, acc_tcf8_convert (g->frac
- * included) and acc_tcf8_check_c as their AVX-512 forms. single: each block's integer in one
- * int32 (where the caller's bound says it fits), else in two halves joined where they leave it.
- * Only where cpu_has_avx2_fma() says so. */
+ * acc_tcf8_transpose dst [K][8] = src [8][K]; acc_tcf8_pairs, acc_tcf8_convert and
+ * acc_tcf8_check_c as their AVX-512 forms. single[b] (block b: products b bsz ..): its integer in
+ * one int32 (where the caller's bound says it fits), else in two halves joined where they leave
+ * it. Only where cpu_has_avx2_fma() says so. */
 #define ACC_TCF8_ROWS 16
 void acc_tcf8_rows(int mr, double *C, long ldc, long j0, long nr, const float *const *a, const float *const *ea,
                    const int32_t *const *ep, long K, const float *bp, const float *be, const int32_t *bq, int f,
-                   int bsz, int acc, int promote, int qbias, int single, int *low);
+                   int bsz, int acc, int promote, int qbias, const unsigned char *single, int *low);
 void acc_tcf8_transpose(void *dst, const void *src, long K);
+/* The bits binary32 values set, OR'ed: kf[k] |= those of x[i ld + k] (i < rows, k < K); and of x[0:n]. */
+void acc_tcf8_or_cols(uint32_t *kf, const float *x, long rows, long ld, long K);
+uint32_t acc_tcf8_or_bits(const float *x, long n);
 void acc_tcf8_pairs(int32_t *q, const float *lo, const float *hi, long n);
 long acc_tcf8_convert(float *v, float *e, const double *x, long n, int emin, acc_tcf_range_t *g);
 int acc_tcf8_check_c(const double *C, long ldc, long M, long N, double *cmax);

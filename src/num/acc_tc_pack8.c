@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -87,6 +88,40 @@ T8 void acc_tcf8_quads(int32_t *q, const float *const *e, long n, int bias)
     }
 }
 
+T8 void acc_tcf8_or_cols(uint32_t *kf, const float *x, long rows, long ld, long K)
+{
+    for (long i = 0; i < rows; i++) {
+        const float *xr = x + i * ld;
+        long k = 0;
+        for (; k + 8 <= K; k += 8)
+            _mm256_storeu_si256((__m256i *)(kf + k), _mm256_or_si256(_mm256_loadu_si256((const __m256i *)(kf + k)),
+                                                                     _mm256_castps_si256(_mm256_loadu_ps(xr + k))));
+        for (; k < K; k++) {
+            uint32_t u;
+            memcpy(&u, xr + k, sizeof u);
+            kf[k] |= u;
+        }
+    }
+}
+
+T8 uint32_t acc_tcf8_or_bits(const float *x, long n)
+{
+    __m256i o = _mm256_setzero_si256();
+    long i = 0;
+    for (; i + 8 <= n; i += 8)
+        o = _mm256_or_si256(o, _mm256_castps_si256(_mm256_loadu_ps(x + i)));
+    uint32_t w[8], r = 0;
+    _mm256_storeu_si256((__m256i *)w, o);
+    for (int t = 0; t < 8; t++)
+        r |= w[t];
+    for (; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, x + i, sizeof u);
+        r |= u;
+    }
+    return r;
+}
+
 /* the high (odd) or low (even) 32-bit words of eight binary64 values, in order */
 T8 static inline __m256i tcf8_words(__m256d x0, __m256d x1, const int high)
 {
@@ -99,13 +134,12 @@ T8 long acc_tcf8_convert(float *v, float *e, const double *x, long n, int emin, 
 {
     const __m256i e11 = _mm256_set1_epi32(0x7ff), bias = _mm256_set1_epi32(1023), vmin = _mm256_set1_epi32(emin);
     const __m256i zero = _mm256_setzero_si256(), mag = _mm256_set1_epi32(0x7fffffff), low9 = _mm256_set1_epi32(0x1ff);
-    __m256i emx = _mm256_set1_epi32(INT32_MIN), emn = _mm256_set1_epi32(INT32_MAX), bad = zero, fr = zero;
+    __m256i emx = _mm256_set1_epi32(INT32_MIN), emn = _mm256_set1_epi32(INT32_MAX), bad = zero;
     long i = 0;
     for (; i + 8 <= n; i += 8) {
         __m256d x0 = _mm256_loadu_pd(x + i), x1 = _mm256_loadu_pd(x + i + 4);
         __m256i hi = tcf8_words(x0, x1, 1), lo = tcf8_words(x0, x1, 0);
         __m256i ef = _mm256_and_si256(_mm256_srli_epi32(hi, 20), e11);
-        fr = _mm256_or_si256(fr, hi); /* the fraction bits used (51 .. 41: the high words' 19 .. 9) */
         __m256i z = _mm256_cmpeq_epi32(_mm256_or_si256(_mm256_and_si256(hi, mag), lo), zero);
         /* at most 12 significant bits (the low 41 of the significand clear), finite, binade >= -126 */
         __m256i fits = _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_or_si256(_mm256_and_si256(hi, low9), lo), zero),
@@ -118,16 +152,13 @@ T8 long acc_tcf8_convert(float *v, float *e, const double *x, long n, int emin, 
         _mm256_storeu_ps(v + i, _mm256_set_m128(_mm256_cvtpd_ps(x1), _mm256_cvtpd_ps(x0)));
         _mm256_storeu_ps(e + i, _mm256_blendv_ps(_mm256_cvtepi32_ps(ex), _mm256_set1_ps(-INFINITY), _mm256_castsi256_ps(z)));
     }
-    int32_t mx[8], mn[8], fw[8];
+    int32_t mx[8], mn[8];
     _mm256_storeu_si256((__m256i *)mx, emx);
     _mm256_storeu_si256((__m256i *)mn, emn);
-    _mm256_storeu_si256((__m256i *)fw, fr);
     for (int t = 1; t < 8; t++) {
         mx[0] = mx[t] > mx[0] ? mx[t] : mx[0];
         mn[0] = mn[t] < mn[0] ? mn[t] : mn[0];
-        fw[0] |= fw[t];
     }
-    g->frac |= (uint32_t)fw[0] >> 9 & ACC_TCF_FRAC_ALL;
     if (mx[0] != INT32_MIN) {
         g->emx = (float)mx[0] > g->emx ? (float)mx[0] : g->emx;
         g->emn = (float)mn[0] < g->emn ? (float)mn[0] : g->emn;
