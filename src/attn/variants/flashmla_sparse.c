@@ -68,7 +68,11 @@ static void fs_range(fs_t *f, long b0, long b1, double *o, double *L, double *M)
     double(*l)[FS_QUAD] = err_calloc((size_t)R, sizeof *l);
     for (long r = 0; r < R; r++)
         M[r] = FS_M_INIT;
-    memset(o, 0, sizeof(double) * (size_t)(R * dv));
+    /* the first block's WGMMA from a zero O is the tc-hopper model's product without one: it writes O (in
+     * binary64, exact, it adds to a zero O: a sum of -0 products stays +0) */
+    const int fresh = !ctx->site[PV_ACC].exact;
+    if (b1 <= b0 || !fresh)
+        memset(o, 0, sizeof(double) * (size_t)(R * dv));
     long j = 0;
     while (j < f->nk && f->kpos[j] < b0 * FS_BLOCK)
         j++;
@@ -114,7 +118,8 @@ static void fs_range(fs_t *f, long b0, long b1, double *o, double *L, double *M)
             double mnew = cur > M[r] ? cur : M[r];
             double sc = gpu_ex2(ctx, O_RESCALE, gpu_f32(ctx, O_RESCALE, M[r] - mnew));
             M[r] = mnew;
-            gpu_f32_scale(ctx, O_RESCALE, o + r * dv, dv, sc);
+            if (bi > b0) /* O is zero before the first block */
+                gpu_f32_scale(ctx, O_RESCALE, o + r * dv, dv, sc);
             gpu_ex2_fma_n(ctx, P_EXP, p, FS_BLOCK, f->sl2, -mnew);
             double cs[FS_QUAD] = {0};
             for (int q = 0; q < FS_QUAD && ctx->site[L_SUM].exact; q++)
@@ -132,7 +137,7 @@ static void fs_range(fs_t *f, long b0, long b1, double *o, double *L, double *M)
                 l[r][q] = gpu_fma(ctx, L_SUM, l[r][q], sc, cs[q]);
             attn_round_n(ctx, P_CAST, p, FS_BLOCK);
         }
-        gpu_gemm(ctx, PV_ACC, 1, o, dv, f->p, FS_BLOCK, vb, ldv, 0, R, dv, FS_BLOCK);
+        gpu_gemm(ctx, PV_ACC, bi > b0 || !fresh, o, dv, f->p, FS_BLOCK, vb, ldv, 0, R, dv, FS_BLOCK);
     }
     for (long r = 0; r < R; r++) { /* the quad's butterfly; o_scale = L == 0 ? 0 : rcp(L) */
         L[r] = gpu_f32(ctx, L_SUM, gpu_f32(ctx, L_SUM, l[r][0] + l[r][1]) + gpu_f32(ctx, L_SUM, l[r][2] + l[r][3]));
