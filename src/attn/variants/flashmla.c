@@ -343,20 +343,26 @@ double flashmla_combine(attn_ctx_t *ctx, int site_sum, int site_scale, int skip_
 }
 
 void flashmla_combine_rows(attn_ctx_t *ctx, int site_sum, int site_scale, int site_out, int skip_zero, double *o,
-                           const double *oacc, const double *lse, long R, long nsplit, long dv, long parts)
+                           const double *oacc, const float *oacc32, const double *lse, long R, long nsplit, long dv,
+                           long parts)
 {
     /* the combine kernel's template bound on the splits: 32, 64, ... 160, from num_sm_parts */
     long max_splits = (parts + 31) / 32 * 32;
     double *oc = err_malloc((size_t)dv, sizeof(double));
+    double *row = oacc ? NULL : err_malloc((size_t)(nsplit * dv), sizeof(double)); /* a row's splits, from binary32 */
     for (long r = 0; r < R; r++) {
-        double g2 = flashmla_combine(ctx, site_sum, site_scale, skip_zero, oc, oacc + r * dv, R * dv, lse + r * nsplit,
-                                     nsplit, dv, max_splits);
+        for (long i = 0; !oacc && i < nsplit; i++)
+            for (long c = 0; c < dv; c++)
+                row[i * dv + c] = oacc32[(i * R + r) * dv + c];
+        double g2 = flashmla_combine(ctx, site_sum, site_scale, skip_zero, oc, oacc ? oacc + r * dv : row,
+                                     oacc ? R * dv : dv, lse + r * nsplit, nsplit, dv, max_splits);
         if (ctx->lse) /* lse = g / M_LOG2E: g fl32(ln 2) */
             ctx->lse[r] = ctx->site[site_scale].exact ? g2 / FMLA_LOG2E : gpu_f32(ctx, site_scale, g2 * FMLA_LN2);
         for (long c = 0; c < dv; c++)
             o[r * dv + c] = attn_round(ctx, site_out, oc[c]);
     }
     free(oc);
+    free(row);
 }
 
 ATTN_VARIANT(attn_flashmla)
@@ -414,7 +420,7 @@ ATTN_VARIANT(attn_flashmla)
                 ctx->extra(ctx->extra_arg, "lse_accum", total, sq * hq, first + i, row, lse + r * nsplit + i, 1);
             }
         }
-        flashmla_combine_rows(ctx, L_SUM, O_RESCALE, OUT_CAST, 1, o, oacc, lse, R, nsplit, dv, parts);
+        flashmla_combine_rows(ctx, L_SUM, O_RESCALE, OUT_CAST, 1, o, oacc, NULL, lse, R, nsplit, dv, parts);
         free(oacc);
         free(lse);
     }

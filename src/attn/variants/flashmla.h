@@ -34,10 +34,11 @@ long flashmla_parts(const attn_ctx_t *ctx, long R);
  * site_sum, the rest at site_scale. Returns g (+inf where the sum is 0). */
 double flashmla_combine(attn_ctx_t *ctx, int site_sum, int site_scale, int skip_zero, double *o, const double *oacc,
                         long ldo_split, const double *lse, long nsplit, long dv, long max_splits);
-/* The combine kernel over a group's R rows: oacc [nsplit][R][dv], lse [R][nsplit] (log2), into o [R][dv]
- * rounded at site_out, and ctx->lse (natural log, g fl32(ln 2)) where asked; the split bound from the SM
- * parts (32, 64, ... 160). */
+/* The combine kernel over a group's R rows: oacc [nsplit][R][dv] (or, where oacc is NULL, oacc32 there: splits
+ * whose values are binary32, in half the memory), lse [R][nsplit] (log2), into o [R][dv] rounded at site_out,
+ * and ctx->lse (natural log, g fl32(ln 2)) where asked; the split bound from the SM parts (32, 64, ... 160). */
 void flashmla_combine_rows(attn_ctx_t *ctx, int site_sum, int site_scale, int site_out, int skip_zero, double *o,
-                           const double *oacc, const double *lse, long R, long nsplit, long dv, long parts);
+                           const double *oacc, const float *oacc32, const double *lse, long R, long nsplit, long dv,
+                           long parts);
 
 #endif

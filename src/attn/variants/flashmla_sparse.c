@@ -217,16 +217,25 @@ ATTN_VARIANT(attn_flashmla_sparse)
                           : ctx->site[O_RESCALE].exact ? log(L[r]) + M[r] / FS_LOG2E_EXACT
                           : gpu_fma(ctx, O_RESCALE, gpu_lg2(ctx, O_RESCALE, L[r]), FS_LN2, gpu_f32(ctx, O_RESCALE, M[r] * FS_LN2));
     } else { /* each split's fp32 O and lg2(L) + m, then the combine kernel (every weight applied) */
-        double *oacc = err_malloc((size_t)(nsplit * R * dv), sizeof(double));
+        /* the splits' O kept as the binary32 values they are (o_div not exact: O rcp(L) in fp32), each made in
+         * one buffer that stays in cache: half the memory the combine reads */
+        const int f32 = !ctx->site[O_DIV].exact;
+        double *oacc = f32 ? NULL : err_malloc((size_t)(nsplit * R * dv), sizeof(double));
+        float *oacc32 = f32 ? err_malloc((size_t)(nsplit * R * dv), sizeof(float)) : NULL;
+        double *ow = f32 ? err_malloc((size_t)(R * dv), sizeof(double)) : NULL;
         double *lse = err_malloc((size_t)(nsplit * R), sizeof(double));
         for (long i = 0; i < nsplit; i++) {
-            fs_range(&f, begin[i], begin[i + 1], oacc + i * R * dv, L, M);
+            fs_range(&f, begin[i], begin[i + 1], f32 ? ow : oacc + i * R * dv, L, M);
+            for (long j = 0; f32 && j < R * dv; j++)
+                oacc32[i * R * dv + j] = (float)ow[j]; /* exact */
             for (long r = 0; r < R; r++)
                 lse[r * nsplit + i] = L[r] == 0 ? -INFINITY
                                                 : gpu_f32(ctx, O_RESCALE, gpu_lg2(ctx, O_RESCALE, L[r]) + M[r]);
         }
-        flashmla_combine_rows(ctx, L_SUM, O_RESCALE, OUT_CAST, 0, o, oacc, lse, R, nsplit, dv, parts);
+        flashmla_combine_rows(ctx, L_SUM, O_RESCALE, OUT_CAST, 0, o, oacc, oacc32, lse, R, nsplit, dv, parts);
         free(oacc);
+        free(oacc32);
+        free(ow);
         free(lse);
     }
     free(begin);
