@@ -131,11 +131,25 @@ int main(void)
             for (long i = 0; i < n; i++)
                 bad += !same(o[i], ftz(fmaf((float)w[n + i], (float)a, (float)w[i])));
         }
+    /* vec_narrow32 and vec_widen32 against the casts, on every class of x (binary32's halfway cases, overflow,
+     * subnormals, NaN) and every length up to 37 (the vector loops' tails) */
+    for (long n = 0; n <= 37; n++)
+        for (long at = 0; at + n <= N; at += 997) {
+            float f[37], g[37];
+            vec_narrow32(f, x + at, n);
+            for (long i = 0; i < n; i++) {
+                g[i] = (float)x[at + i];
+                bad += memcmp(&f[i], &g[i], sizeof(float)) != 0 && !(isnan(f[i]) && isnan(g[i]));
+            }
+            vec_widen32(o, g, n);
+            for (long i = 0; i < n; i++)
+                bad += !same(o[i], (double)g[i]);
+        }
     /* a NaN after the largest value in the same lane must not hide it */
     double y[16] = {5, 0, 0, 0, 0, 0, 0, 0, NAN, 1, 1, 1, 1, 1, 1, 1};
     CHECK(vec_absmax(y, 16, 0) == 5, "absmax with a NaN after 5: %a", vec_absmax(y, 16, 0));
     CHECK(bad == 0, "%ld results differ from the plain loops", bad);
-    printf("t-vec: vec_mul, vec_div, vec_rescale_add32, vec_rescale_add32_each, vec_absmax, vec_prod, vec_fwht, vec_scale32_ftz, vec_fma32_ftz and vec_axpy32_ftz equal the plain loops (%ld runs)\n", runs);
+    printf("t-vec: vec_mul, vec_div, vec_rescale_add32, vec_rescale_add32_each, vec_absmax, vec_prod, vec_fwht, vec_scale32_ftz, vec_fma32_ftz, vec_axpy32_ftz, vec_narrow32 and vec_widen32 equal the plain loops (%ld runs)\n", runs);
     free(x), free(t), free(o), free(w);
     return check_done("t-vec");
 }

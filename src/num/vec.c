@@ -121,9 +121,33 @@ VEC_AVX2 static void fma32_ftz_avx2(double *o, const double *x, long n, double a
     for (; i < n; i++)
         o[i] = _mm_cvtss_f32(ftz4(_mm_fmadd_ss(_mm_set_ss((float)x[i]), av, c ? _mm_set_ss((float)c[i]) : bv)));
 }
+/* o[i] = (float)x[i] (narrow), or x's binary32 values widened (o as double *) */
+VEC_AVX2 static void cvt32_avx2(void *o, const void *x, long n, int narrow)
+{
+    long i = 0;
+    if (narrow) {
+        float *of = o;
+        const double *xd = x;
+        for (; i + 4 <= n; i += 4)
+            _mm_storeu_ps(of + i, _mm256_cvtpd_ps(_mm256_loadu_pd(xd + i)));
+        for (; i < n; i++)
+            of[i] = (float)xd[i];
+    } else {
+        double *od = o;
+        const float *xf = x;
+        for (; i + 4 <= n; i += 4)
+            _mm256_storeu_pd(od + i, _mm256_cvtps_pd(_mm_loadu_ps(xf + i)));
+        for (; i < n; i++)
+            od[i] = xf[i];
+    }
+}
 #define VEC_HAVE_AVX2 cpu_has_avx2_fma()
 #else
 #define VEC_HAVE_AVX2 0
+static void cvt32_avx2(void *o, const void *x, long n, int narrow)
+{
+    (void)o, (void)x, (void)n, (void)narrow;
+}
 static void mul_avx2(double *o, const double *x, long n, double s, int div)
 {
     (void)o, (void)x, (void)n, (void)s, (void)div;
@@ -267,4 +291,24 @@ void vec_axpy32_ftz(double *o, const double *y, long n, double a)
     }
     for (long i = 0; i < n; i++)
         o[i] = ftz1(fmaf((float)y[i], (float)a, (float)o[i]));
+}
+
+void vec_narrow32(float *o, const double *x, long n)
+{
+    if (VEC_HAVE_AVX2) {
+        cvt32_avx2(o, x, n, 1);
+        return;
+    }
+    for (long i = 0; i < n; i++)
+        o[i] = (float)x[i];
+}
+
+void vec_widen32(double *o, const float *x, long n)
+{
+    if (VEC_HAVE_AVX2) {
+        cvt32_avx2(o, x, n, 0);
+        return;
+    }
+    for (long i = 0; i < n; i++)
+        o[i] = x[i];
 }

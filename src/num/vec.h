@@ -22,6 +22,9 @@ void vec_fma32_ftz(double *x, long n, double a, double b);
 /* o[i] = fl32(fma(a, y[i], o[i])) flushed to zero: FFMA on binary32 values (a, y, o), as
  * vec_fma32_ftz (AVX2 where the processor has it) */
 void vec_axpy32_ftz(double *o, const double *y, long n, double a);
+/* o[i] = (float)x[i]; o[i] = x[i] from binary32. */
+void vec_narrow32(float *o, const double *x, long n);
+void vec_widen32(double *o, const float *x, long n);
 /* The largest of m and every |x[i]|, as m = |x[i]| > m ? |x[i]| : m in any order (NaN skipped). */
 double vec_absmax(const double *x, long n, double m);
 

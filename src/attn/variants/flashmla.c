@@ -12,6 +12,7 @@
 #include "attn/variants/flashmla.h"
 #include "attn/variants/gpu_fp.h"
 #include "attn/variants/variants.h"
+#include "num/vec.h"
 
 #define FMLA_BLOCK ATTN_KERNEL_TILE /* keys per block (PAGE_BLOCK_SIZE) */
 #define FMLA_HALF 256               /* O columns per warpgroup (HEAD_DIM_V / 2) */
@@ -352,8 +353,7 @@ void flashmla_combine_rows(attn_ctx_t *ctx, int site_sum, int site_scale, int si
     double *row = oacc ? NULL : err_malloc((size_t)(nsplit * dv), sizeof(double)); /* a row's splits, from binary32 */
     for (long r = 0; r < R; r++) {
         for (long i = 0; !oacc && i < nsplit; i++)
-            for (long c = 0; c < dv; c++)
-                row[i * dv + c] = oacc32[(i * R + r) * dv + c];
+            vec_widen32(row + i * dv, oacc32 + (i * R + r) * dv, dv);
         double g2 = flashmla_combine(ctx, site_sum, site_scale, skip_zero, oc, oacc ? oacc + r * dv : row,
                                      oacc ? R * dv : dv, lse + r * nsplit, nsplit, dv, max_splits);
         if (ctx->lse) /* lse = g / M_LOG2E: g fl32(ln 2) */
@@ -413,8 +413,8 @@ ATTN_VARIANT(attn_flashmla)
         for (long i = 0; i < nsplit; i++) {
             f.o = f32 ? ow : oacc + i * R * dv;
             fmla_range(&f, begin[i], begin[i + 1], lsum, msum);
-            for (long j = 0; f32 && j < R * dv; j++)
-                oacc32[i * R * dv + j] = (float)ow[j]; /* exact */
+            if (f32)
+                vec_narrow32(oacc32 + i * R * dv, ow, R * dv); /* exact */
             for (long r = 0; r < R; r++)
                 lse[r * nsplit + i] = lsum[r] == 0 || lsum[r] != lsum[r]
                                           ? -INFINITY

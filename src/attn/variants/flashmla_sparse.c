@@ -13,6 +13,7 @@
 #include "attn/variants/flashmla.h"
 #include "attn/variants/gpu_fp.h"
 #include "attn/variants/variants.h"
+#include "num/vec.h"
 #include "data/kvfp8.h"
 
 #define FS_BLOCK ATTN_KERNEL_TILE /* TOPK_BLOCK_SIZE: slots per block */
@@ -226,8 +227,8 @@ ATTN_VARIANT(attn_flashmla_sparse)
         double *lse = err_malloc((size_t)(nsplit * R), sizeof(double));
         for (long i = 0; i < nsplit; i++) {
             fs_range(&f, begin[i], begin[i + 1], f32 ? ow : oacc + i * R * dv, L, M);
-            for (long j = 0; f32 && j < R * dv; j++)
-                oacc32[i * R * dv + j] = (float)ow[j]; /* exact */
+            if (f32)
+                vec_narrow32(oacc32 + i * R * dv, ow, R * dv); /* exact */
             for (long r = 0; r < R; r++)
                 lse[r * nsplit + i] = L[r] == 0 ? -INFINITY
                                                 : gpu_f32(ctx, O_RESCALE, gpu_lg2(ctx, O_RESCALE, L[r]) + M[r]);
