@@ -58,6 +58,7 @@ typedef struct {
                                 lacks, kept so that exact sites give Golden); NULL for a sparse entry */
     double sl2;              /* scale_softmax_log2 = fl32(fl32(scale) fl32(log2 e)) */
     double *kb, *vb, *s, *p; /* a block: K [64][dk], V [64][dv], S and P [R][64] */
+    double *sc;              /* a block's O scale per row */
     long *valid;             /* a block's slots: the key index, or -1 (invalid) */
 } fs_t;
 
@@ -107,7 +108,7 @@ static void fs_range(fs_t *f, long b0, long b1, double *o, double *L, double *M)
             }
         }
         gpu_gemm(ctx, QK_ACC, 0, f->s, FS_BLOCK, f->q, dk, kb, ldk, 1, R, FS_BLOCK, dk);
-        for (long r = 0; r < R; r++) {
+        for (long r = 0; r < R; r++) { /* each row's maximum, scale and FFMA; the block's ex2s after, in one call */
             double *s = f->s + r * FS_BLOCK, *p = f->p + r * FS_BLOCK;
             double cur = -INFINITY;
             for (int c = 0; c < FS_BLOCK; c++) {
@@ -117,11 +118,15 @@ static void fs_range(fs_t *f, long b0, long b1, double *o, double *L, double *M)
             }
             cur = gpu_f32(ctx, P_EXP, cur * f->sl2);
             double mnew = cur > M[r] ? cur : M[r];
-            double sc = gpu_ex2(ctx, O_RESCALE, gpu_f32(ctx, O_RESCALE, M[r] - mnew));
+            f->sc[r] = gpu_ex2(ctx, O_RESCALE, gpu_f32(ctx, O_RESCALE, M[r] - mnew));
             M[r] = mnew;
             if (bi > b0) /* O is zero before the first block */
-                gpu_f32_scale(ctx, O_RESCALE, o + r * dv, dv, sc);
-            gpu_ex2_fma_n(ctx, P_EXP, p, FS_BLOCK, f->sl2, -mnew);
+                gpu_f32_scale(ctx, O_RESCALE, o + r * dv, dv, f->sc[r]);
+            gpu_fma_n(ctx, P_EXP, p, FS_BLOCK, f->sl2, -mnew);
+        }
+        gpu_ex2_n(ctx, P_EXP, f->p, R * FS_BLOCK);
+        for (long r = 0; r < R; r++) {
+            const double *p = f->p + r * FS_BLOCK;
             double cs[FS_QUAD] = {0};
             for (int q = 0; q < FS_QUAD && ctx->site[L_SUM].exact; q++)
                 for (int i = 0; i < FS_PER_THREAD; i++)
@@ -135,9 +140,9 @@ static void fs_range(fs_t *f, long b0, long b1, double *o, double *L, double *M)
                     cs[q] = c32[q];
             }
             for (int q = 0; q < FS_QUAD; q++)
-                l[r][q] = gpu_fma(ctx, L_SUM, l[r][q], sc, cs[q]);
-            attn_round_n(ctx, P_CAST, p, FS_BLOCK);
+                l[r][q] = gpu_fma(ctx, L_SUM, l[r][q], f->sc[r], cs[q]);
         }
+        attn_round_n(ctx, P_CAST, f->p, R * FS_BLOCK);
         gpu_gemm(ctx, PV_ACC, bi > b0 || !fresh, o, dv, f->p, FS_BLOCK, vb, ldv, 0, R, dv, FS_BLOCK);
     }
     for (long r = 0; r < R; r++) { /* the quad's butterfly; o_scale = L == 0 ? 0 : rcp(L) */
@@ -172,7 +177,7 @@ ATTN_VARIANT(attn_flashmla_sparse)
 {
     long R = g->R, dk = g->dk, dv = g->dv, sk = g->sk;
     const attn_cfg_t *cfg = ctx->cfg;
-    fs_t f = {ctx, R, dk, dv, sk, 0, dv, g->q, g->k, g->v, KVFP8_NONE, 0, g->kpos, NULL, 0, NULL, NULL, NULL, NULL, NULL};
+    fs_t f = {ctx, R, dk, dv, sk, 0, dv, g->q, g->k, g->v, KVFP8_NONE, 0, g->kpos, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL};
     long *pos = NULL;
     if (!g->kpos) { /* generated (dense) inputs: every key valid, in order, in whole blocks of slots */
         fs_cache(&f, g, ctx, g->kv_fp8 ? KVFP8_NONE : kvfp8_layout_of_dim(dk));
@@ -193,6 +198,7 @@ ATTN_VARIANT(attn_flashmla_sparse)
     f.s = err_malloc((size_t)(R * FS_BLOCK), sizeof(double));
     f.p = err_malloc((size_t)(R * FS_BLOCK), sizeof(double));
     f.valid = err_malloc(FS_BLOCK, sizeof(long));
+    f.sc = err_malloc((size_t)R, sizeof(double));
     double *L = err_malloc((size_t)R, sizeof(double)), *M = err_malloc((size_t)R, sizeof(double));
     /* SM parts: max(sm_count / s_q / (h_q / 64), 1) (Decode_Sm90_Impl::get_meta); the scheduler counts each
      * batch entry's top-k (or top-k length) keys, 5 blocks of overhead, no payload floor */
@@ -247,5 +253,6 @@ ATTN_VARIANT(attn_flashmla_sparse)
     free(f.s);
     free(f.p);
     free(f.valid);
+    free(f.sc);
     free(pos);
 }

@@ -52,23 +52,36 @@ static void gpu_apply32(double *x, long n, void (*fn)(float *, const float *, lo
     float t[CHUNK];
     for (long i0 = 0; i0 < n; i0 += CHUNK) {
         long m = n - i0 < CHUNK ? n - i0 : CHUNK;
-        for (long i = 0; i < m; i++)
-            t[i] = (float)x[i0 + i];
+        vec_narrow32(t, x + i0, m);
         fn(t, t, m);
-        for (long i = 0; i < m; i++)
-            x[i0 + i] = t[i];
+        vec_widen32(x + i0, t, m);
     }
+}
+
+void gpu_fma_n(attn_ctx_t *ctx, int site, double *p, long n, double a, double b)
+{
+    if (ctx->site[site].exact) {
+        for (long i = 0; i < n; i++)
+            p[i] = p[i] * a + b;
+        return;
+    }
+    vec_fma32_ftz(p, n, a, b); /* gpu_fma element by element */
+}
+
+void gpu_ex2_n(attn_ctx_t *ctx, int site, double *p, long n)
+{
+    if (ctx->site[site].exact) {
+        for (long i = 0; i < n; i++)
+            p[i] = exp2(p[i]);
+        return;
+    }
+    gpu_apply32(p, n, sfu_ex2_n);
 }
 
 void gpu_ex2_fma_n(attn_ctx_t *ctx, int site, double *p, long n, double a, double b)
 {
-    if (ctx->site[site].exact) {
-        for (long i = 0; i < n; i++)
-            p[i] = exp2(p[i] * a + b);
-        return;
-    }
-    vec_fma32_ftz(p, n, a, b); /* gpu_fma element by element */
-    gpu_apply32(p, n, sfu_ex2_n);
+    gpu_fma_n(ctx, site, p, n, a, b);
+    gpu_ex2_n(ctx, site, p, n);
 }
 
 double gpu_fmaf(attn_ctx_t *ctx, int site, double a, double b, double c)

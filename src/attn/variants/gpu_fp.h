@@ -39,8 +39,11 @@ double gpu_ex2(attn_ctx_t *ctx, int site, double x);
 double gpu_lg2(attn_ctx_t *ctx, int site, double x);
 double gpu_rcp(attn_ctx_t *ctx, int site, double x);
 /* p[i] = gpu_ex2(gpu_fma(p[i], a, b)) for i < n: the FFMA and ex2.approx of a softmax row, the
- * ex2s eight at a time where the processor allows (sfu_ex2_n) */
+ * ex2s eight at a time where the processor allows (sfu_ex2_n); and its two steps apart, p[i] =
+ * gpu_fma(p[i], a, b) and p[i] = gpu_ex2(p[i]) (a block's rows through one call) */
 void gpu_ex2_fma_n(attn_ctx_t *ctx, int site, double *p, long n, double a, double b);
+void gpu_fma_n(attn_ctx_t *ctx, int site, double *p, long n, double a, double b);
+void gpu_ex2_n(attn_ctx_t *ctx, int site, double *p, long n);
 
 /* The same operations in a kernel built without --use_fast_math (PyTorch's FlashAttention-2):
  * IEEE binary32 with subnormals kept, FFMA, the IEEE reciprocal 1/x, and CUDA's exp2f, expf,
