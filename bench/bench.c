@@ -204,6 +204,27 @@ static void bench_time(bench_stage_t *st, const run_cfg_t *c, const attn_input_t
     free(ot);
 }
 
+/* A stage's time over base's, one core: the median over reps pairs of runs, each pair the two stages back to
+ * back (in turn which one first), so that both are timed on the machine as it is at that moment. */
+static double paired_ratio(const run_cfg_t *c, int slot, int base_slot, const attn_input_t *in, int reps)
+{
+    double q[BENCH_MAX_REPS];
+    long per = in->s.hq * in->s.sq * in->s.dv;
+    double *ot = malloc(sizeof(double) * (size_t)per);
+    for (int i = 0; i < reps; i++) {
+        double t[2];
+        for (int j = 0; j < 2; j++) {
+            int which = (i + j) % 2; /* 0: the stage, 1: base */
+            double t0 = now();
+            run_stage(c, which ? base_slot : slot, ot, in);
+            t[which] = now() - t0;
+        }
+        q[i] = t[0] / t[1];
+    }
+    free(ot);
+    return median(q, reps);
+}
+
 /* Copy rate: the best of a few copies of 256 MB (one thread). */
 static double bench_bandwidth(void)
 {
@@ -418,13 +439,13 @@ int main(int argc, char **argv)
                met(st[i].r1, st[i].target), st[i].tn, st[i].rn, st[i].eff, st[i].mem);
         fflush(stdout);
     }
-    double fr = flashmla_i >= 0 && base_i >= 0 ? st[flashmla_i].r1 / st[base_i].r1 : NAN; /* both against BLAS */
+    double fr = flashmla_i >= 0 && base_i >= 0 ? paired_ratio(c, st[flashmla_i].slot, st[base_i].slot, &in, reps) : NAN;
     if (!isnan(fr)) { /* --stages without flashmla or base: no ratio */
         nmet += fr <= BENCH_TARGET_FLASHMLA;
         total++;
         printf("%-26s %9s %7.2f %7.1f %4s\n", "flashmla / base", "", fr, BENCH_TARGET_FLASHMLA, met(fr, BENCH_TARGET_FLASHMLA));
     }
-    double sr = sparse_i >= 0 && base_i >= 0 ? st[sparse_i].r1 / st[base_i].r1 : NAN;
+    double sr = sparse_i >= 0 && base_i >= 0 ? paired_ratio(c, st[sparse_i].slot, st[base_i].slot, &in, reps) : NAN;
     if (!isnan(sr)) {
         nmet += sr <= BENCH_TARGET_FLASHMLA;
         total++;
@@ -489,8 +510,9 @@ int main(int argc, char **argv)
                 R, sk, dk, dv, reps, cpu, threads);
         fprintf(f, "- **1 core**: one sample on one thread, against OpenBLAS on one thread (FP64 attention for "
                    "Golden, FP32 for the variants), timed warm and alternately with the stage; **ratio**: the median over "
-                   "the runs of each run's time over the BLAS run just before it (flashmla / base: their ratios' "
-                   "quotient), so that a machine whose speed drifts over minutes is compared with itself.\n"
+                   "the runs of each run's time over the BLAS run just before it (flashmla / base and flashmla-sparse "
+                   "/ base: the median over as many pairs of runs of the two stages back to back), so that a machine "
+                   "whose speed drifts over minutes is compared with itself.\n"
                    "- **all cores**: %d samples at once, one per thread as the lab runs them (time per sample = wall "
                    "time / %d), against OpenBLAS on %d threads; **efficiency** = 1-core time / all-core wall time.\n"
                    "- **memory**: peak resident growth while one sample runs, over its inputs and outputs (%.1f MB "
