@@ -151,8 +151,8 @@ T8 static inline __m256 tcf8_cvt_rz(__m256i s)
  * products' maximum over k as saturating int8 sums, then per row in int32 lanes as binary32
  * exponent fields (1 .. 254): the products' (every live one has at least f + 1: the caller's
  * range check) or 0 where all are zero, against C's own field (0 for a zero C); a lane with
- * neither takes f + 1, where it computes 0 from 0. C's field less one is folded into *cmin
- * (unsigned), so that a C below 2^(f - 126) is seen. */
+ * neither takes f + 1, where it computes 0 from 0. C's field less one (in place: times 2^23) is
+ * folded into *cmin (unsigned), so that a C below 2^(f - 126) is seen. */
 T8 static inline __attribute__((always_inline)) void
 tcf8_block_q(const int single, const int trunc, __m256 *c, const float *const *a, const int32_t *eq, const int32_t *bq, long k0, long k1,
              long kh, const float *bp, int f, __m256i qbias, __m256i keep, __m256i keep32, __m256i *cmin)
@@ -164,14 +164,15 @@ tcf8_block_q(const int single, const int trunc, __m256 *c, const float *const *a
     /* each byte's field (qbias: a relative exponent's field, modulo 256): exact for a live one (f + 1 .. 254),
      * 0 where no product is live */
     __m256i fb = _mm256_andnot_si256(_mm256_cmpeq_epi8(em, _mm256_set1_epi8(ACC_TCF8_QNONE)), _mm256_add_epi8(em, qbias));
+    /* the fields where binary32 keeps them (bits 23 .. 30), so that C's is one mask and 2^(f - emax) one
+     * subtraction (modulo 2^32: (254 + f) 2^23 may pass 2^31, the difference does not) */
     _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
-        __m256i fp = r == 0 ? _mm256_and_si256(fb, _mm256_set1_epi32(0xff))
-                     : r == 3 ? _mm256_srli_epi32(fb, 24)
-                              : _mm256_and_si256(_mm256_srli_epi32(fb, 8 * r), _mm256_set1_epi32(0xff));
-        __m256i fc = _mm256_and_si256(_mm256_srli_epi32(_mm256_castps_si256(c[r]), 23), _mm256_set1_epi32(0xff));
-        *cmin = _mm256_min_epu32(*cmin, _mm256_sub_epi32(fc, _mm256_set1_epi32(1)));
-        __m256i m = _mm256_max_epi32(_mm256_max_epi32(fp, fc), _mm256_set1_epi32(f + 1));
-        up[r] = _mm256_slli_epi32(_mm256_sub_epi32(_mm256_set1_epi32(254 + f), m), 23); /* 2^(f - emax) */
+        __m256i fp = r == 3 ? _mm256_srli_epi32(_mm256_and_si256(fb, _mm256_set1_epi32((int)0xff000000u)), 1)
+                            : _mm256_slli_epi32(_mm256_and_si256(fb, _mm256_set1_epi32(0xff << 8 * r)), 23 - 8 * r);
+        __m256i fc = _mm256_and_si256(_mm256_castps_si256(c[r]), _mm256_set1_epi32(0x7f800000));
+        *cmin = _mm256_min_epu32(*cmin, _mm256_sub_epi32(fc, _mm256_set1_epi32(1 << 23)));
+        __m256i m = _mm256_max_epi32(_mm256_max_epi32(fp, fc), _mm256_set1_epi32((f + 1) << 23));
+        up[r] = _mm256_sub_epi32(_mm256_set1_epi32((int)((uint32_t)(254 + f) << 23)), m); /* 2^(f - emax) */
         s0[r] = _mm256_cvttps_epi32(_mm256_mul_ps(c[r], _mm256_castsi256_ps(up[r])));
         s1[r] = _mm256_setzero_si256();
     }
@@ -309,7 +310,7 @@ tcf8_rows_q(const int whole, int mr, double *C, long ldc, long j0, long nr, cons
     }
     for (int g = 0; g < ng; g++) {
         /* a C below 2^(f - 126) (C's field 1 .. f) seen: the caller recomputes these rows */
-        __m256i m = cmin[g], lim = _mm256_set1_epi32(f - 1);
+        __m256i m = cmin[g], lim = _mm256_set1_epi32((f - 1) << 23);
         if (!_mm256_testz_si256(_mm256_cmpeq_epi32(_mm256_min_epu32(m, lim), m), _mm256_set1_epi32(-1))) {
             *low |= 1 << g;
             continue;
