@@ -333,6 +333,7 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
         free(abits);
     }
     /* row group by row group (its operands' pointers made once), each against every panel */
+    int *lows = err_calloc((size_t)nbp, sizeof(int));
     for (long i = 0; i < M && ok; i += mp) {
         int mr = M - i < mp ? (int)(M - i) : mp;
         const float *a[ACC_TCF8_ROWS], *ea[ACC_TCF8_ROWS];
@@ -351,16 +352,17 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
             eq[h] = ap + (i / 2 + (2 * h < mr ? h : 0)) * apk;
         for (int g = 0; qbias != ACC_TCF8_NOQ && g < mp / 4; g++) /* i is a multiple of 4: groups (i + 4g ..) */
             eq[g] = ap + (i / 4 + (4 * g < mr ? g : 0)) * apk;
+        if (!wide) { /* every panel in one call: a mask of the groups left to the binary64 lanes per panel */
+            memset(lows, 0, sizeof(int) * (size_t)nbp);
+            acc_tcf8_rows(mr, C + i * ldc, ldc, 0, N, a, ea, pairs || quads ? eq : NULL, K, bp, be, bq, tc->f, tc->b, acc,
+                          tc->promote, qbias, single, lows);
+        }
         for (long j0 = 0; j0 < N; j0 += np) {
             long nr = N - j0 < np ? N - j0 : np;
-            const float *pb = bp + j0 * K;
-            int low = 0;
+            int low = wide ? 0 : lows[j0 / np];
             if (wide)
-                acc_tcf16_rows(mr, C + i * ldc, ldc, j0, nr, a, ea, pairs ? eq : NULL, K, pb, be + j0 * K,
+                acc_tcf16_rows(mr, C + i * ldc, ldc, j0, nr, a, ea, pairs ? eq : NULL, K, bp + j0 * K, be + j0 * K,
                                bq ? bq + j0 * K : NULL, tc->f, tc->b, acc, tc->promote, &low);
-            else
-                acc_tcf8_rows(mr, C + i * ldc, ldc, j0, nr, a, ea, pairs || quads ? eq : NULL, K, pb, be + j0 * K,
-                              bq ? bq + j0 * K : NULL, tc->f, tc->b, acc, tc->promote, qbias, single, &low);
             for (int g = 0; g * 4 < mr; g++) /* these four rows in binary64 lanes (their C untouched; |C| < 2^127 as they need) */
                 if (low >> g & 1)
                     acc_tc_gemm_x64(C + (i + 4 * g) * ldc + j0, ldc, A + (i + 4 * g) * lda, lda,
@@ -375,6 +377,7 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
     free(be);
     free(bq);
     free(single);
+    free(lows);
     return ok;
 }
 #else

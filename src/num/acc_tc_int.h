@@ -103,10 +103,11 @@ void acc_tcf16_rows(int mr, double *C, long ldc, long j0, long nr, const float *
 void acc_tcf8_quads(int32_t *q, const float *const *e, long n, int bias);
 
 /* The same kernel and helpers in AVX2, eight columns at a time (acc_tc_f32x8.c, acc_tc_pack8.c): acc_tcf8_rows
- * as acc_tcf16_rows on panels of eight columns (nr <= 8, bp and be or bq eight per k), for up to
+ * as acc_tcf16_rows on the nr columns from j0 in panels of eight (panel p's operands at bp, be or bq
+ * + 8 p K, eight per k; the last panel may be narrower), one after the other in one call, for up to
  * ACC_TCF8_ROWS rows (mr) in groups of four, every group computing four rows (those past mr
  * copies of real ones, a[r], ea[r] and ep[r / 2] for r < 4 ceil(mr / 4) all given) and bit g of
- * *low set where group g's rows are left to the caller;
+ * low[p] set where group g's rows of panel p are left to the caller;
  * acc_tcf8_transpose dst [K][8] = src [8][K]; acc_tcf8_pairs, acc_tcf8_convert and
  * acc_tcf8_check_c as their AVX-512 forms. single[b] (block b: products b bsz ..): its integer in
  * one int32 (where the caller's bound says it fits), else in two halves joined where they leave
