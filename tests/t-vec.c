@@ -118,6 +118,10 @@ int main(void)
             vec_scale32_ftz(o, x, n, a);
             for (long i = 0; i < n; i++)
                 bad += !same(o[i], ftz((float)(x[i] * a)));
+            float of[37];
+            vec_scale32_ftz_f(of, x, n, a);
+            for (long i = 0; i < n; i++)
+                bad += !same(of[i], ftz((float)(x[i] * a)));
             for (long i = 0; i < n; i++)
                 w[i] = o[i] = (float)x[i];
             vec_fma32_ftz(o, n, a, b);
@@ -149,7 +153,7 @@ int main(void)
     double y[16] = {5, 0, 0, 0, 0, 0, 0, 0, NAN, 1, 1, 1, 1, 1, 1, 1};
     CHECK(vec_absmax(y, 16, 0) == 5, "absmax with a NaN after 5: %a", vec_absmax(y, 16, 0));
     CHECK(bad == 0, "%ld results differ from the plain loops", bad);
-    printf("t-vec: vec_mul, vec_div, vec_rescale_add32, vec_rescale_add32_each, vec_absmax, vec_prod, vec_fwht, vec_scale32_ftz, vec_fma32_ftz, vec_axpy32_ftz, vec_narrow32 and vec_widen32 equal the plain loops (%ld runs)\n", runs);
+    printf("t-vec: vec_mul, vec_div, vec_rescale_add32, vec_rescale_add32_each, vec_absmax, vec_prod, vec_fwht, vec_scale32_ftz(_f), vec_fma32_ftz, vec_axpy32_ftz, vec_narrow32 and vec_widen32 equal the plain loops (%ld runs)\n", runs);
     free(x), free(t), free(o), free(w);
     return check_done("t-vec");
 }

@@ -109,6 +109,17 @@ VEC_AVX2 static void scale32_ftz_avx2(double *o, const double *x, long n, double
         o[i] = _mm_cvtss_f32(ftz4(_mm_set_ss((float)(x[i] * a))));
 }
 
+/* scale32_ftz_avx2 with binary32 results */
+VEC_AVX2 static void scale32_ftz_f_avx2(float *o, const double *x, long n, double a)
+{
+    __m256d av = _mm256_set1_pd(a);
+    long i = 0;
+    for (; i + 4 <= n; i += 4)
+        _mm_storeu_ps(o + i, ftz4(_mm256_cvtpd_ps(_mm256_mul_pd(_mm256_loadu_pd(x + i), av))));
+    for (; i < n; i++)
+        o[i] = _mm_cvtss_f32(ftz4(_mm_set_ss((float)(x[i] * a))));
+}
+
 /* o[i] = ftz(fma(x[i], a, c[i])), or with b for every c[i] where c is NULL */
 VEC_AVX2 static void fma32_ftz_avx2(double *o, const double *x, long n, double a, double b, const double *c)
 {
@@ -147,6 +158,10 @@ VEC_AVX2 static void cvt32_avx2(void *o, const void *x, long n, int narrow)
 static void cvt32_avx2(void *o, const void *x, long n, int narrow)
 {
     (void)o, (void)x, (void)n, (void)narrow;
+}
+static void scale32_ftz_f_avx2(float *o, const double *x, long n, double a)
+{
+    (void)o, (void)x, (void)n, (void)a;
 }
 static void mul_avx2(double *o, const double *x, long n, double s, int div)
 {
@@ -311,4 +326,14 @@ void vec_widen32(double *o, const float *x, long n)
     }
     for (long i = 0; i < n; i++)
         o[i] = x[i];
+}
+
+void vec_scale32_ftz_f(float *o, const double *x, long n, double a)
+{
+    if (VEC_HAVE_AVX2) {
+        scale32_ftz_f_avx2(o, x, n, a);
+        return;
+    }
+    for (long i = 0; i < n; i++)
+        o[i] = (float)ftz1((float)(x[i] * a));
 }

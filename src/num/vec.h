@@ -18,6 +18,8 @@ void vec_rescale_add32_each(double *o, const double *t, long n, const double *a)
 /* With ftz(y) = the binary32 y with a subnormal flushed to a zero of its sign (a GPU's .ftz):
  * o[i] = ftz((float)(x[i] * a)); and x[i] = ftz(fmaf((float)x[i], (float)a, (float)b)). */
 void vec_scale32_ftz(double *o, const double *x, long n, double a);
+/* The same into binary32 (o[i] = ftz((float)(x[i] * a)) as a float). */
+void vec_scale32_ftz_f(float *o, const double *x, long n, double a);
 void vec_fma32_ftz(double *x, long n, double a, double b);
 /* o[i] = fl32(fma(a, y[i], o[i])) flushed to zero: FFMA on binary32 values (a, y, o), as
  * vec_fma32_ftz (AVX2 where the processor has it) */

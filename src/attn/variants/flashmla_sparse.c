@@ -62,8 +62,9 @@ typedef struct {
     long *valid;             /* a block's slots: the key index, or -1 (invalid) */
 } fs_t;
 
-/* Blocks [b0, b1) of the slots: O [R][dv] as the kernel leaves it in fp32 (O rcp(L)), L and m per row. */
-static void fs_range(fs_t *f, long b0, long b1, double *o, double *L, double *M)
+/* Blocks [b0, b1) of the slots: O [R][dv] as the kernel leaves it in fp32 (O rcp(L)), L and m per row; where o32
+ * is given (o_div not exact), O rcp(L) is written there as binary32 instead (o: the working O). */
+static void fs_range(fs_t *f, long b0, long b1, double *o, float *o32, double *L, double *M)
 {
     attn_ctx_t *ctx = f->ctx;
     long R = f->R, dk = f->dk, dv = f->dv;
@@ -148,7 +149,11 @@ static void fs_range(fs_t *f, long b0, long b1, double *o, double *L, double *M)
     for (long r = 0; r < R; r++) { /* the quad's butterfly; o_scale = L == 0 ? 0 : rcp(L) */
         L[r] = gpu_f32(ctx, L_SUM, gpu_f32(ctx, L_SUM, l[r][0] + l[r][1]) + gpu_f32(ctx, L_SUM, l[r][2] + l[r][3]));
         double *orow = o + r * dv;
-        if (L[r] == 0)
+        if (o32 && L[r] == 0)
+            memset(o32 + r * dv, 0, sizeof(float) * (size_t)dv);
+        else if (o32) /* gpu_f32(O rcp(L)) as binary32 */
+            vec_scale32_ftz_f(o32 + r * dv, orow, dv, gpu_rcp(ctx, O_DIV, L[r]));
+        else if (L[r] == 0)
             memset(orow, 0, sizeof(double) * (size_t)dv);
         else if (ctx->site[O_DIV].exact)
             for (long c = 0; c < dv; c++)
@@ -216,7 +221,7 @@ ATTN_VARIANT(attn_flashmla_sparse)
     long nsplit = flashmla_splits(begin, &first, &total, seqlens, nb, bi, parts, FS_OVERHEAD_FLOOR);
     begin[nsplit] = f.nslots / FS_BLOCK; /* the kernel walks its own slots; the scheduler's count agrees */
     if (nsplit <= 1) { /* the no-split path: bf16 O and the natural-log LSE from the split kernel itself */
-        fs_range(&f, 0, f.nslots / FS_BLOCK, o, L, M);
+        fs_range(&f, 0, f.nslots / FS_BLOCK, o, NULL, L, M);
         for (long i = 0; i < R * dv; i++)
             o[i] = attn_round(ctx, OUT_CAST, o[i]);
         for (long r = 0; r < R && ctx->lse; r++)
@@ -232,9 +237,7 @@ ATTN_VARIANT(attn_flashmla_sparse)
         double *ow = f32 ? err_malloc((size_t)(R * dv), sizeof(double)) : NULL;
         double *lse = err_malloc((size_t)(nsplit * R), sizeof(double));
         for (long i = 0; i < nsplit; i++) {
-            fs_range(&f, begin[i], begin[i + 1], f32 ? ow : oacc + i * R * dv, L, M);
-            if (f32)
-                vec_narrow32(oacc32 + i * R * dv, ow, R * dv); /* exact */
+            fs_range(&f, begin[i], begin[i + 1], f32 ? ow : oacc + i * R * dv, f32 ? oacc32 + i * R * dv : NULL, L, M);
             for (long r = 0; r < R; r++)
                 lse[r * nsplit + i] = L[r] == 0 ? -INFINITY
                                                 : gpu_f32(ctx, O_RESCALE, gpu_lg2(ctx, O_RESCALE, L[r]) + M[r]);
