@@ -110,12 +110,13 @@ T2 static __m256 ex2_avx2(__m256 xs, const int32_t (*tab)[3])
     __m256i c0 = _mm256_i32gather_epi32(t, idx, 4);
     __m256i c1 = _mm256_i32gather_epi32(t + 1, idx, 4);
     __m256i c2 = _mm256_i32gather_epi32(t + 2, idx, 4);
-    /* sfu_sq: a partial product x >> (18 - b) for each set bit b, summed and halved */
+    /* sfu_sq: a partial product x >> (18 - b) for each set bit b, summed and halved (bits 0 and 1 add
+     * x >> 18 and x >> 17: zero, x having 17 bits) */
     __m256i sq = zero;
 #define SFU_SQ_BIT(b)                                                                                              \
     sq = _mm256_add_epi32(sq, _mm256_and_si256(_mm256_srai_epi32(_mm256_slli_epi32(xl, 31 - (b)), 31),             \
                                                _mm256_srli_epi32(xl, 18 - (b))));
-    SFU_SQ_BIT(0) SFU_SQ_BIT(1) SFU_SQ_BIT(2) SFU_SQ_BIT(3) SFU_SQ_BIT(4) SFU_SQ_BIT(5) SFU_SQ_BIT(6)
+    SFU_SQ_BIT(2) SFU_SQ_BIT(3) SFU_SQ_BIT(4) SFU_SQ_BIT(5) SFU_SQ_BIT(6)
     SFU_SQ_BIT(7) SFU_SQ_BIT(8) SFU_SQ_BIT(9) SFU_SQ_BIT(10) SFU_SQ_BIT(11) SFU_SQ_BIT(12) SFU_SQ_BIT(13)
     SFU_SQ_BIT(14) SFU_SQ_BIT(15) SFU_SQ_BIT(16)
 #undef SFU_SQ_BIT

@@ -109,10 +109,17 @@ static void fs_range(fs_t *f, long b0, long b1, double *o, float *o32, double *L
             }
         }
         gpu_gemm(ctx, QK_ACC, 0, f->s, FS_BLOCK, f->q, dk, kb, ldk, 1, R, FS_BLOCK, dk);
+        const int every = !f->limit && f->valid[0] >= 0 && f->valid[FS_BLOCK - 1] >= 0 &&
+                          f->valid[FS_BLOCK - 1] - f->valid[0] == FS_BLOCK - 1; /* a whole block of keys, no mask */
         for (long r = 0; r < R; r++) { /* each row's maximum, scale and FFMA; the block's ex2s after, in one call */
             double *s = f->s + r * FS_BLOCK, *p = f->p + r * FS_BLOCK;
             double cur = -INFINITY;
-            for (int c = 0; c < FS_BLOCK; c++) {
+            if (every) {
+                memcpy(p, s, sizeof(double) * FS_BLOCK);
+                for (int c = 0; c < FS_BLOCK; c++)
+                    cur = p[c] > cur ? p[c] : cur;
+            }
+            for (int c = 0; c < FS_BLOCK && !every; c++) {
                 int ok = f->valid[c] >= 0 && (!f->limit || f->valid[c] <= f->limit[r]);
                 p[c] = ok ? s[c] : -INFINITY;
                 cur = p[c] > cur ? p[c] : cur;
