@@ -141,6 +141,54 @@ static void tc_simd_vs_scalar(fmt_rng_t *rng)
     free(C2);
 }
 
+/* op(B)'s source held (acc_tc_hold_b) gives the scalar model's bits: B inside a larger held array at an offset,
+ * read transposed (op(B)'s columns: Q K^T's keys) and not (its rows: P V's V), accumulating and not, for the
+ * models' block sizes; and a product whose B is not inside the held one ignores it. */
+static void tc_heldb_same(fmt_rng_t *rng)
+{
+    enum { M = 21, N = 19, K = 96, HR = K + 5, HC = K + 7 };
+    static double A[M * K], H[HR * HC], C0[M * N], C1[M * N], C2[M * N];
+    long compared = 0, bad = 0;
+    int e = fmt_table[FMT_BF16].emin;
+    for (int model = ACC_TC_VOLTA; model <= ACC_TC_HOPPER_FP8_FAST; model++)
+        for (int trans = 0; trans < 2; trans++)
+            for (int acc = 0; acc < 2; acc++) {
+                for (long i = 0; i < M * K + HR * HC; i++) {
+                    double u = ldexp((double)(fmt_rng_next(rng) >> 11), -53) - 0.5;
+                    double x = fmt_rng_next(rng) % 7 == 0 ? 0 : fmt_round(ldexp(u, (int)(fmt_rng_next(rng) % 12) - 6),
+                                                                        i < M * K ? FMT_BF16 : FMT_E4M3, FMT_RNE, 1, NULL);
+                    if (i < M * K)
+                        A[i] = x;
+                    else
+                        H[i - M * K] = x;
+                }
+                for (long i = 0; i < M * N; i++)
+                    C0[i] = fmt_round(ldexp((double)(fmt_rng_next(rng) >> 11), -53) - 0.5, FMT_FP32, FMT_RNE, 1, NULL);
+                /* B at row 2, column 3 of the held rows: [N][K] where transposed, else [K][N] */
+                const double *B = H + 2 * HC + 3;
+                for (int held = 0; held < 3; held++) { /* scalar; AVX2/AVX-512 holding B; holding another array */
+                    double *C = held ? C2 : C1;
+                    memcpy(C, C0, sizeof C0);
+                    acc_simd = held ? 2 : 0;
+                    if (held == 1)
+                        acc_tc_hold_b(H, HC, HR, HC, e);
+                    if (held == 2)
+                        acc_tc_hold_b(H + 3 * HC, HC, HR - 3, HC, e); /* starts below B: B is not inside */
+                    if (acc)
+                        acc_tc_gemm_acc(C, N, A, K, B, HC, trans, M, N, K, (acc_model_t)model, e, e);
+                    else
+                        acc_tc_gemm(C, N, A, K, B, HC, trans, M, N, K, (acc_model_t)model, e, e);
+                    acc_tc_release_b();
+                    if (held)
+                        tc_same(C1, C2, M * N, model, FMT_E4M3, held, trans ? "B held, transposed" : "B held", 2,
+                                &compared, &bad);
+                }
+                acc_simd = 2;
+            }
+    CHECK(bad == 0, "tensor-core kernels with op(B) held: %ld of %ld elements differ from the scalar models", bad, compared);
+    printf("t-acc: products with op(B)'s source held equal the scalar models on %ld elements\n", compared);
+}
+
 /* Hopper's block of 16 (F = 25) sums its terms in two int32 halves: each half fits, their sum
  * need not. With every operand bf16's largest significand 255/128 at binade 0, each product is
  * 3.969 (terms 3.969 2^25 on the block's grid 2^-25) and a C of 0x1.fffffep0 (binade 0, the
@@ -550,6 +598,7 @@ int main(void)
     free(Bt);
     f32_passes_and_held(&rng);
     tc_simd_vs_scalar(&rng);
+    tc_heldb_same(&rng);
     tc_split_overflow();
     tcf_convert_vs_scalar(&rng);
     fp16_round_vs_scalar(&rng);

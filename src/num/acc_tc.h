@@ -22,4 +22,10 @@ void acc_tc_gemm_acc(double *C, long ldc, const double *A, long lda, const doubl
 void acc_tc_hold(const double *A, long lda, long M, long K, int emin);
 void acc_tc_release(void);
 
+/* The same for op(B)'s source B [rows][cols] (row stride ldb): used by every product of this thread whose
+ * B lines (op(B)'s columns where b_trans, else its rows) lie inside it, until acc_tc_release_b or the next
+ * hold (a block of keys, against which Q K^T reads K and P V reads V = K's first columns). */
+void acc_tc_hold_b(const double *B, long ldb, long rows, long cols, int emin);
+void acc_tc_release_b(void);
+
 #endif

@@ -167,6 +167,37 @@ void acc_tc_release(void)
     memset(&tcf_held, 0, sizeof tcf_held);
 }
 
+/* The op(B) source held for this thread's products (acc_tc_hold_b): B [rows][cols] converted once. */
+typedef struct {
+    const double *b;
+    long ldb, rows, cols;
+    int emin;
+    float *v, *e;
+    acc_tcf_range_t g;
+} tcf_heldb_t;
+
+static _Thread_local tcf_heldb_t tcf_heldb;
+
+void acc_tc_hold_b(const double *B, long ldb, long rows, long cols, int emin)
+{
+    acc_tc_release_b();
+    if (rows < 1 || cols < 1)
+        return;
+    tcf_heldb_t *h = &tcf_heldb;
+    const int wide = acc_simd >= 2 && cpu_has_avx512();
+    *h = (tcf_heldb_t){B, ldb, rows, cols, emin, err_malloc((size_t)(rows * cols), sizeof(float)),
+                       err_malloc((size_t)(rows * cols), sizeof(float)), {-INFINITY, INFINITY, 1}};
+    for (long i = 0; i < rows; i++)
+        tcf_convert(h->v + i * cols, h->e + i * cols, B + i * ldb, cols, emin, &h->g, wide);
+}
+
+void acc_tc_release_b(void)
+{
+    free(tcf_heldb.v);
+    free(tcf_heldb.e);
+    memset(&tcf_heldb, 0, sizeof tcf_heldb);
+}
+
 /* Whether A [M][K] (stride lda, minimum exponent emin) lies inside the held operand: then its
  * first element's row and column there. */
 static int tcf_held_has(const double *A, long lda, long M, long K, int emin, long *row, long *col)
@@ -223,6 +254,14 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
     /* op(B) by its contiguous lines (a column of op(B) where b_trans, else a row) into panels
      * of np columns, zero beyond N */
     long nl = b_trans ? N : K, ll = b_trans ? K : N;
+    /* the held op(B) source where these lines lie inside it (its range covers theirs: the checks below may
+     * only be stricter): line l converted at hb + l hbs */
+    long hbr, hbc, hbs = tcf_heldb.cols;
+    const int heldb = tcf_heldb.v && tcf_heldb.emin == emin_b &&
+                      acc_inside(tcf_heldb.b, tcf_heldb.ldb, tcf_heldb.rows, tcf_heldb.cols, B, ldb, nl, ll, &hbr, &hbc);
+    const float *hbv = heldb ? tcf_heldb.v + hbr * hbs + hbc : NULL, *hbe = heldb ? tcf_heldb.e + hbr * hbs + hbc : NULL;
+    if (heldb)
+        gb = tcf_heldb.g;
     /* where b_trans, a panel's columns at a time, transposed into it */
     long lines = b_trans ? np : 1;
     float *tv = err_malloc((size_t)(lines * ll) + 1, sizeof(float));
@@ -230,8 +269,12 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
     for (long j0 = 0; lines > 1 && j0 < N; j0 += np) {
         for (long t = 0; t < np; t++) {
             float *v = tv + t * K, *e = te + t * K;
-            if (j0 + t < N)
+            if (j0 + t < N && heldb) {
+                memcpy(v, hbv + (j0 + t) * hbs, sizeof(float) * (size_t)K);
+                memcpy(e, hbe + (j0 + t) * hbs, sizeof(float) * (size_t)K);
+            } else if (j0 + t < N) {
                 tcf_convert(v, e, B + (j0 + t) * ldb, K, emin_b, &gb, wide);
+            }
             for (long k = 0; j0 + t >= N && k < K; k++) /* beyond N: zero operands */
                 v[k] = 0.0f, e[k] = -INFINITY;
         }
@@ -240,15 +283,19 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
         transpose(be + j0 * K, te, K);
     }
     for (long l = 0; lines == 1 && l < nl; l++) { /* row l of op(B): np contiguous values in each panel */
-        tcf_convert(tv, te, B + l * ldb, ll, emin_b, &gb, wide);
+        const float *lv = tv, *le = te;
+        if (heldb)
+            lv = hbv + l * hbs, le = hbe + l * hbs;
+        else
+            tcf_convert(tv, te, B + l * ldb, ll, emin_b, &gb, wide);
         for (long j0 = 0; j0 < N; j0 += np) {
             long w = N - j0 < np ? N - j0 : np, at = j0 * K + l * np;
             if (w == 8) { /* a whole AVX2 panel: a copy of constant size (not a string move) */
-                memcpy(bp + at, tv + j0, 8 * sizeof(float));
-                memcpy(be + at, te + j0, 8 * sizeof(float));
+                memcpy(bp + at, lv + j0, 8 * sizeof(float));
+                memcpy(be + at, le + j0, 8 * sizeof(float));
             } else {
-                memcpy(bp + at, tv + j0, (size_t)w * sizeof(float));
-                memcpy(be + at, te + j0, (size_t)w * sizeof(float));
+                memcpy(bp + at, lv + j0, (size_t)w * sizeof(float));
+                memcpy(be + at, le + j0, (size_t)w * sizeof(float));
             }
         }
     }
@@ -395,6 +442,15 @@ void acc_tc_hold(const double *A, long lda, long M, long K, int emin)
 }
 
 void acc_tc_release(void)
+{
+}
+
+void acc_tc_hold_b(const double *B, long ldb, long rows, long cols, int emin)
+{
+    (void)B, (void)ldb, (void)rows, (void)cols, (void)emin;
+}
+
+void acc_tc_release_b(void)
 {
 }
 #endif

@@ -13,8 +13,9 @@
 #include "attn/variants/flashmla.h"
 #include "attn/variants/gpu_fp.h"
 #include "attn/variants/variants.h"
-#include "num/vec.h"
 #include "data/kvfp8.h"
+#include "num/acc_tc.h"
+#include "num/vec.h"
 
 #define FS_BLOCK ATTN_KERNEL_TILE /* TOPK_BLOCK_SIZE: slots per block */
 #define FS_QUAD 4                 /* threads sharing a row of the accumulator layout */
@@ -108,6 +109,8 @@ static void fs_range(fs_t *f, long b0, long b1, double *o, float *o32, double *L
                 f->valid[c] = j;
             }
         }
+        if (!ctx->site[QK_ACC].exact && !ctx->site[PV_ACC].exact) /* the block's keys converted once for both products */
+            acc_tc_hold_b(kb, ldk, FS_BLOCK, dk, fmt_table[ctx->cfg->in_format].emin);
         gpu_gemm(ctx, QK_ACC, 0, f->s, FS_BLOCK, f->q, dk, kb, ldk, 1, R, FS_BLOCK, dk);
         const int every = !f->limit && f->valid[0] >= 0 && f->valid[FS_BLOCK - 1] >= 0 &&
                           f->valid[FS_BLOCK - 1] - f->valid[0] == FS_BLOCK - 1; /* a whole block of keys, no mask */
@@ -153,6 +156,7 @@ static void fs_range(fs_t *f, long b0, long b1, double *o, float *o32, double *L
         attn_round_n(ctx, P_CAST, f->p, R * FS_BLOCK);
         gpu_gemm(ctx, PV_ACC, bi > b0 || !fresh, o, dv, f->p, FS_BLOCK, vb, ldv, 0, R, dv, FS_BLOCK);
     }
+    acc_tc_release_b();
     for (long r = 0; r < R; r++) { /* the quad's butterfly; o_scale = L == 0 ? 0 : rcp(L) */
         L[r] = gpu_f32(ctx, L_SUM, gpu_f32(ctx, L_SUM, l[r][0] + l[r][1]) + gpu_f32(ctx, L_SUM, l[r][2] + l[r][3]));
         double *orow = o + r * dv;
