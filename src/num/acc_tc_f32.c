@@ -144,17 +144,26 @@ typedef struct {
 
 static _Thread_local tcf_held_t tcf_held;
 
+/* An operand held (A or op(B)'s source): x [rows][cols] (row stride ld) converted into new arrays v, e, its
+ * range g. */
+static void tcf_hold_rows(float **v, float **e, acc_tcf_range_t *g, const double *x, long ld, long rows, long cols,
+                          int emin)
+{
+    const int wide = acc_simd >= 2 && cpu_has_avx512();
+    *v = err_malloc((size_t)(rows * cols), sizeof(float));
+    *e = err_malloc((size_t)(rows * cols), sizeof(float));
+    *g = (acc_tcf_range_t){-INFINITY, INFINITY, 1};
+    for (long i = 0; i < rows; i++)
+        tcf_convert(*v + i * cols, *e + i * cols, x + i * ld, cols, emin, g, wide);
+}
+
 void acc_tc_hold(const double *A, long lda, long M, long K, int emin)
 {
     acc_tc_release();
     if (M < 1 || K < 1)
         return;
-    tcf_held_t *h = &tcf_held;
-    const int wide = acc_simd >= 2 && cpu_has_avx512();
-    *h = (tcf_held_t){A, lda, M, K, emin, err_malloc((size_t)(M * K), sizeof(float)),
-                      err_malloc((size_t)(M * K), sizeof(float)), NULL, NULL, NULL, {-INFINITY, INFINITY, 1}};
-    for (long i = 0; i < M; i++)
-        tcf_convert(h->v + i * K, h->e + i * K, A + i * lda, K, emin, &h->g, wide);
+    tcf_held = (tcf_held_t){A, lda, M, K, emin, NULL, NULL, NULL, NULL, NULL, {0, 0, 0}};
+    tcf_hold_rows(&tcf_held.v, &tcf_held.e, &tcf_held.g, A, lda, M, K, emin);
 }
 
 void acc_tc_release(void)
@@ -183,12 +192,8 @@ void acc_tc_hold_b(const double *B, long ldb, long rows, long cols, int emin)
     acc_tc_release_b();
     if (rows < 1 || cols < 1)
         return;
-    tcf_heldb_t *h = &tcf_heldb;
-    const int wide = acc_simd >= 2 && cpu_has_avx512();
-    *h = (tcf_heldb_t){B, ldb, rows, cols, emin, err_malloc((size_t)(rows * cols), sizeof(float)),
-                       err_malloc((size_t)(rows * cols), sizeof(float)), {-INFINITY, INFINITY, 1}};
-    for (long i = 0; i < rows; i++)
-        tcf_convert(h->v + i * cols, h->e + i * cols, B + i * ldb, cols, emin, &h->g, wide);
+    tcf_heldb = (tcf_heldb_t){B, ldb, rows, cols, emin, NULL, NULL, {0, 0, 0}};
+    tcf_hold_rows(&tcf_heldb.v, &tcf_heldb.e, &tcf_heldb.g, B, ldb, rows, cols, emin);
 }
 
 void acc_tc_release_b(void)
