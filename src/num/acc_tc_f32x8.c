@@ -335,43 +335,39 @@ T8 void acc_tcf8_rows(int mr, double *C, long ldc, long j0, long nr, const float
                       const int32_t *const *ep, long K, const float *bp, const float *be, const int32_t *bq, int f,
                       int bsz, int acc, int promote, int qbias, const unsigned char *single, int *low)
 {
-    /* the models' blocks (Volta 4, Ampere and Hopper's m16n8k8 8, Hopper 16, Hopper FP8 32) as
-     * constants where K holds whole blocks: each block's loops unrolled; panel after panel in one call */
-    if (qbias != ACC_TCF8_NOQ) { /* int8 quads: in MXCSR's rounding toward zero */
-        unsigned mode = _mm_getcsr(), rz = mode | 0x6000;
+    /* panel after panel in one call; the models' blocks (Volta 4, Ampere and Hopper's m16n8k8 8, Hopper 16,
+     * Hopper FP8 32) as constants where K holds whole blocks: each block's loops unrolled. The int8 quads in
+     * MXCSR's rounding toward zero. */
+    const int quads = qbias != ACC_TCF8_NOQ;
+    unsigned mode = _mm_getcsr(), rz = mode | 0x6000;
+    if (quads)
         __asm__ volatile("ldmxcsr %0" : : "m"(rz));
-        for (long p = 0; 8 * p < nr; p++) {
-            long w = nr - 8 * p < 8 ? nr - 8 * p : 8;
-            const float *pb = bp + 8 * p * K;
-            const int32_t *pq = bq + 8 * p * K;
-#define TCF8_Q(whole, b) \
-    tcf8_rows_q(whole, mr, C, ldc, j0 + 8 * p, w, a, ep, K, pb, pq, f, b, acc, qbias, promote, single, mode, rz, &low[p])
-            switch (K % bsz ? 0 : bsz) {
-            case 4: TCF8_Q(1, 4); break;
-            case 8: TCF8_Q(1, 8); break;
-            case 16: TCF8_Q(1, 16); break;
-            case 32: TCF8_Q(1, 32); break;
-            default: TCF8_Q(0, bsz);
-            }
-#undef TCF8_Q
-        }
-        __asm__ volatile("ldmxcsr %0" : : "m"(mode));
-        return;
-    }
     for (long p = 0; 8 * p < nr; p++) {
         long w = nr - 8 * p < 8 ? nr - 8 * p : 8;
         const float *pb = bp + 8 * p * K, *pe = be + 8 * p * K;
         const int32_t *pq = bq ? bq + 8 * p * K : NULL;
+#define TCF8_BY_BLOCK(CALL)                                                                                    \
+    switch (K % bsz ? 0 : bsz) {                                                                                  \
+    case 4: CALL(1, 4); break;                                                                                    \
+    case 8: CALL(1, 8); break;                                                                                    \
+    case 16: CALL(1, 16); break;                                                                                  \
+    case 32: CALL(1, 32); break;                                                                                  \
+    default: CALL(0, bsz);                                                                                        \
+    }
+#define TCF8_Q(whole, b) \
+    tcf8_rows_q(whole, mr, C, ldc, j0 + 8 * p, w, a, ep, K, pb, pq, f, b, acc, qbias, promote, single, mode, rz, &low[p])
 #define TCF8_R(whole, b) \
     tcf8_rows(whole, mr, C, ldc, j0 + 8 * p, w, a, ea, ep, K, pb, pe, pq, f, b, acc, promote, single, &low[p])
-        switch (K % bsz ? 0 : bsz) {
-        case 4: TCF8_R(1, 4); break;
-        case 8: TCF8_R(1, 8); break;
-        case 16: TCF8_R(1, 16); break;
-        case 32: TCF8_R(1, 32); break;
-        default: TCF8_R(0, bsz);
+        if (quads) {
+            TCF8_BY_BLOCK(TCF8_Q)
+        } else {
+            TCF8_BY_BLOCK(TCF8_R)
         }
+#undef TCF8_Q
 #undef TCF8_R
+#undef TCF8_BY_BLOCK
     }
+    if (quads)
+        __asm__ volatile("ldmxcsr %0" : : "m"(mode));
 }
 #endif
