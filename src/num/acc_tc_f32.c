@@ -272,7 +272,9 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
     float *tv = err_malloc((size_t)(lines * ll) + 1, sizeof(float));
     float *te = err_malloc((size_t)(lines * ll) + 1, sizeof(float));
     for (long j0 = 0; lines > 1 && j0 < N; j0 += np) {
-        for (long t = 0; t < np; t++) {
+        /* the panel's columns as rows of K: the held ones in place where they are whole rows of it */
+        const int direct = heldb && hbs == K && j0 + np <= N;
+        for (long t = 0; t < np && !direct; t++) {
             float *v = tv + t * K, *e = te + t * K;
             if (j0 + t < N && heldb) {
                 memcpy(v, hbv + (j0 + t) * hbs, sizeof(float) * (size_t)K);
@@ -284,8 +286,8 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
                 v[k] = 0.0f, e[k] = -INFINITY;
         }
         void (*transpose)(void *, const void *, long) = wide ? acc_tcf16_transpose : acc_tcf8_transpose;
-        transpose(bp + j0 * K, tv, K);
-        transpose(be + j0 * K, te, K);
+        transpose(bp + j0 * K, direct ? hbv + j0 * hbs : tv, K);
+        transpose(be + j0 * K, direct ? hbe + j0 * hbs : te, K);
     }
     for (long l = 0; lines == 1 && l < nl; l++) { /* row l of op(B): np contiguous values in each panel */
         const float *lv = tv, *le = te;
