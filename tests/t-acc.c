@@ -142,8 +142,8 @@ static void tc_simd_vs_scalar(fmt_rng_t *rng)
 }
 
 /* op(B)'s source held (acc_tc_hold_b) gives the scalar model's bits: B inside a larger held array at an offset,
- * read transposed (op(B)'s columns: Q K^T's keys) and not (its rows: P V's V), accumulating and not, for the
- * models' block sizes; and a product whose B is not inside the held one ignores it. */
+ * and alone, read transposed (op(B)'s columns: Q K^T's keys) and not (its rows: P V's V), accumulating and not,
+ * for the models' block sizes; and a product whose B is not inside the held one ignores it. */
 static void tc_heldb_same(fmt_rng_t *rng)
 {
     enum { M = 21, N = 19, K = 96, HR = K + 5, HC = K + 7 };
@@ -166,7 +166,9 @@ static void tc_heldb_same(fmt_rng_t *rng)
                     C0[i] = fmt_round(ldexp((double)(fmt_rng_next(rng) >> 11), -53) - 0.5, FMT_FP32, FMT_RNE, 1, NULL);
                 /* B at row 2, column 3 of the held rows: [N][K] where transposed, else [K][N] */
                 const double *B = H + 2 * HC + 3;
-                for (int held = 0; held < 3; held++) { /* scalar; AVX2/AVX-512 holding B; holding another array */
+                for (int held = 0; held < 4; held++) { /* scalar; AVX2/AVX-512 holding B in H, B alone (its
+                                                         * lines whole: transposed from the held rows in place), or
+                                                         * another array */
                     double *C = held ? C2 : C1;
                     memcpy(C, C0, sizeof C0);
                     acc_simd = held ? 2 : 0;
@@ -174,6 +176,8 @@ static void tc_heldb_same(fmt_rng_t *rng)
                         acc_tc_hold_b(H, HC, HR, HC, e);
                     if (held == 2)
                         acc_tc_hold_b(H + 3 * HC, HC, HR - 3, HC, e); /* starts below B: B is not inside */
+                    if (held == 3)
+                        acc_tc_hold_b(B, HC, trans ? N : K, trans ? K : N, e);
                     if (acc)
                         acc_tc_gemm_acc(C, N, A, K, B, HC, trans, M, N, K, (acc_model_t)model, e, e);
                     else
@@ -197,29 +201,38 @@ static void tc_heldb_same(fmt_rng_t *rng)
  * n = 40 is where binary32's nearest rounding of the integer gives 2^31 itself, n = 150 where it
  * rounds up to 2^31 - 128 and rounding toward zero gives 2^31 - 256. The vector kernels must give
  * the scalar model's bits there. */
+enum { SO_M = 4, SO_N = 16, SO_K = 48 };
+
+/* C = c everywhere plus A B^T (tc-hopper, A [4][48], B [16][48]) by the scalar model and by each vector kernel,
+ * compared bit for bit */
+static void tc_block_sums(const double *A, const double *B, double c, const char *what, long *compared, long *bad)
+{
+    static double C1[SO_M * SO_N], C2[SO_M * SO_N];
+    for (int simd = 0; simd <= 2; simd++) {
+        double *C = simd ? C2 : C1;
+        for (long i = 0; i < SO_M * SO_N; i++)
+            C[i] = c;
+        acc_simd = simd;
+        acc_tc_gemm_acc(C, SO_N, A, SO_K, B, SO_K, 1, SO_M, SO_N, SO_K, ACC_TC_HOPPER, fmt_table[FMT_BF16].emin,
+                        fmt_table[FMT_BF16].emin);
+        if (simd)
+            tc_same(C1, C2, SO_M * SO_N, ACC_TC_HOPPER, FMT_BF16, 4, what, simd, compared, bad);
+    }
+    acc_simd = 2;
+}
+
 static void tc_split_overflow(void)
 {
-    enum { M = 4, N = 16, K = 48 };
-    static double A[M * K], B[N * K], C1[M * N], C2[M * N];
+    static double A[SO_M * SO_K], B[SO_N * SO_K];
     const double c0[] = {0x1.fffffep0, 0.5 - 40 * 0x1p-25, 0.5 - 150 * 0x1p-25};
     long compared = 0, bad = 0;
     for (int sign = -1; sign <= 1; sign += 2)
         for (int ci = 0; ci < 3; ci++) {
-            for (long i = 0; i < M * K; i++)
+            for (long i = 0; i < SO_M * SO_K; i++)
                 A[i] = sign * 255.0 / 128;
-            for (long i = 0; i < N * K; i++)
+            for (long i = 0; i < SO_N * SO_K; i++)
                 B[i] = 255.0 / 128;
-            for (int simd = 0; simd <= 2; simd++) {
-                double *C = simd ? C2 : C1;
-                for (long i = 0; i < M * N; i++)
-                    C[i] = sign * c0[ci];
-                acc_simd = simd;
-                acc_tc_gemm_acc(C, N, A, K, B, K, 1, M, N, K, ACC_TC_HOPPER, fmt_table[FMT_BF16].emin,
-                                fmt_table[FMT_BF16].emin);
-                if (simd)
-                    tc_same(C1, C2, M * N, ACC_TC_HOPPER, FMT_BF16, 4, "int32 halves at 2^31", simd, &compared, &bad);
-            }
-            acc_simd = 2;
+            tc_block_sums(A, B, sign * c0[ci], "int32 halves at 2^31", &compared, &bad);
         }
     /* The same block where one operand has fewer significant bits: the kernels keep each block's integer in one
      * int32 where bsz ma mb 2^f + 2^(f+1) <= 2^31 (ma, mb the operands' largest significands). B at e4m3's
@@ -230,21 +243,11 @@ static void tc_split_overflow(void)
     const double bsig[] = {15.0 / 8, 31.0 / 16, 63.0 / 32, 0};
     for (int sign = -1; sign <= 1; sign += 2)
         for (int bi = 0; bi < 4; bi++) {
-            for (long i = 0; i < M * K; i++)
-                A[i] = (bsig[bi] == 0 && i % K >= 16 && i % K < 32 ? -sign : sign) * 255.0 / 128;
-            for (long i = 0; i < N * K; i++)
-                B[i] = bsig[bi] ? bsig[bi] : i % K < 32 ? 15.0 / 8 : 255.0 / 128;
-            for (int simd = 0; simd <= 2; simd++) {
-                double *C = simd ? C2 : C1;
-                for (long i = 0; i < M * N; i++)
-                    C[i] = sign * 0x1.fffffep0;
-                acc_simd = simd;
-                acc_tc_gemm_acc(C, N, A, K, B, K, 1, M, N, K, ACC_TC_HOPPER, fmt_table[FMT_BF16].emin,
-                                fmt_table[FMT_BF16].emin);
-                if (simd)
-                    tc_same(C1, C2, M * N, ACC_TC_HOPPER, FMT_BF16, 4, "one int32 up to 2^31", simd, &compared, &bad);
-            }
-            acc_simd = 2;
+            for (long i = 0; i < SO_M * SO_K; i++)
+                A[i] = (bsig[bi] == 0 && i % SO_K >= 16 && i % SO_K < 32 ? -sign : sign) * 255.0 / 128;
+            for (long i = 0; i < SO_N * SO_K; i++)
+                B[i] = bsig[bi] ? bsig[bi] : i % SO_K < 32 ? 15.0 / 8 : 255.0 / 128;
+            tc_block_sums(A, B, sign * 0x1.fffffep0, "one int32 up to 2^31", &compared, &bad);
         }
     CHECK(bad == 0, "tensor-core kernels, block sums past 2^31: %ld of %ld elements differ", bad, compared);
 }
