@@ -11,7 +11,7 @@ if ! command -v perf >/dev/null 2>&1 || ! perf record -o /dev/null true >/dev/nu
 fi
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
-for s in golden base fa3-fp8 base:acc=tc-hopper flashmla fa2 fastattn-fp16acc; do
+for s in golden base fa3-fp8 base:acc=tc-hopper flashmla flashmla-sparse fa2 fastattn-fp16acc; do
     perf record -q -o "$t/p" "$bench" --only "$s" --reps 12 >/dev/null 2>&1 || continue
     echo "**$s** (12 samples after the input's generation, which the profile includes; symbols above 3%):"
     echo
