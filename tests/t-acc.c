@@ -10,6 +10,7 @@
 #include "num/cpu.h"
 #include "check.h"
 #include "num/fmt.h"
+#include "num/vec.h"
 
 /* C1 (scalar) and C2 (vector kernels up to level simd: acc_simd) bit for bit, sign of zero
  * included; the first mismatches reported. */
@@ -191,6 +192,78 @@ static void tc_heldb_same(fmt_rng_t *rng)
             }
     CHECK(bad == 0, "tensor-core kernels with op(B) held: %ld of %ld elements differ from the scalar models", bad, compared);
     printf("t-acc: products with op(B)'s source held equal the scalar models on %ld elements\n", compared);
+}
+
+/* acc_tc_gemm_acc_scaled gives the bits of its two steps (each row of C through vec_scale32_ftz, then
+ * acc_tc_gemm_acc by the scalar model) for every model, both layouts, at each vector level: C's rows scaled by 1,
+ * by 0, by 2^-120 (most of C flushed) and by binary32 values in [1/8, 1); C's values mixed from zeros of both
+ * signs, binary32 values at binades -6 .. 6, values whose scaled product is subnormal (flushed, keeping its sign),
+ * doubles that are not binary32 (rounded twice, as the two steps do it), and from row 12 on values scaled below
+ * 2^(f - 126) (the kernels leave those rows to the binary64 lanes); kind 1 adds values near 2^127 there (past the
+ * bound the kernel checks as it loads C), kind 2 an infinity (the scalar model's rows), kind 3 an A value at 2^60
+ * (the AVX2 kernel's pairs, not its quads). */
+static void tc_scaled_same(fmt_rng_t *rng)
+{
+    enum { M = 21, N = 19, K = 96 };
+    static double A[M * K], B[N * K], C0[M * N], C1[M * N], C2[M * N], rs[M];
+    long compared = 0, bad = 0;
+    int e = fmt_table[FMT_BF16].emin;
+    for (int model = ACC_TC_VOLTA; model <= ACC_TC_HOPPER_FP8_FAST; model++)
+        for (int kind = 0; kind < 4; kind++)
+            for (int trans = 0; trans < 2; trans++) {
+                for (long i = 0; i < M * K + N * K; i++) { /* binades -6 .. 5: the AVX2 kernel's int8 quads */
+                    double u = 1 + ldexp((double)(fmt_rng_next(rng) >> 11), -53);
+                    double x = fmt_rng_next(rng) % 9 == 0 ? 0 : fmt_round(ldexp(fmt_rng_next(rng) % 2 ? u : -u,
+                                                                                (int)(fmt_rng_next(rng) % 12) - 6),
+                                                                          i < M * K ? FMT_BF16 : FMT_E4M3, FMT_RNE, 1, NULL);
+                    if (i < M * K)
+                        A[i] = x;
+                    else
+                        B[i - M * K] = x;
+                }
+                if (kind == 3)
+                    A[5 * K + 17] = 0x1p60;
+                for (long i = 0; i < M; i++)
+                    rs[i] = i == 0 ? 1.0 : i == 1 ? 0.0 : i == 2 ? 0x1p-120
+                                               : fmt_round(0.125 + 0.875 * ldexp((double)(fmt_rng_next(rng) >> 11), -53),
+                                                           FMT_FP32, FMT_RNE, 1, NULL);
+                for (long i = 0; i < M * N; i++) {
+                    double u = ldexp((double)(fmt_rng_next(rng) >> 11), -53) - 0.5;
+                    int cls = (int)(fmt_rng_next(rng) % 8);
+                    double x = fmt_round(ldexp(u, (int)(fmt_rng_next(rng) % 13) - 6), FMT_FP32, FMT_RNE, 1, NULL);
+                    if (cls == 0)
+                        x = fmt_rng_next(rng) % 2 ? 0.0 : -0.0;
+                    else if (cls == 1) /* scaled below 2^-126 (rs >= 1/8): flushed */
+                        x = fmt_round(ldexp(u, -127), FMT_FP32, FMT_RNE, 1, NULL);
+                    else if (cls == 2 && i >= 12 * N) /* scaled below 2^(f - 126) for every model's f (rows 12 ..) */
+                        x = fmt_round(ldexp(u, -110), FMT_FP32, FMT_RNE, 1, NULL);
+                    else if (cls == 3) /* not a binary32 value */
+                        x = u / 3;
+                    C0[i] = x;
+                }
+                if (kind == 1)
+                    C0[13 * N + 4] = 0x1.8p126, C0[18 * N + 11] = -0x1.fffffep127;
+                if (kind == 2)
+                    C0[19 * N + 2] = -INFINITY;
+                for (int simd = 0; simd <= 2; simd++) {
+                    double *C = simd ? C2 : C1;
+                    memcpy(C, C0, sizeof C0);
+                    acc_simd = simd;
+                    if (simd) {
+                        acc_tc_gemm_acc_scaled(C, N, rs, A, K, B, trans ? K : N, trans, M, N, K, (acc_model_t)model, e, e);
+                        tc_same(C1, C2, M * N, model, FMT_E4M3, kind, trans ? "C scaled, transposed" : "C scaled", simd,
+                                &compared, &bad);
+                    } else {
+                        for (long i = 0; i < M; i++)
+                            vec_scale32_ftz(C + i * N, C + i * N, N, rs[i]);
+                        acc_tc_gemm_acc(C, N, A, K, B, trans ? K : N, trans, M, N, K, (acc_model_t)model, e, e);
+                    }
+                }
+                acc_simd = 2;
+            }
+    CHECK(bad == 0, "tensor-core kernels with C scaled as loaded: %ld of %ld elements differ from the two steps", bad,
+          compared);
+    printf("t-acc: products with C's rows scaled equal scaling then the scalar models on %ld elements\n", compared);
 }
 
 /* Hopper's block of 16 (F = 25) sums its terms in two int32 halves: each half fits, their sum
@@ -602,6 +675,7 @@ int main(void)
     f32_passes_and_held(&rng);
     tc_simd_vs_scalar(&rng);
     tc_heldb_same(&rng);
+    tc_scaled_same(&rng);
     tc_split_overflow();
     tcf_convert_vs_scalar(&rng);
     fp16_round_vs_scalar(&rng);

@@ -14,6 +14,7 @@
 #include "num/cpu.h"
 #include "num/dd.h"
 #include "num/fmt.h"
+#include "num/vec.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -289,7 +290,7 @@ void acc_tc_gemm(double *C, long ldc, const double *A, long lda, const double *B
 {
 #ifdef ACC_HAVE_X86
     if (acc_simd && cpu_has_avx2_fma()) {
-        if (!acc_tc_gemm_f32(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &ACC_TC[model], emin_a, emin_b, 0))
+        if (!acc_tc_gemm_f32(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &ACC_TC[model], emin_a, emin_b, 0, NULL))
             acc_tc_gemm_x64(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &ACC_TC[model], emin_a, emin_b, 0);
         return;
     }
@@ -297,26 +298,49 @@ void acc_tc_gemm(double *C, long ldc, const double *A, long lda, const double *B
     gemm_tc(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &ACC_TC[model], emin_a, emin_b, 0);
 }
 
-void acc_tc_gemm_acc(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
-                     long N, long K, acc_model_t model, int emin_a, int emin_b)
+/* C += A op(B) after the binary32 lanes declined: the binary64 lanes where C suits them (finite binary32
+ * magnitudes), else the scalar model, which takes any double */
+void acc_tc_gemm_acc64(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
+                       long N, long K, const acc_tc_t *tc, int emin_a, int emin_b)
 {
 #ifdef ACC_HAVE_X86
     if (acc_simd && cpu_has_avx2_fma()) {
-        /* the binary32 lanes check C themselves (a stricter check than the binary64 lanes'), and
-         * leave it untouched where they decline */
-        if (acc_tc_gemm_f32(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &ACC_TC[model], emin_a, emin_b, 1))
-            return;
-        /* the binary64 lanes take a C of finite binary32 magnitudes (a C that is not goes
-         * through the scalar model, which takes any double) */
         int cok = 1;
         for (long i = 0; i < M && cok; i++)
             for (long j = 0; j < N && cok; j++)
                 cok = fabs(C[i * ldc + j]) < 0x1p128;
         if (cok) {
-            acc_tc_gemm_x64(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &ACC_TC[model], emin_a, emin_b, 1);
+            acc_tc_gemm_x64(C, ldc, A, lda, B, ldb, b_trans, M, N, K, tc, emin_a, emin_b, 1);
             return;
         }
     }
 #endif
-    gemm_tc(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &ACC_TC[model], emin_a, emin_b, 1);
+    gemm_tc(C, ldc, A, lda, B, ldb, b_trans, M, N, K, tc, emin_a, emin_b, 1);
+}
+
+void acc_tc_gemm_acc(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
+                     long N, long K, acc_model_t model, int emin_a, int emin_b)
+{
+#ifdef ACC_HAVE_X86
+    /* the binary32 lanes check C themselves (a stricter check than the binary64 lanes'), and leave it untouched
+     * where they decline */
+    if (acc_simd && cpu_has_avx2_fma() &&
+        acc_tc_gemm_f32(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &ACC_TC[model], emin_a, emin_b, 1, NULL))
+        return;
+#endif
+    acc_tc_gemm_acc64(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &ACC_TC[model], emin_a, emin_b);
+}
+
+void acc_tc_gemm_acc_scaled(double *C, long ldc, const double *rs, const double *A, long lda, const double *B, long ldb,
+                            int b_trans, long M, long N, long K, acc_model_t model, int emin_a, int emin_b)
+{
+#ifdef ACC_HAVE_X86
+    /* the AVX2 binary32 lanes scale C's rows as they load them */
+    if (acc_simd && cpu_has_avx2_fma() &&
+        acc_tc_gemm_f32(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &ACC_TC[model], emin_a, emin_b, 1, rs))
+        return;
+#endif
+    for (long i = 0; i < M; i++)
+        vec_scale32_ftz(C + i * ldc, C + i * ldc, N, rs[i]);
+    acc_tc_gemm_acc(C, ldc, A, lda, B, ldb, b_trans, M, N, K, model, emin_a, emin_b);
 }

@@ -14,6 +14,13 @@ void acc_tc_gemm(double *C, long ldc, const double *A, long lda, const double *B
 void acc_tc_gemm_acc(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
                      long N, long K, acc_model_t model, int emin_a, int emin_b);
 
+/* acc_tc_gemm_acc after C's rows are scaled: C[i][j] = ftz(fl32(C[i][j] rs[i])) first, the binary64 product
+ * rounded to binary32 and a subnormal result flushed to a zero of its sign, as vec_scale32_ftz does it (a GPU's
+ * FMUL.FTZ on an FP32 accumulator: an online softmax's O rescaled before its next P V). Bits are those of the
+ * two calls; the AVX2 lanes scale C as they load it, sparing a pass over C. */
+void acc_tc_gemm_acc_scaled(double *C, long ldc, const double *rs, const double *A, long lda, const double *B, long ldb,
+                            int b_trans, long M, long N, long K, acc_model_t model, int emin_a, int emin_b);
+
 /* A [M][K] (row stride lda, values of a format with minimum exponent emin) converted once for
  * the binary32 lanes and used by every product of this thread whose A lies inside it (its rows
  * and columns, the same lda and emin) until acc_tc_release or the next hold; A must not change

@@ -11,6 +11,7 @@
 #include "num/acc_model.h"
 #include "num/acc_tc.h"
 #include "num/cpu.h"
+#include "num/vec.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -215,7 +216,8 @@ static int tcf_held_has(const double *A, long lda, long M, long K, int emin, lon
  * lanes where its conditions hold (then returns 1), else does nothing and returns 0. */
 __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, const double *A, long lda, const double *B,
                                                           long ldb, int b_trans, long M, long N, long K,
-                                                          const acc_tc_t *tc, int emin_a, int emin_b, int acc)
+                                                          const acc_tc_t *tc, int emin_a, int emin_b, int acc,
+                                                          const double *rs)
 {
     /* each int32 half holds at most b/2 terms below 2^(f+2), and C's below 2^(f+1) */
     if ((double)(tc->b / 2 + 1) * ldexp(1.0, tc->f + 2) >= 0x1p31 || M < 1 || N < 1 || K < 1)
@@ -223,8 +225,13 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
     /* the kernels take panels of sixteen (AVX-512) or eight (AVX2) columns, four rows (AVX-512)
      * or up to sixteen (AVX2: groups of four, interleaved) at a time */
     const int wide = acc_simd >= 2 && cpu_has_avx512(), np = wide ? 16 : 8, mp = wide ? ACC_TCF16_MR : ACC_TCF8_ROWS;
+    /* C's values checked here, or with rs (scaled C: binary32 values, no subnormals) as the AVX2 kernel loads
+     * them, each against the largest exponent field (lim) that the bound below allows */
     double cmax = 0;
-    if (acc && !(wide ? acc_tcf16_check_c : acc_tcf8_check_c)(C, ldc, M, N, &cmax))
+    rs = acc ? rs : NULL;
+    if (rs && wide)
+        return 0;
+    if (acc && !rs && !(wide ? acc_tcf16_check_c : acc_tcf8_check_c)(C, ldc, M, N, &cmax))
         return 0;
     long nbp = (N + np - 1) / np;
     float *bp = err_malloc((size_t)(nbp * K * np + 1), sizeof(float));
@@ -321,10 +328,13 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
      * and a tiny C (below 2^(f - 126): given, or left by cancellation) would scale out of
      * binary32: the kernels report it (low) and leave their tile of C as it was, and the tile
      * goes to the binary64 lanes (acc_tc_gemm_x64). */
-    int ok = ga.ok && gb.ok;
-    if (ok && ga.emx != -INFINITY && gb.emx != -INFINITY)
-        ok = ga.emx <= 127 && gb.emx <= 127 && ga.emn + gb.emn - tc->f >= -126 &&
-             log2(cmax + ((double)K + 1) * ldexp(1.0, (int)(ga.emx + gb.emx) + 2)) + 1 < 128;
+    int ok = ga.ok && gb.ok, lim = 253; /* C below 2^127 */
+    if (ok && ga.emx != -INFINITY && gb.emx != -INFINITY) {
+        double terms = ((double)K + 1) * ldexp(1.0, (int)(ga.emx + gb.emx) + 2);
+        ok = ga.emx <= 127 && gb.emx <= 127 && ga.emn + gb.emn - tc->f >= -126 && log2(cmax + terms) + 1 < 128;
+        while (rs && lim > 0 && !(log2(ldexp(1.0, lim - 126) + terms) + 1 < 128)) /* |C| < 2^(lim - 126) */
+            lim--;
+    }
     /* the AVX2 kernel's int8 quads where each operand's exponents span few enough binades (the
      * held ones' groups of four rows lining up with A's), else pairs as the AVX-512 kernel's */
     int ba = tcf_quad_bias(&ga), bb = tcf_quad_bias(&gb), qbias = ACC_TCF8_NOQ;
@@ -408,8 +418,8 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
             eq[g] = ap + (i / 4 + (4 * g < mr ? g : 0)) * apk;
         if (!wide) { /* every panel in one call: a mask of the groups left to the binary64 lanes per panel */
             memset(lows, 0, sizeof(int) * (size_t)nbp);
-            acc_tcf8_rows(mr, C + i * ldc, ldc, 0, N, a, ea, pairs || quads ? eq : NULL, K, bp, be, bq, tc->f, tc->b, acc,
-                          tc->promote, qbias, single, lows);
+            acc_tcf8_job_t job = {tc->f, tc->b, acc, tc->promote, qbias, single, rs ? rs + i : NULL, lim};
+            acc_tcf8_rows(mr, C + i * ldc, ldc, 0, N, a, ea, pairs || quads ? eq : NULL, K, bp, be, bq, &job, lows);
         }
         for (long j0 = 0; j0 < N; j0 += np) {
             long nr = N - j0 < np ? N - j0 : np;
@@ -417,11 +427,19 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
             if (wide)
                 acc_tcf16_rows(mr, C + i * ldc, ldc, j0, nr, a, ea, pairs ? eq : NULL, K, bp + j0 * K, be + j0 * K,
                                bq ? bq + j0 * K : NULL, tc->f, tc->b, acc, tc->promote, &low);
-            for (int g = 0; g * 4 < mr; g++) /* these four rows in binary64 lanes (their C untouched; |C| < 2^127 as they need) */
-                if (low >> g & 1)
+            for (int g = 0; g * 4 < mr; g++) { /* these four rows in binary64 lanes (their C untouched; |C| < 2^127 as they need) */
+                long i0 = i + 4 * g, gr = mr - 4 * g < 4 ? mr - 4 * g : 4;
+                if (low >> g & 1 && rs) { /* scaled here (C left as it was: not yet), then any C */
+                    for (long r = i0; r < i0 + gr; r++)
+                        vec_scale32_ftz(C + r * ldc + j0, C + r * ldc + j0, nr, rs[r]);
+                    acc_tc_gemm_acc64(C + i0 * ldc + j0, ldc, A + i0 * lda, lda, b_trans ? B + j0 * ldb : B + j0, ldb,
+                                      b_trans, gr, nr, K, tc, emin_a, emin_b);
+                } else if (low >> g & 1) {
                     acc_tc_gemm_x64(C + (i + 4 * g) * ldc + j0, ldc, A + (i + 4 * g) * lda, lda,
                                     b_trans ? B + j0 * ldb : B + j0, ldb, b_trans, mr - 4 * g < 4 ? mr - 4 * g : 4, nr, K,
                                     tc, emin_a, emin_b, acc);
+                }
+            }
         }
     }
     free(af);
@@ -436,9 +454,9 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
 }
 #else
 int acc_tc_gemm_f32(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
-                    long N, long K, const acc_tc_t *tc, int emin_a, int emin_b, int acc)
+                    long N, long K, const acc_tc_t *tc, int emin_a, int emin_b, int acc, const double *rs)
 {
-    (void)C, (void)ldc, (void)A, (void)lda, (void)B, (void)ldb, (void)b_trans, (void)M, (void)N, (void)K, (void)tc;
+    (void)rs, (void)C, (void)ldc, (void)A, (void)lda, (void)B, (void)ldb, (void)b_trans, (void)M, (void)N, (void)K, (void)tc;
     (void)emin_a, (void)emin_b, (void)acc;
     return 0;
 }

@@ -46,6 +46,33 @@ T8 static inline __m256i tcf8_cexp(__m256 c)
     return _mm256_sub_epi32(_mm256_and_si256(cb, _mm256_set1_epi32(0xff)), _mm256_set1_epi32(127));
 }
 
+/* Row r's C for a panel of nr columns as the kernels start from it: zero beyond nr (and where !acc), binary32
+ * values as they are (exact: the caller checked them), or with rs scaled first as vec_scale32_ftz does it (the
+ * binary64 product rounded by MXCSR's mode, to nearest here, and flushed where subnormal). *big set in the
+ * lanes whose exponent field passes lim (a scaled C beyond what the caller's bound allows). */
+T8 static inline __m256 tcf8_load_c(const double *cr, long nr, int acc, const double *rs, int lim, __m256i *big)
+{
+    if (!acc)
+        return _mm256_setzero_ps();
+    __m256d lo, hi;
+    if (nr == 8) {
+        lo = _mm256_loadu_pd(cr), hi = _mm256_loadu_pd(cr + 4);
+    } else {
+        double in[8] = {0};
+        for (long j = 0; j < nr; j++)
+            in[j] = cr[j];
+        lo = _mm256_loadu_pd(in), hi = _mm256_loadu_pd(in + 4);
+    }
+    if (!rs)
+        return _mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo));
+    const __m256d s = _mm256_set1_pd(*rs);
+    __m256 y = _mm256_set_m128(_mm256_cvtpd_ps(_mm256_mul_pd(hi, s)), _mm256_cvtpd_ps(_mm256_mul_pd(lo, s)));
+    __m256i b = _mm256_castps_si256(y), e = _mm256_and_si256(b, _mm256_set1_epi32(0x7f800000));
+    __m256i flush = _mm256_cmpeq_epi32(e, _mm256_setzero_si256()); /* keeps only its sign */
+    *big = _mm256_or_si256(*big, _mm256_cmpgt_epi32(e, _mm256_set1_epi32(lim << 23)));
+    return _mm256_castsi256_ps(_mm256_andnot_si256(_mm256_andnot_si256(_mm256_set1_epi32(INT32_MIN), flush), b));
+}
+
 /* The terms k0 .. k1 - 1 of four rows added into s: each exact (a product of 12-bit operands),
  * scaled exactly onto its row's grid (up) and truncated toward zero; the empty asm keeps each sum a
  * chain, as written (the compiler's reassociation into a tree of all the terms spills them) */
@@ -211,23 +238,23 @@ tcf8_block_q(const int single, const int trunc, __m256 *c, const float *const *a
 T8 static inline __attribute__((always_inline)) void
 tcf8_rows(const int whole, int mr, double *C, long ldc, long j0, long nr, const float *const *a,
           const float *const *ea, const int32_t *const *ep, long K, const float *bp, const float *be, const int32_t *bq,
-          int f, const int bsz, int acc, int promote, const unsigned char *single, int *low)
+          const int bsz, const acc_tcf8_job_t *job, int *low)
 {
+    const int f = job->f, acc = job->acc, promote = job->promote, lim = job->lim;
+    const unsigned char *single = job->single;
+    const double *rs = acc ? job->rs : NULL;
     const int pairs = bsz >= ACC_TCF16_PAIRS; /* exponents as int16 pairs (else binary32 values) */
     const int p = f + 1 < 24 ? f + 1 : 24, ng = (mr + 3) / 4;
     const __m256i keep = _mm256_set1_epi64x((long long)(~0ULL << (53 - p))); /* p significant bits of an integer */
     const __m256i keep32 = _mm256_set1_epi32((int)(~0U << (24 - p)));       /* of a binary32 */
     __m256 c[ACC_TCF8_ROWS / 4][4], outer[ACC_TCF8_ROWS / 4][4];
     __m256i lowv[ACC_TCF8_ROWS / 4];
-    for (int r = 0; r < 4 * ng; r++) {
-        float in[8] = {0};
-        for (long j = 0; j < nr && acc && r < mr; j++)
-            in[j] = (float)C[r * ldc + j0 + j]; /* exact: the caller checked */
-        c[r / 4][r % 4] = _mm256_loadu_ps(in);
-        outer[r / 4][r % 4] = _mm256_setzero_ps();
-    }
     for (int g = 0; g < ng; g++)
         lowv[g] = _mm256_setzero_si256();
+    for (int r = 0; r < 4 * ng; r++) {
+        c[r / 4][r % 4] = tcf8_load_c(C + r * ldc + j0, nr, acc && r < mr, rs ? rs + r : NULL, lim, &lowv[r / 4]);
+        outer[r / 4][r % 4] = _mm256_setzero_ps();
+    }
     for (long k0 = 0; k0 < K; k0 += bsz) {
         long k1 = whole || k0 + bsz < K ? k0 + bsz : K, kh = k0 + (k1 - k0) / 2;
         for (int g = 0; g < ng; g++)
@@ -263,29 +290,26 @@ tcf8_rows(const int whole, int mr, double *C, long ldc, long j0, long nr, const 
  * the promotions' additions); C read and written eight at a time where the panel is whole. */
 T8 static inline __attribute__((always_inline)) void
 tcf8_rows_q(const int whole, int mr, double *C, long ldc, long j0, long nr, const float *const *a,
-            const int32_t *const *ep, long K, const float *bp, const int32_t *bq, int f, const int bsz, int acc, int qbias,
-            int promote, const unsigned char *single, unsigned mode, unsigned rz, int *low)
+            const int32_t *const *ep, long K, const float *bp, const int32_t *bq, const int bsz, const acc_tcf8_job_t *job,
+            unsigned mode, unsigned rz, int *low)
 {
+    const int f = job->f, acc = job->acc, promote = job->promote, lim = job->lim, qbias = job->qbias;
+    const unsigned char *single = job->single;
+    const double *rs = acc ? job->rs : NULL;
     const int p = f + 1 < 24 ? f + 1 : 24, ng = (mr + 3) / 4;
     const __m256i keep = _mm256_set1_epi64x((long long)(~0ULL << (53 - p))); /* p significant bits of an integer */
     const __m256i keep32 = _mm256_set1_epi32((int)(~0U << (24 - p)));       /* of a binary32 */
     const __m256i bias = _mm256_set1_epi8((char)((qbias + 127) & 0xff)); /* a relative exponent's binary32 field, mod 256 */
     __m256 c[ACC_TCF8_ROWS / 4][4], outer[ACC_TCF8_ROWS / 4][4];
-    __m256i cmin[ACC_TCF8_ROWS / 4];
-    for (int r = 0; r < 4 * ng; r++) {
-        const double *cr = C + r * ldc + j0;
-        outer[r / 4][r % 4] = _mm256_setzero_ps();
-        if (acc && r < mr && nr == 8) { /* exact: the caller checked */
-            c[r / 4][r % 4] = _mm256_set_m128(_mm256_cvtpd_ps(_mm256_loadu_pd(cr + 4)), _mm256_cvtpd_ps(_mm256_loadu_pd(cr)));
-        } else {
-            float in[8] = {0};
-            for (long j = 0; j < nr && acc && r < mr; j++)
-                in[j] = (float)cr[j];
-            c[r / 4][r % 4] = _mm256_loadu_ps(in);
-        }
-    }
+    __m256i cmin[ACC_TCF8_ROWS / 4], big[ACC_TCF8_ROWS / 4];
     for (int g = 0; g < ng; g++)
-        cmin[g] = _mm256_set1_epi32(-1);
+        cmin[g] = _mm256_set1_epi32(-1), big[g] = _mm256_setzero_si256();
+    for (int r = 0; r < 4 * ng; r++) {
+        outer[r / 4][r % 4] = _mm256_setzero_ps();
+        c[r / 4][r % 4] = tcf8_load_c(C + r * ldc + j0, nr, acc && r < mr, rs ? rs + r : NULL, lim, &big[r / 4]);
+    }
+    if (rs) /* C scaled to nearest (the caller's mode), the blocks toward zero */
+        __asm__ volatile("ldmxcsr %0" : : "m"(rz));
     for (long k0 = 0; k0 < K; k0 += bsz) {
         long k1 = whole || k0 + bsz < K ? k0 + bsz : K, kh = k0 + (k1 - k0) / 2;
         const int one = single[k0 / bsz];
@@ -308,10 +332,13 @@ tcf8_rows_q(const int whole, int mr, double *C, long ldc, long j0, long nr, cons
             __asm__ volatile("ldmxcsr %0" : : "m"(rz));
         }
     }
+    if (rs)
+        __asm__ volatile("ldmxcsr %0" : : "m"(mode));
     for (int g = 0; g < ng; g++) {
-        /* a C below 2^(f - 126) (C's field 1 .. f) seen: the caller recomputes these rows */
-        __m256i m = cmin[g], lim = _mm256_set1_epi32((f - 1) << 23);
-        if (!_mm256_testz_si256(_mm256_cmpeq_epi32(_mm256_min_epu32(m, lim), m), _mm256_set1_epi32(-1))) {
+        /* a C below 2^(f - 126) (C's field 1 .. f) seen, or a scaled C above lim: the caller recomputes these rows */
+        __m256i m = cmin[g], tiny = _mm256_set1_epi32((f - 1) << 23);
+        if (!_mm256_testz_si256(_mm256_or_si256(_mm256_cmpeq_epi32(_mm256_min_epu32(m, tiny), m), big[g]),
+                                _mm256_set1_epi32(-1))) {
             *low |= 1 << g;
             continue;
         }
@@ -332,15 +359,16 @@ tcf8_rows_q(const int whole, int mr, double *C, long ldc, long j0, long nr, cons
 }
 
 T8 void acc_tcf8_rows(int mr, double *C, long ldc, long j0, long nr, const float *const *a, const float *const *ea,
-                      const int32_t *const *ep, long K, const float *bp, const float *be, const int32_t *bq, int f,
-                      int bsz, int acc, int promote, int qbias, const unsigned char *single, int *low)
+                      const int32_t *const *ep, long K, const float *bp, const float *be, const int32_t *bq,
+                      const acc_tcf8_job_t *job, int *low)
 {
+    const int bsz = job->bsz;
     /* panel after panel in one call; the models' blocks (Volta 4, Ampere and Hopper's m16n8k8 8, Hopper 16,
      * Hopper FP8 32) as constants where K holds whole blocks: each block's loops unrolled. The int8 quads in
      * MXCSR's rounding toward zero. */
-    const int quads = qbias != ACC_TCF8_NOQ;
+    const int quads = job->qbias != ACC_TCF8_NOQ, rs = job->acc && job->rs;
     unsigned mode = _mm_getcsr(), rz = mode | 0x6000;
-    if (quads)
+    if (quads && !rs) /* (with rs, each panel's call once it has scaled C) */
         __asm__ volatile("ldmxcsr %0" : : "m"(rz));
     for (long p = 0; 8 * p < nr; p++) {
         long w = nr - 8 * p < 8 ? nr - 8 * p : 8;
@@ -355,9 +383,9 @@ T8 void acc_tcf8_rows(int mr, double *C, long ldc, long j0, long nr, const float
     default: CALL(0, bsz);                                                                                        \
     }
 #define TCF8_Q(whole, b) \
-    tcf8_rows_q(whole, mr, C, ldc, j0 + 8 * p, w, a, ep, K, pb, pq, f, b, acc, qbias, promote, single, mode, rz, &low[p])
+    tcf8_rows_q(whole, mr, C, ldc, j0 + 8 * p, w, a, ep, K, pb, pq, b, job, mode, rz, &low[p])
 #define TCF8_R(whole, b) \
-    tcf8_rows(whole, mr, C, ldc, j0 + 8 * p, w, a, ea, ep, K, pb, pe, pq, f, b, acc, promote, single, &low[p])
+    tcf8_rows(whole, mr, C, ldc, j0 + 8 * p, w, a, ea, ep, K, pb, pe, pq, b, job, &low[p])
         if (quads) {
             TCF8_BY_BLOCK(TCF8_Q)
         } else {
@@ -367,7 +395,7 @@ T8 void acc_tcf8_rows(int mr, double *C, long ldc, long j0, long nr, const float
 #undef TCF8_R
 #undef TCF8_BY_BLOCK
     }
-    if (quads)
+    if (quads && !rs)
         __asm__ volatile("ldmxcsr %0" : : "m"(mode));
 }
 #endif

@@ -16,9 +16,15 @@ int acc_tc_exp(double x, int emin);
 
 /* The block model (with acc, C's own values as the first block's C) in binary32 and int32
  * lanes where its conditions hold: then C is written and 1 returned; else 0, C untouched
- * (acc_tc_f32.c; 0 without AVX2). */
+ * (acc_tc_f32.c; 0 without AVX2). With acc and rs, C's rows scaled first as acc_tc_gemm_acc_scaled
+ * says (the AVX2 kernel as it loads them; 0 on the AVX-512 one, C untouched). */
 int acc_tc_gemm_f32(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
-                    long N, long K, const acc_tc_t *tc, int emin_a, int emin_b, int acc);
+                    long N, long K, const acc_tc_t *tc, int emin_a, int emin_b, int acc, const double *rs);
+
+/* C += A op(B) under tc where the binary32 lanes declined (acc_tc.c): the binary64 lanes where C holds finite
+ * binary32 magnitudes, else the scalar model. */
+void acc_tc_gemm_acc64(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
+                       long N, long K, const acc_tc_t *tc, int emin_a, int emin_b);
 
 /* The block model in binary64 lanes (AVX2, four columns at once; acc_tc.c), for any operands
  * whose exponents keep binary64's scalings exact and a C (with acc) below 2^128 in magnitude. */
@@ -111,11 +117,20 @@ void acc_tcf8_quads(int32_t *q, const float *const *e, long n, int bias);
  * acc_tcf8_transpose dst [K][8] = src [8][K]; acc_tcf8_pairs, acc_tcf8_convert and
  * acc_tcf8_check_c as their AVX-512 forms. single[b] (block b: products b bsz ..): its integer in
  * one int32 (where the caller's bound says it fits), else in two halves joined where they leave
- * it. Only where cpu_has_avx2_fma() says so. */
+ * it. With rs (and acc), row r's C scaled by rs[r] as it is loaded (acc_tc_gemm_acc_scaled), and a group whose
+ * scaled C has an exponent field above lim left to the caller too (unscaled). The rest (f .. single) as the
+ * job's fields say. Only where cpu_has_avx2_fma() says so. */
 #define ACC_TCF8_ROWS 16
+typedef struct {
+    int f, bsz, acc, promote; /* the model, and whether C's values start the chains */
+    int qbias;                /* the int8 quads' (ACC_TCF8_NOQ: pairs or binary32 values) */
+    const unsigned char *single;
+    const double *rs; /* C's row scales (or NULL), and the largest exponent field a scaled C may have */
+    int lim;
+} acc_tcf8_job_t;
 void acc_tcf8_rows(int mr, double *C, long ldc, long j0, long nr, const float *const *a, const float *const *ea,
-                   const int32_t *const *ep, long K, const float *bp, const float *be, const int32_t *bq, int f,
-                   int bsz, int acc, int promote, int qbias, const unsigned char *single, int *low);
+                   const int32_t *const *ep, long K, const float *bp, const float *be, const int32_t *bq,
+                   const acc_tcf8_job_t *job, int *low);
 void acc_tcf8_transpose(void *dst, const void *src, long K);
 /* The bits binary32 values set, OR'ed: kf[k] |= those of x[i ld + k] (i < rows, k < K); and of x[0:n]. */
 void acc_tcf8_or_cols(uint32_t *kf, const float *x, long rows, long ld, long K);

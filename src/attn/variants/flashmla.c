@@ -104,20 +104,19 @@ static double fmla_softmax(fmla_t *f, double *p, long r, double cs[FMLA_QUAD], i
     return scale;
 }
 
-static void fmla_scale_half(fmla_t *f, long r, int half, double a)
-{
-    long dv = f->g->dv, c0 = half * FMLA_HALF, c1 = half ? dv : (dv < FMLA_HALF ? dv : FMLA_HALF);
-    gpu_f32_scale(f->ctx, O_RESCALE, f->o + r * dv + c0, c1 - c0, a);
-}
-
-/* O's half (+)= P V_half over the block's keys (V rows of masked keys are zero, fill_oob_V) */
-static void fmla_pv(fmla_t *f, int half, const double *p, long j0, long nb)
+/* O's half (+)= P V_half over the block's keys (V rows of masked keys are zero, fill_oob_V); with rs, O's half
+ * rescaled first, row r by rs[r] in fp32 (o_rescale: the product does it as it reads O) */
+static void fmla_pv(fmla_t *f, int half, const double *p, long j0, long nb, const double *rs)
 {
     const attn_group_t *g = f->g;
     long dv = g->dv, c0 = half * FMLA_HALF, n = half ? dv - FMLA_HALF : (dv < FMLA_HALF ? dv : FMLA_HALF);
     if (n <= 0)
         return;
-    gpu_gemm(f->ctx, PV_ACC, 1, f->o + c0, dv, p, FMLA_BLOCK, g->v + j0 * dv + c0, dv, 0, g->R, n, nb);
+    if (rs)
+        gpu_gemm_scaled(f->ctx, PV_ACC, O_RESCALE, f->o + c0, dv, rs, p, FMLA_BLOCK, g->v + j0 * dv + c0, dv, 0, g->R, n,
+                        nb);
+    else
+        gpu_gemm(f->ctx, PV_ACC, 1, f->o + c0, dv, p, FMLA_BLOCK, g->v + j0 * dv + c0, dv, 0, g->R, n, nb);
 }
 
 /* One pair of blocks (wg0_subroutine and wg1_subroutine): b0 at key j0, b1 after it unless
@@ -131,19 +130,19 @@ static void fmla_pair(fmla_t *f, long j0, long nb0, long nb1)
     fmla_scores(f, f->s[0], j0, nb0, 0);
     if (has1)
         fmla_scores(f, f->s[1], j0 + FMLA_BLOCK, nb1, 1);
-    double *sc1 = err_malloc((size_t)R, sizeof(double));
+    /* each rescale of an O half is done by the product that next reads that half (fmla_pv's rs) */
+    double *sc1 = err_malloc((size_t)R, sizeof(double)), *so1 = err_malloc((size_t)R, sizeof(double));
     for (long r = 0; r < R; r++) { /* warpgroup 0: bunch 0 on block 0 */
         fmla_row_t *st = &f->st[r];
         double cs[FMLA_QUAD];
         double *p0 = f->s[0] + r * FMLA_BLOCK;
         f->sc0[r] = fmla_softmax(f, p0, r, cs, 0);
-        fmla_scale_half(f, r, 0, f->sc0[r]);
         for (int q = 0; q < FMLA_QUAD; q++)
             st->l[0][q] = gpu_fma(ctx, L_SUM, st->l[0][q], f->sc0[r], cs[q]);
         memcpy(f->pb[0] + r * FMLA_BLOCK, p0, sizeof(double) * FMLA_BLOCK);
         attn_round_n(ctx, P_CAST, f->pb[0] + r * FMLA_BLOCK, FMLA_BLOCK);
     }
-    fmla_pv(f, 0, f->pb[0], j0, nb0); /* O_L += P0 V0L */
+    fmla_pv(f, 0, f->pb[0], j0, nb0, f->sc0); /* O_L = O_L scale_0 + P0 V0L */
     for (long r = 0; r < R; r++) { /* warpgroup 1: bunch 0 on block 1 (all masked when absent) */
         fmla_row_t *st = &f->st[r];
         double cs[FMLA_QUAD];
@@ -152,10 +151,9 @@ static void fmla_pair(fmla_t *f, long j0, long nb0, long nb1)
             for (long c = 0; c < FMLA_BLOCK; c++)
                 p1[c] = FMLA_MASKED;
         sc1[r] = fmla_softmax(f, p1, r, cs, !has1);
-        double scale_o1 = gpu_f32(ctx, O_RESCALE, sc1[r] * f->sc0[r]);
-        fmla_scale_half(f, r, 1, scale_o1);
+        so1[r] = gpu_f32(ctx, O_RESCALE, sc1[r] * f->sc0[r]);
         for (int q = 0; q < FMLA_QUAD; q++)
-            st->l[1][q] = gpu_fma(ctx, L_SUM, st->l[1][q], scale_o1, cs[q]);
+            st->l[1][q] = gpu_fma(ctx, L_SUM, st->l[1][q], so1[r], cs[q]);
         if (has1) {
             memcpy(f->pb[1] + r * FMLA_BLOCK, p1, sizeof(double) * FMLA_BLOCK);
             attn_round_n(ctx, P_CAST, f->pb[1] + r * FMLA_BLOCK, FMLA_BLOCK);
@@ -167,17 +165,16 @@ static void fmla_pair(fmla_t *f, long j0, long nb0, long nb1)
         attn_round_n(ctx, P_CAST, ps, FMLA_BLOCK);
     }
     if (has1)
-        fmla_pv(f, 1, f->pb[1], j0 + FMLA_BLOCK, nb1); /* O_R += P1 V1R */
+        fmla_pv(f, 1, f->pb[1], j0 + FMLA_BLOCK, nb1, so1); /* O_R = O_R scale_0 scale_1 + P1 V1R */
     if (has1) { /* warpgroup 0: O_L and its sums rescaled by scale_1, then O_L += P1 V1L */
-        for (long r = 0; r < R; r++) {
-            fmla_scale_half(f, r, 0, sc1[r]);
+        for (long r = 0; r < R; r++)
             for (int q = 0; q < FMLA_QUAD; q++)
                 f->st[r].l[0][q] = gpu_f32(ctx, L_SUM, f->st[r].l[0][q] * sc1[r]);
-        }
-        fmla_pv(f, 0, f->pb[1], j0 + FMLA_BLOCK, nb1);
+        fmla_pv(f, 0, f->pb[1], j0 + FMLA_BLOCK, nb1, sc1);
     }
-    fmla_pv(f, 1, f->pb0s, j0, nb0); /* O_R += (P0 scale_1) V0R */
+    fmla_pv(f, 1, f->pb0s, j0, nb0, has1 ? NULL : so1); /* O_R += (P0 scale_1) V0R */
     free(sc1);
+    free(so1);
 }
 
 /* The keys of blocks [b0, b1) (one split, or all of them): O [R][dv] as the kernel leaves it in

@@ -102,23 +102,23 @@ static void etk_range(etk_t *f, long b0, long b1, double *lsum)
     const attn_group_t *g = f->g;
     attn_ctx_t *ctx = f->ctx;
     long R = g->R, dv = g->dv, sk = g->sk;
-    double *pb = err_malloc((size_t)(R * ETK_BLOCK), sizeof(double));
+    double *pb = err_malloc((size_t)(R * ETK_BLOCK), sizeof(double)), *sc = err_malloc((size_t)R, sizeof(double));
     memset(f->o, 0, sizeof(double) * (size_t)(R * dv));
     /* n_masking_steps: the first step, and the second too for a causal kernel */
     int masking = f->check_inf ? 2 : 1;
     for (long b = b1 - 1, step = 0; b >= b0; b--, step++) {
         long j0 = b * ETK_BLOCK, nb = sk - j0 < ETK_BLOCK ? sk - j0 : ETK_BLOCK;
         etk_scores(f, j0, nb);
-        for (long r = 0; r < R; r++) {
-            double scale = etk_softmax(f, r, step == 0, step < masking && f->check_inf);
-            gpu_f32_scale(ctx, O_RESCALE, f->o + r * dv, dv, scale);
-        }
+        for (long r = 0; r < R; r++)
+            sc[r] = etk_softmax(f, r, step == 0, step < masking && f->check_inf);
         memcpy(pb, f->s, sizeof(double) * (size_t)(R * ETK_BLOCK));
         attn_round_n(ctx, P_CAST, pb, R * ETK_BLOCK);
-        /* V rows past the keys are zero in shared memory (Clear_OOB_MN) and P is 0 there */
-        gpu_gemm(ctx, PV_ACC, 1, f->o, dv, pb, ETK_BLOCK, g->v + j0 * dv, dv, 0, R, dv, nb);
+        /* O rescaled (o_rescale) by the product as it reads O; V rows past the keys are zero in shared memory
+         * (Clear_OOB_MN) and P is 0 there */
+        gpu_gemm_scaled(ctx, PV_ACC, O_RESCALE, f->o, dv, sc, pb, ETK_BLOCK, g->v + j0 * dv, dv, 0, R, dv, nb);
     }
     free(pb);
+    free(sc);
     /* reduce_group_4x8_4_sum: butterfly over the lane rows (xor 16, 8, 4), then the warps from 0 */
     for (long r = 0; r < R; r++) {
         double L = 0;

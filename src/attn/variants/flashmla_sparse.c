@@ -75,6 +75,8 @@ static void fs_range(fs_t *f, long b0, long b1, double *o, float *o32, double *L
     /* the first block's WGMMA from a zero O is the tc-hopper model's product without one: it writes O (in
      * binary64, exact, it adds to a zero O: a sum of -0 products stays +0) */
     const int fresh = !ctx->site[PV_ACC].exact;
+    /* O's rescale by the product that next reads O (the same bits) where both round as the kernel does */
+    const int scaled = !ctx->site[PV_ACC].exact && !ctx->site[O_RESCALE].exact;
     if (b1 <= b0 || !fresh)
         memset(o, 0, sizeof(double) * (size_t)(R * dv));
     long j = 0;
@@ -131,7 +133,7 @@ static void fs_range(fs_t *f, long b0, long b1, double *o, float *o32, double *L
             double mnew = cur > M[r] ? cur : M[r];
             f->sc[r] = gpu_ex2(ctx, O_RESCALE, gpu_f32(ctx, O_RESCALE, M[r] - mnew));
             M[r] = mnew;
-            if (bi > b0) /* O is zero before the first block */
+            if (bi > b0 && !scaled) /* O is zero before the first block */
                 gpu_f32_scale(ctx, O_RESCALE, o + r * dv, dv, f->sc[r]);
             gpu_fma_n(ctx, P_EXP, p, FS_BLOCK, f->sl2, -mnew);
         }
@@ -154,7 +156,10 @@ static void fs_range(fs_t *f, long b0, long b1, double *o, float *o32, double *L
                 l[r][q] = gpu_fma(ctx, L_SUM, l[r][q], f->sc[r], cs[q]);
         }
         attn_round_n(ctx, P_CAST, f->p, R * FS_BLOCK);
-        gpu_gemm(ctx, PV_ACC, bi > b0 || !fresh, o, dv, f->p, FS_BLOCK, vb, ldv, 0, R, dv, FS_BLOCK);
+        if (bi > b0 && scaled) /* O rescaled as the product reads it */
+            gpu_gemm_scaled(ctx, PV_ACC, O_RESCALE, o, dv, f->sc, f->p, FS_BLOCK, vb, ldv, 0, R, dv, FS_BLOCK);
+        else
+            gpu_gemm(ctx, PV_ACC, bi > b0 || !fresh, o, dv, f->p, FS_BLOCK, vb, ldv, 0, R, dv, FS_BLOCK);
     }
     acc_tc_release_b();
     for (long r = 0; r < R; r++) { /* the quad's butterfly; o_scale = L == 0 ? 0 : rcp(L) */

@@ -166,3 +166,17 @@ void gpu_gemm(attn_ctx_t *ctx, int site, int acc, double *C, long ldc, const dou
         acc_tc_gemm_acc(C, ldc, A, lda, B, ldb, b_trans, M, N, K, s->acc, fmt_table[f].emin, fmt_table[f].emin);
     }
 }
+
+void gpu_gemm_scaled(attn_ctx_t *ctx, int site, int scale_site, double *C, long ldc, const double *rs, const double *A,
+                     long lda, const double *B, long ldb, int b_trans, long M, long N, long K)
+{
+    if (ctx->site[site].exact || ctx->site[scale_site].exact) {
+        for (long i = 0; i < M; i++)
+            gpu_f32_scale(ctx, scale_site, C + i * ldc, N, rs[i]);
+        gpu_gemm(ctx, site, 1, C, ldc, A, lda, B, ldb, b_trans, M, N, K);
+        return;
+    }
+    fmt_id_t f = ctx->cfg->in_format;
+    acc_tc_gemm_acc_scaled(C, ldc, rs, A, lda, B, ldb, b_trans, M, N, K, ctx->site[site].acc, fmt_table[f].emin,
+                           fmt_table[f].emin);
+}

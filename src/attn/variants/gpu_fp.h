@@ -74,4 +74,10 @@ double gpu_butterfly_sum(attn_ctx_t *ctx, int site, double *lane, int n, int ftz
 void gpu_gemm(attn_ctx_t *ctx, int site, int acc, double *C, long ldc, const double *A, long lda, const double *B,
               long ldb, int b_trans, long M, long N, long K);
 
+/* gpu_gemm accumulating (acc 1) into a C whose rows are first rescaled at scale_site: row i by
+ * gpu_f32_scale(rs[i]) (an online softmax's O before its next P V). With both sites rounding, the tensor-core
+ * model scales C as it loads it (acc_tc_gemm_acc_scaled: the same bits, one pass over C fewer). */
+void gpu_gemm_scaled(attn_ctx_t *ctx, int site, int scale_site, double *C, long ldc, const double *rs, const double *A,
+                     long lda, const double *B, long ldb, int b_trans, long M, long N, long K);
+
 #endif
