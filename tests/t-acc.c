@@ -323,6 +323,19 @@ static void tc_split_overflow(void)
             tc_block_sums(A, B, sign * 0x1.fffffep0, "one int32 up to 2^31", &compared, &bad);
         }
     CHECK(bad == 0, "tensor-core kernels, block sums past 2^31: %ld of %ld elements differ", bad, compared);
+    /* A block result below 2^(f - 126) by cancellation, then blocks of zero products (C alone, whose scales would
+     * leave binary32 but for the AVX2 kernel's floor of the block maximum at f + 1): operands at 2^-45 (their
+     * products 2^-90, within the binary32 lanes' range), (1 + 2^-7)^2 - (1 + 2^-6) = 2^-14, so C = 2^-104 <
+     * 2^-101, every bit of it on the first block's grid (2^-115). */
+    memset(A, 0, sizeof A);
+    memset(B, 0, sizeof B);
+    for (long i = 0; i < SO_M; i++)
+        A[i * SO_K] = 0x1.02p-45, A[i * SO_K + 1] = 0x1.04p-45;
+    for (long j = 0; j < SO_N; j++)
+        B[j * SO_K] = 0x1.02p-45, B[j * SO_K + 1] = -0x1p-45;
+    compared = bad = 0;
+    tc_block_sums(A, B, 0.0, "C below 2^(f - 126) by cancellation", &compared, &bad);
+    CHECK(bad == 0, "tensor-core kernels, a tiny C then zero products: %ld of %ld elements differ", bad, compared);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)

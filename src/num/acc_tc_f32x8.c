@@ -177,28 +177,37 @@ T8 static inline __m256 tcf8_cvt_rz(__m256i s)
 /* One block of one group of four rows with the exponents as int8 quads (acc_tcf8_quads): the
  * products' maximum over k as saturating int8 sums, then per row in int32 lanes as binary32
  * exponent fields (1 .. 254): the products' (every live one has at least f + 1: the caller's
- * range check) or 0 where all are zero, against C's own field (0 for a zero C); a lane with
- * neither takes f + 1, where it computes 0 from 0. C's field less one (in place: times 2^23) is
- * folded into *cmin (unsigned), so that a C below 2^(f - 126) is seen. */
+ * range check) or f + 1 where all are zero, against C's own field (0 for a zero C); a lane with
+ * neither takes f + 1, where it computes 0 from 0. That floor is exact but for a C alone below
+ * 2^(f - 126) whose bits reach below 2^-126: never one the blocks make (every bit of a block's
+ * result is on its grid, at least 2^(emin_a + emin_b - f) >= 2^-126 by the caller's range check;
+ * and C alone is its own result), so only the C the caller gives is watched (tcf8_rows_q). */
 T8 static inline __attribute__((always_inline)) void
 tcf8_block_q(const int single, const int trunc, __m256 *c, const float *const *a, const int32_t *eq, const int32_t *bq, long k0, long k1,
-             long kh, const float *bp, int f, __m256i qbias, __m256i keep, __m256i keep32, __m256i *cmin)
+             long kh, const float *bp, int f, __m256i qbias, __m256i keep, __m256i keep32)
 {
     __m256i up[4], s0[4], s1[4];
-    __m256i em = _mm256_set1_epi8(ACC_TCF8_QNONE);
-    _Pragma("GCC unroll 32") for (long k = k0; k < k1; k++)
-        em = _mm256_max_epi8(em, _mm256_adds_epi8(_mm256_set1_epi32(eq[k]), _mm256_loadu_si256((const __m256i *)(bq + k * 8))));
+    /* the products' exponent sums, then their maximum as a tree: its depth, not k1 - k0, before the block's scales
+     * are known (in-process pairs of flashmla-sparse samples: 0.96-1.01 of the chain's time; four chains: 1.02-1.13) */
+    __m256i t[32];
+    const long n = k1 - k0;
+    _Pragma("GCC unroll 32") for (long k = 0; k < n; k++)
+        t[k] = _mm256_adds_epi8(_mm256_set1_epi32(eq[k0 + k]), _mm256_loadu_si256((const __m256i *)(bq + (k0 + k) * 8)));
+    _Pragma("GCC unroll 5") for (long w = 1; w < n; w *= 2)
+        _Pragma("GCC unroll 16") for (long k = 0; k + w < n; k += 2 * w)
+            t[k] = _mm256_max_epi8(t[k], t[k + w]);
+    const __m256i em = t[0];
     /* each byte's field (qbias: a relative exponent's field, modulo 256): exact for a live one (f + 1 .. 254),
-     * 0 where no product is live */
-    __m256i fb = _mm256_andnot_si256(_mm256_cmpeq_epi8(em, _mm256_set1_epi8(ACC_TCF8_QNONE)), _mm256_add_epi8(em, qbias));
+     * f + 1 where no product is live (below or at every live one's: the maximum with C's below needs no floor) */
+    __m256i fb = _mm256_blendv_epi8(_mm256_add_epi8(em, qbias), _mm256_set1_epi8((char)(f + 1)),
+                                    _mm256_cmpeq_epi8(em, _mm256_set1_epi8(ACC_TCF8_QNONE)));
     /* the fields where binary32 keeps them (bits 23 .. 30), so that C's is one mask and 2^(f - emax) one
      * subtraction (modulo 2^32: (254 + f) 2^23 may pass 2^31, the difference does not) */
     _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
         __m256i fp = r == 3 ? _mm256_srli_epi32(_mm256_and_si256(fb, _mm256_set1_epi32((int)0xff000000u)), 1)
                             : _mm256_slli_epi32(_mm256_and_si256(fb, _mm256_set1_epi32(0xff << 8 * r)), 23 - 8 * r);
         __m256i fc = _mm256_and_si256(_mm256_castps_si256(c[r]), _mm256_set1_epi32(0x7f800000));
-        *cmin = _mm256_min_epu32(*cmin, _mm256_sub_epi32(fc, _mm256_set1_epi32(1 << 23)));
-        __m256i m = _mm256_max_epi32(_mm256_max_epi32(fp, fc), _mm256_set1_epi32((f + 1) << 23));
+        __m256i m = _mm256_max_epi32(fp, fc);
         up[r] = _mm256_sub_epi32(_mm256_set1_epi32((int)((uint32_t)(254 + f) << 23)), m); /* 2^(f - emax) */
         s0[r] = _mm256_cvttps_epi32(_mm256_mul_ps(c[r], _mm256_castsi256_ps(up[r])));
         s1[r] = _mm256_setzero_si256();
@@ -304,9 +313,12 @@ tcf8_rows_q(const int whole, int mr, double *C, long ldc, long j0, long nr, cons
     __m256i cmin[ACC_TCF8_ROWS / 4], big[ACC_TCF8_ROWS / 4];
     for (int g = 0; g < ng; g++)
         cmin[g] = _mm256_set1_epi32(-1), big[g] = _mm256_setzero_si256();
-    for (int r = 0; r < 4 * ng; r++) {
+    for (int r = 0; r < 4 * ng; r++) { /* C's field less one (times 2^23) folded into cmin (unsigned): a C below
+                                       * 2^(f - 126) seen (tcf8_block_q) */
         outer[r / 4][r % 4] = _mm256_setzero_ps();
         c[r / 4][r % 4] = tcf8_load_c(C + r * ldc + j0, nr, acc && r < mr, rs ? rs + r : NULL, lim, &big[r / 4]);
+        __m256i fc = _mm256_and_si256(_mm256_castps_si256(c[r / 4][r % 4]), _mm256_set1_epi32(0x7f800000));
+        cmin[r / 4] = _mm256_min_epu32(cmin[r / 4], _mm256_sub_epi32(fc, _mm256_set1_epi32(1 << 23)));
     }
     if (rs) /* C scaled to nearest (the caller's mode), the blocks toward zero */
         __asm__ volatile("ldmxcsr %0" : : "m"(rz));
@@ -315,9 +327,9 @@ tcf8_rows_q(const int whole, int mr, double *C, long ldc, long j0, long nr, cons
         const int one = single[k0 / bsz];
         for (int g = 0; g < ng; g++) {
             if (one)
-                tcf8_block_q(1, p < 24, c[g], a + 4 * g, ep[g], bq, k0, k1, k1, bp, f, bias, keep, keep32, &cmin[g]);
+                tcf8_block_q(1, p < 24, c[g], a + 4 * g, ep[g], bq, k0, k1, k1, bp, f, bias, keep, keep32);
             else
-                tcf8_block_q(0, p < 24, c[g], a + 4 * g, ep[g], bq, k0, k1, kh, bp, f, bias, keep, keep32, &cmin[g]);
+                tcf8_block_q(0, p < 24, c[g], a + 4 * g, ep[g], bq, k0, k1, kh, bp, f, bias, keep, keep32);
             __asm__ volatile("" ::: "memory"); /* each group's block on its own: nothing hoisted across */
         }
         /* promotion: the tensor-core value added into the FP32 accumulator, rounded to nearest (the
