@@ -335,6 +335,17 @@ static void tc_split_overflow(void)
         B[j * SO_K] = 0x1.02p-45, B[j * SO_K + 1] = -0x1p-45;
     compared = bad = 0;
     tc_block_sums(A, B, 0.0, "C below 2^(f - 126) by cancellation", &compared, &bad);
+    for (int simd = 0; simd <= 2; simd++) { /* by hand: every element 2^-104 */
+        static double Ct[SO_M * SO_N];
+        memset(Ct, 0, sizeof Ct);
+        acc_simd = simd;
+        acc_tc_gemm_acc(Ct, SO_N, A, SO_K, B, SO_K, 1, SO_M, SO_N, SO_K, ACC_TC_HOPPER, fmt_table[FMT_BF16].emin,
+                        fmt_table[FMT_BF16].emin);
+        for (long i = 0; i < SO_M * SO_N; i++)
+            bad += Ct[i] != 0x1p-104;
+        compared += SO_M * SO_N;
+    }
+    acc_simd = 2;
     CHECK(bad == 0, "tensor-core kernels, a tiny C then zero products: %ld of %ld elements differ", bad, compared);
 }
 

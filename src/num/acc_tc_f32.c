@@ -435,9 +435,8 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
                     acc_tc_gemm_acc64(C + i0 * ldc + j0, ldc, A + i0 * lda, lda, b_trans ? B + j0 * ldb : B + j0, ldb,
                                       b_trans, gr, nr, K, tc, emin_a, emin_b);
                 } else if (low >> g & 1) {
-                    acc_tc_gemm_x64(C + (i + 4 * g) * ldc + j0, ldc, A + (i + 4 * g) * lda, lda,
-                                    b_trans ? B + j0 * ldb : B + j0, ldb, b_trans, mr - 4 * g < 4 ? mr - 4 * g : 4, nr, K,
-                                    tc, emin_a, emin_b, acc);
+                    acc_tc_gemm_x64(C + i0 * ldc + j0, ldc, A + i0 * lda, lda, b_trans ? B + j0 * ldb : B + j0, ldb,
+                                    b_trans, gr, nr, K, tc, emin_a, emin_b, acc);
                 }
             }
         }
