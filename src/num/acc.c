@@ -88,6 +88,9 @@ static void acc_pack64(double *bp, const double *B, long ldb, int b_trans, long 
             for (long k = 0; k < K; k++)
                 bp[k * cols + j] = b[k];
         }
+    else if (nr == ACC_NR64 && cols == ACC_NR64) /* a whole AVX2 panel: copies of constant size, not calls */
+        for (long k = 0; k < K; k++)
+            memcpy(bp + k * ACC_NR64, B + k * ldb + j0, sizeof(double) * ACC_NR64);
     else
         for (long k = 0; k < K; k++)
             memcpy(bp + k * cols, B + k * ldb + j0, sizeof(double) * (size_t)nr);
