@@ -73,6 +73,27 @@ T8 static inline __m256 tcf8_load_c(const double *cr, long nr, int acc, const do
     return _mm256_castsi256_ps(_mm256_andnot_si256(_mm256_andnot_si256(_mm256_set1_epi32(INT32_MIN), flush), b));
 }
 
+/* Every group's C for a panel (tcf8_load_c, row by row; the common case, a whole panel of real rows with C given,
+ * with its conditions out of the rows' loop: 2-4% of flashmla-sparse's time, whose P V panels hold four blocks each),
+ * and the promotions' sums zeroed */
+T8 static inline __attribute__((always_inline)) void
+tcf8_load_rows(__m256 (*c)[4], __m256 (*outer)[4], const double *C, long ldc, long j0, long nr, int acc, int mr, int ng,
+               const double *rs, int lim, __m256i *big)
+{
+    const int full = acc && nr == 8 && mr == 4 * ng;
+    for (int g = 0; g < ng; g++)
+        _Pragma("GCC unroll 4") for (int i = 0; i < 4; i++) {
+            const int r = 4 * g + i;
+            outer[g][i] = _mm256_setzero_ps();
+            if (full && rs)
+                c[g][i] = tcf8_load_c(C + r * ldc + j0, 8, 1, rs + r, lim, &big[g]);
+            else if (full)
+                c[g][i] = tcf8_load_c(C + r * ldc + j0, 8, 1, NULL, lim, &big[g]);
+            else
+                c[g][i] = tcf8_load_c(C + r * ldc + j0, nr, acc && r < mr, rs ? rs + r : NULL, lim, &big[g]);
+        }
+}
+
 /* The terms k0 .. k1 - 1 of four rows added into s: each exact (a product of 12-bit operands),
  * scaled exactly onto its row's grid (up) and truncated toward zero; the empty asm keeps each sum a
  * chain, as written (the compiler's reassociation into a tree of all the terms spills them) */
@@ -260,10 +281,7 @@ tcf8_rows(const int whole, int mr, double *C, long ldc, long j0, long nr, const 
     __m256i lowv[ACC_TCF8_ROWS / 4];
     for (int g = 0; g < ng; g++)
         lowv[g] = _mm256_setzero_si256();
-    for (int r = 0; r < 4 * ng; r++) {
-        c[r / 4][r % 4] = tcf8_load_c(C + r * ldc + j0, nr, acc && r < mr, rs ? rs + r : NULL, lim, &lowv[r / 4]);
-        outer[r / 4][r % 4] = _mm256_setzero_ps();
-    }
+    tcf8_load_rows(c, outer, C, ldc, j0, nr, acc, mr, ng, rs, lim, lowv);
     for (long k0 = 0; k0 < K; k0 += bsz) {
         long k1 = whole || k0 + bsz < K ? k0 + bsz : K, kh = k0 + (k1 - k0) / 2;
         for (int g = 0; g < ng; g++)
@@ -313,13 +331,13 @@ tcf8_rows_q(const int whole, int mr, double *C, long ldc, long j0, long nr, cons
     __m256i cmin[ACC_TCF8_ROWS / 4], big[ACC_TCF8_ROWS / 4];
     for (int g = 0; g < ng; g++)
         cmin[g] = _mm256_set1_epi32(-1), big[g] = _mm256_setzero_si256();
-    for (int r = 0; r < 4 * ng; r++) { /* C's field less one (times 2^23) folded into cmin (unsigned): a C below
-                                       * 2^(f - 126) seen (tcf8_block_q) */
-        outer[r / 4][r % 4] = _mm256_setzero_ps();
-        c[r / 4][r % 4] = tcf8_load_c(C + r * ldc + j0, nr, acc && r < mr, rs ? rs + r : NULL, lim, &big[r / 4]);
-        __m256i fc = _mm256_and_si256(_mm256_castps_si256(c[r / 4][r % 4]), _mm256_set1_epi32(0x7f800000));
-        cmin[r / 4] = _mm256_min_epu32(cmin[r / 4], _mm256_sub_epi32(fc, _mm256_set1_epi32(1 << 23)));
-    }
+    tcf8_load_rows(c, outer, C, ldc, j0, nr, acc, mr, ng, rs, lim, big);
+    for (int g = 0; g < ng; g++) /* C's field less one (times 2^23) folded into cmin (unsigned): a C below
+                                  * 2^(f - 126) seen (tcf8_block_q) */
+        _Pragma("GCC unroll 4") for (int i = 0; i < 4; i++) {
+            __m256i fc = _mm256_and_si256(_mm256_castps_si256(c[g][i]), _mm256_set1_epi32(0x7f800000));
+            cmin[g] = _mm256_min_epu32(cmin[g], _mm256_sub_epi32(fc, _mm256_set1_epi32(1 << 23)));
+        }
     if (rs) /* C scaled to nearest (the caller's mode), the blocks toward zero */
         __asm__ volatile("ldmxcsr %0" : : "m"(rz));
     for (long k0 = 0; k0 < K; k0 += bsz) {
@@ -354,9 +372,11 @@ tcf8_rows_q(const int whole, int mr, double *C, long ldc, long j0, long nr, cons
             *low |= 1 << g;
             continue;
         }
-        for (int r = 4 * g; r < mr && r < 4 * g + 4; r++) {
-            double *cr = C + r * ldc + j0;
-            __m256 v = promote ? outer[g][r % 4] : c[g][r % 4];
+        _Pragma("GCC unroll 4") for (int i = 0; i < 4; i++) {
+            if (4 * g + i >= mr)
+                break;
+            double *cr = C + (4 * g + i) * ldc + j0;
+            __m256 v = promote ? outer[g][i] : c[g][i];
             if (nr == 8) {
                 _mm256_storeu_pd(cr, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
                 _mm256_storeu_pd(cr + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
