@@ -69,8 +69,8 @@ run: deps
 unit: $(TEST_BIN) $(BIN) $(BUILD)/bench $(BUILD)/tc_kernel
 
 # the bench program (make bench runs it; make test only builds it, so that it cannot rot)
-$(BUILD)/bench: bench/bench.c $(LIB_OBJ) $(HDR) | $(BUILD)
-	$(CC) $(ALL_CFLAGS) -Isrc -o $@ bench/bench.c $(LIB_OBJ) $(LIBS)
+$(BUILD)/bench: bench/bench.c bench/machine.c bench/machine.h $(LIB_OBJ) $(HDR) | $(BUILD)
+	$(CC) $(ALL_CFLAGS) -Isrc -o $@ bench/bench.c bench/machine.c $(LIB_OBJ) $(LIBS)
 
 # the tensor-core block model's cycles per row, product and eight columns (bench/tc_kernel.c)
 $(BUILD)/tc_kernel: bench/tc_kernel.c $(LIB_OBJ) $(HDR) | $(BUILD)
@@ -142,20 +142,25 @@ fuzz: deps fuzz-build
 
 # Speed against plain BLAS attention of the same shape, measured in the same run: every
 # registered variant and accumulation model, per core and on all cores (prints a table and
-# writes results/bench.md, with a profile of the costly stages where perf is installed).
+# writes results/bench-KIND.md, with a profile of the costly stages where perf is installed).
 # BENCH_REPS runs per stage, medians. BENCH_NUMPY: the numpy script Golden + base are set
 # against (its interface is bench/numpy_ref.py's: --reps --heads --ctx --dk --dv, prints the
 # median seconds of its Golden and its base).
-# BENCH_OUT: the report (results/bench.md; another processor's run beside it: results/bench-KIND.md). The bench's
-# processes run with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset: OpenBLAS's own kernel choice for the processor.
+# BENCH_OUT: the report, results/bench-KIND.md (KIND: `build/bench --kind`, the processor's generation and vector
+# width), beside other processors' runs; results/bench.md indexes them (scripts/bench-index.sh). The bench's
+# processes run with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset: OpenBLAS's own kernel choice for the processor
+# (where it falls back to pre-AVX kernels on a model it does not know, the bench runs on its widest kernels for the
+# processor's extensions and says so).
 BENCH_REPS ?= 5
 BENCH_NUMPY ?= bench/numpy_ref.py
-BENCH_OUT ?= results/bench.md
+BENCH_OUT ?= results/bench-$$($(BUILD)/bench --kind).md
 bench: deps
 	$(MAKE) all $(BUILD)/bench
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BUILD)/bench --reps $(BENCH_REPS) --numpy $(BENCH_NUMPY) --md $(BENCH_OUT).tmp
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE sh scripts/bench-profile.sh $(BUILD)/bench >>$(BENCH_OUT).tmp
 	mv $(BENCH_OUT).tmp $(BENCH_OUT)
+	sh scripts/bench-index.sh results >results/bench.md.tmp
+	mv results/bench.md.tmp results/bench.md
 
 install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1

@@ -22,6 +22,8 @@
 #include "num/fmt.h"
 #include "ref/golden.h"
 
+#include "machine.h"
+
 void openblas_set_num_threads(int);
 
 /* The issue's targets: stage time over the reference's, per core. */
@@ -242,22 +244,6 @@ static double bench_bandwidth(void)
     return (double)(n * sizeof(double)) / best; /* bytes copied per second */
 }
 
-static void cpu_model(char *buf, size_t n)
-{
-    snprintf(buf, n, "unknown CPU");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    char line[512];
-    while (f && fgets(line, sizeof line, f))
-        if (strncmp(line, "model name", 10) == 0) {
-            char *p = strchr(line, ':');
-            snprintf(buf, n, "%.200s", p ? p + 2 : line);
-            buf[strcspn(buf, "\n")] = 0;
-            break;
-        }
-    if (f)
-        fclose(f);
-}
-
 static const char *met(double r, double target)
 {
     return r <= target ? "yes" : "no";
@@ -293,13 +279,12 @@ static int numpy_time(const char *script, long R, long sk, long dk, long dv, int
     return 1;
 }
 
-/* OpenBLAS's AVX-512 kernels where it chose narrower ones on a processor that has AVX-512: this
- * bench run again with OPENBLAS_CORETYPE=SkylakeX for Golden (the only stage that calls BLAS);
- * t: BLAS FP64 attention, BLAS FP32 attention, Golden, per core. 0 when it ran */
-static int avx512_blas_time(const char *self, int reps, double t[3])
+/* The reference on another of OpenBLAS's kernels: this bench run again with OPENBLAS_CORETYPE=core
+ * for Golden alone; t: BLAS FP64 attention, BLAS FP32 attention, Golden, per core. 0 when it ran */
+static int blas_time_with(const char *self, const char *core, int reps, double t[3])
 {
     char cmd[1024], line[512];
-    snprintf(cmd, sizeof cmd, "OPENBLAS_CORETYPE=SkylakeX '%s' --reps %d --stages golden", self, reps);
+    snprintf(cmd, sizeof cmd, "OPENBLAS_CORETYPE=%s '%s' --reps %d --stages golden", core, self, reps);
     FILE *p = popen(cmd, "r");
     int got = 0;
     while (p && fgets(line, sizeof line, p))
@@ -307,6 +292,67 @@ static int avx512_blas_time(const char *self, int reps, double t[3])
                (sscanf(line, "golden %lf", &t[2]) == 1) << 2;
     int rc = p ? pclose(p) : -1;
     return got == 7 && rc == 0 ? 0 : 1;
+}
+
+/* Where OpenBLAS fell back to a pre-AVX kernel on a processor it does not know, the bench runs
+ * itself again on OpenBLAS's widest kernels for the processor's extensions (OpenBLAS reads
+ * OPENBLAS_CORETYPE when it is loaded), noting the fallback in BENCH_BLAS_FALLBACK; returns
+ * only where no new run is needed (or it could not be started). */
+#define BENCH_FALLBACK_ENV "AMLA_BENCH_BLAS_FALLBACK"
+static void bench_native_blas(char **argv)
+{
+    if (getenv(BENCH_FALLBACK_ENV))
+        return;
+    machine_t m;
+    machine_describe(&m);
+    const char *native = machine_blas_native(&m, openblas_get_corename());
+    if (!native)
+        return;
+    fprintf(stderr, "bench: OpenBLAS took its %s kernels on this processor (family %d model %d, which it does not "
+                    "know); running on its %s kernels instead\n",
+            openblas_get_corename(), m.family, m.model, native);
+    if (setenv(BENCH_FALLBACK_ENV, openblas_get_corename(), 1) || setenv("OPENBLAS_CORETYPE", native, 1))
+        return;
+    fflush(NULL);
+    execv("/proc/self/exe", argv);
+    perror("bench: execv");
+}
+
+/* The report's lines on the processor: its extensions, its FMA rate at both widths, and the BLAS
+ * kernels the table is against (where OpenBLAS fell back, what the fallback takes: ref1 is the
+ * table's FP64 and FP32 attention) */
+static void bench_md_machine(FILE *f, const machine_t *m, const char *self, int reps, const double ref1[2])
+{
+    char isa[256];
+    double r512, r256;
+    machine_isa(isa, sizeof isa, m);
+    machine_fma_rates(&r512, &r256);
+    fprintf(f, "- Processor: %s, %s family %d model %d stepping %d; %s.", m->name, m->vendor, m->family, m->model,
+            m->stepping, isa);
+    if (r512 > 0 && r256 > 0)
+        fprintf(f, " Binary32 FMAs measured on one core (twelve independent chains): %.3g per second in 512-bit vectors, "
+                   "%.3g in 256-bit ones, %.2f times as many: %s.",
+                r512, r256, r512 / r256,
+                r512 > 1.6 * r256 ? "512-bit vectors at full rate (two 512-bit FMA units)"
+                : r512 < 1.2 * r256 ? "512-bit vectors at half rate (no more multiply-adds per second than 256-bit ones)"
+                                    : "512-bit vectors between half and full rate");
+    else if (r256 > 0)
+        fprintf(f, " Binary32 FMAs measured on one core (twelve independent chains): %.3g per second in 256-bit vectors.",
+                r256);
+    const char *fell = getenv(BENCH_FALLBACK_ENV);
+    fprintf(f, "\n- BLAS: %s ran its %s kernels for the reference (numpy's too)", openblas_get_config(),
+            openblas_get_corename());
+    double t[3];
+    if (fell && blas_time_with(self, fell, reps, t) == 0)
+        fprintf(f, ". On its own it took its %s kernels here, the fallback it runs on a processor it does not know "
+                   "(this model is newer than its tables), so the bench ran itself with `OPENBLAS_CORETYPE=%s`, the "
+                   "kernels it picks for a processor of these extensions that it knows; on %s the FP64 attention takes "
+                   "%.4f s (%.2f× this table's) and the FP32 one %.4f s (%.2f×), so every ratio against them would "
+                   "read that much lower",
+                fell, openblas_get_corename(), fell, t[0], t[0] / ref1[0], t[1], t[1] / ref1[1]);
+    fprintf(f, ". The lab's GEMM and tensor-core models run their %s kernels (the widest this processor has; every "
+               "width gives the same bits).\n\n",
+            cpu_has_avx512() ? "AVX-512" : cpu_has_avx2_fma() ? "AVX2" : "scalar");
 }
 
 int main(int argc, char **argv)
@@ -326,12 +372,21 @@ int main(int argc, char **argv)
             stages = argv[++i]; /* the table for these stages only (a,b,...), no file */
         else if (strcmp(argv[i], "--numpy") == 0 && i + 1 < argc)
             numpy = argv[++i]; /* Golden + base against this numpy script's (bench/numpy_ref.py) */
+        else if (strcmp(argv[i], "--kind") == 0) { /* the processor's short name, for the report's file name */
+            machine_t m;
+            char kind[96];
+            machine_describe(&m);
+            machine_kind(kind, sizeof kind, &m);
+            puts(kind);
+            return 0;
+        }
         else {
             fprintf(stderr, "usage: bench [--reps N] [--threads N] [--md FILE | --stages A,B,...] [--only STAGE] "
-                            "[--numpy SCRIPT]\n");
+                            "[--numpy SCRIPT] [--kind]\n");
             return 2;
         }
     }
+    bench_native_blas(argv);
     mem_reuse_freed(); /* as amla-lab does */
     reps = reps < 1 ? 1 : reps > BENCH_MAX_REPS ? BENCH_MAX_REPS : reps;
     threads = threads < 1 ? 1 : threads;
@@ -422,8 +477,12 @@ int main(int argc, char **argv)
         refn[prec] = median(tr, reps);
     }
     double bw = bench_bandwidth();
-    char cpu[256];
-    cpu_model(cpu, sizeof cpu);
+    machine_t mach;
+    char cpu[320], kind[96];
+    machine_describe(&mach);
+    machine_kind(kind, sizeof kind, &mach);
+    snprintf(cpu, sizeof cpu, "%s (%s family %d model %d stepping %d: %s)", mach.name, mach.vendor, mach.family,
+             mach.model, mach.stepping, kind);
     printf("# one MLA decode sample: G %ld, ctx %ld, Dk %ld, Dv %ld, BF16 inputs N(0,1); medians of %d runs; %s, %d cores\n",
            R, sk, dk, dv, reps, cpu, threads);
     printf("%-26s %9s %7s %7s %4s %9s %7s %6s %7s\n", "stage", "s 1 core", "ratio", "target", "met", "s all", "ratio",
@@ -519,11 +578,11 @@ int main(int argc, char **argv)
                    "as binary64).\n- Targets (issue 17, per core): Golden ≤ %.0f× FP64 BLAS; a tensor-core "
                    "accumulation model ≤ %.0f×; every other variant ≤ %.0f× FP32 BLAS; flashmla and flashmla-sparse ≤ %.0f× base; Golden + base ≤ %.1f× "
                    "the same two in numpy (bench/numpy_ref.py, one BLAS thread).\n"
-                   "- Vector width: OpenBLAS ran its %s kernels here; the lab's GEMM and tensor-core models run "
-                   "their %s kernels (the widest this processor has; every width gives the same bits).\n\n",
+                   "\n",
                 threads, threads, threads, (double)(R * dk + sk * dk + sk * dv + R * dv) * 8 / 1e6,
                 BENCH_TARGET_GOLDEN, BENCH_TARGET_TC, BENCH_TARGET_PLAIN, BENCH_TARGET_FLASHMLA,
-                BENCH_TARGET_NUMPY, openblas_get_corename(), cpu_has_avx512() ? "AVX-512" : cpu_has_avx2_fma() ? "AVX2" : "scalar");
+                BENCH_TARGET_NUMPY);
+        bench_md_machine(f, &mach, argv[0], reps, ref1);
         fprintf(f, "| stage | s/sample, 1 core | ratio | target | met | s/sample, all cores | ratio | efficiency | "
                    "memory |\n| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |\n");
         fprintf(f, "| BLAS FP64 attention | %.4f | | | | %.4f | | | |\n", ref1[0], refn[0]);
@@ -545,7 +604,7 @@ int main(int argc, char **argv)
         fprintf(f, "\n%d of %d speed targets met.\n\n", nmet, total);
         double wide[3]; /* the reference on OpenBLAS's widest kernels, where it did not choose them */
         const char *forced = getenv("OPENBLAS_CORETYPE");
-        if (cpu_has_avx512() && strstr(openblas_get_corename(), "Haswell") && avx512_blas_time(argv[0], reps, wide) == 0) {
+        if (cpu_has_avx512() && strstr(openblas_get_corename(), "Haswell") && blas_time_with(argv[0], "SkylakeX", reps, wide) == 0) {
             fprintf(f, "**OpenBLAS's kernels.** OpenBLAS ran its %s (AVX2) kernels on this AVX-512 processor%s%s%s, "
                        "for every caller (numpy too); the table is against them. With "
                        "`OPENBLAS_CORETYPE=SkylakeX` it runs its AVX-512 kernels: the FP64 attention then takes "
