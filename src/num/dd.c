@@ -103,8 +103,18 @@ static dd_t dd_exp_shifted(dd_t x, double m, dd_t scale)
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
-/* DD4_N AVX2 vectors at once: the exp is one long chain of dependent operations, so a lone
- * vector waits on latencies that independent vectors going through it together fill */
+/* Several vectors at once: the exp is one long chain of dependent operations, so a lone vector
+ * waits on latencies that independent vectors going through it together fill. VN_FN: one
+ * operation on each of count vectors (a loop GCC unrolls), under the target attribute tgt. */
+#define VN_FN(tgt, count, type, name, params, expr)                                                \
+    tgt static inline __attribute__((always_inline)) type name params                              \
+    {                                                                                            \
+        type r;                                                                                  \
+        _Pragma("GCC unroll 4") for (int n = 0; n < (count); n++)                                \
+            r.v[n] = (expr);                                                                     \
+        return r;                                                                                \
+    }
+/* DD4_N AVX2 vectors */
 #define DD4_N 4
 #define T4 __attribute__((target("avx2,fma")))
 #define T4I T4 static inline __attribute__((always_inline))
@@ -114,15 +124,7 @@ typedef struct {
 typedef struct {
     __m128i v[DD4_N];
 } v4n_i;
-/* one operation on each of the DD4_N vectors (loops GCC unrolls) */
-#define V4N_FN(type, name, params, expr)                                                         \
-    T4I type name params                            \
-    {                                                                                            \
-        type r;                                                                                  \
-        _Pragma("GCC unroll 4") for (int n = 0; n < DD4_N; n++)                                  \
-            r.v[n] = (expr);                                                                     \
-        return r;                                                                                \
-    }
+#define V4N_FN(type, name, params, expr) VN_FN(T4, DD4_N, type, name, params, expr)
 V4N_FN(v4n_d, v4n_set1, (double x), _mm256_set1_pd(x))
 V4N_FN(v4n_d, v4n_add, (v4n_d x, v4n_d y), _mm256_add_pd(x.v[n], y.v[n]))
 V4N_FN(v4n_d, v4n_sub, (v4n_d x, v4n_d y), _mm256_sub_pd(x.v[n], y.v[n]))
@@ -213,32 +215,81 @@ T4I void v4n_istore(int *p, v4n_i x)
 #undef V_POW2
 #undef V_REDO
 
-/* eight lanes (AVX-512) */
-#define DDV_W 8
-#define DDV(name) dd8_##name
-#define DDV_TGT __attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma")))
-#define VD __m512d
-#define VI __m256i
-#define V_SET1 _mm512_set1_pd
-#define V_ADD _mm512_add_pd
-#define V_SUB _mm512_sub_pd
-#define V_MUL _mm512_mul_pd
-#define V_FMSUB _mm512_fmsub_pd
-#define V_XOR _mm512_xor_pd
-#define V_LOAD _mm512_loadu_pd
-#define V_STORE _mm512_storeu_pd
-#define V_CVT_I _mm512_cvtpd_epi32
-#define I_SET1 _mm256_set1_epi32
-#define I_AND _mm256_and_si256
-#define I_SUB _mm256_sub_epi32
-#define I_SRAI _mm256_srai_epi32
-#define I_SLLI _mm256_slli_epi32
-#define I_STORE(p, v) _mm256_storeu_si256((__m256i *)(p), v)
-#define V_GATHER(base, i) _mm512_i32gather_pd(i, base, 8)
-#define V_POW2(i) _mm512_castsi512_pd(_mm512_slli_epi64(_mm512_add_epi64(_mm512_cvtepi32_epi64(i), _mm512_set1_epi64(1023)), 52))
-#define V_REDO(x, i) (_mm512_cmp_pd_mask(x, _mm512_set1_pd(-745.2), _CMP_NGE_UQ) | \
-                      _mm512_cmp_pd_mask(x, _mm512_set1_pd(709.7), _CMP_GT_OQ) | \
-                      _mm256_cmplt_epi32_mask(i, _mm256_set1_epi32(-1022)))
+/* DD8_N AVX-512 vectors of eight lanes */
+#define DD8_N 4
+#define T8 __attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma")))
+#define T8I T8 static inline __attribute__((always_inline))
+typedef struct {
+    __m512d v[DD8_N];
+} v8n_d;
+typedef struct {
+    __m256i v[DD8_N];
+} v8n_i;
+#define V8N_FN(type, name, params, expr) VN_FN(T8, DD8_N, type, name, params, expr)
+V8N_FN(v8n_d, v8n_set1, (double x), _mm512_set1_pd(x))
+V8N_FN(v8n_d, v8n_add, (v8n_d x, v8n_d y), _mm512_add_pd(x.v[n], y.v[n]))
+V8N_FN(v8n_d, v8n_sub, (v8n_d x, v8n_d y), _mm512_sub_pd(x.v[n], y.v[n]))
+V8N_FN(v8n_d, v8n_mul, (v8n_d x, v8n_d y), _mm512_mul_pd(x.v[n], y.v[n]))
+V8N_FN(v8n_d, v8n_fmsub, (v8n_d x, v8n_d y, v8n_d z), _mm512_fmsub_pd(x.v[n], y.v[n], z.v[n]))
+V8N_FN(v8n_d, v8n_xor, (v8n_d x, v8n_d y), _mm512_xor_pd(x.v[n], y.v[n]))
+V8N_FN(v8n_d, v8n_load, (const double *p), _mm512_loadu_pd(p + 8 * n))
+V8N_FN(v8n_i, v8n_cvt_i, (v8n_d x), _mm512_cvtpd_epi32(x.v[n]))
+V8N_FN(v8n_i, v8n_iset1, (int x), _mm256_set1_epi32(x))
+V8N_FN(v8n_i, v8n_iand, (v8n_i x, v8n_i y), _mm256_and_si256(x.v[n], y.v[n]))
+V8N_FN(v8n_i, v8n_isub, (v8n_i x, v8n_i y), _mm256_sub_epi32(x.v[n], y.v[n]))
+V8N_FN(v8n_i, v8n_israi, (v8n_i x, int s), _mm256_srai_epi32(x.v[n], s))
+V8N_FN(v8n_i, v8n_islli, (v8n_i x, int s), _mm256_slli_epi32(x.v[n], s))
+V8N_FN(v8n_d, v8n_gather, (const double *base, v8n_i i), _mm512_i32gather_pd(i.v[n], base, 8))
+T8I __m512d dd8_pow2(__m256i i)
+{
+    return _mm512_castsi512_pd(_mm512_slli_epi64(_mm512_add_epi64(_mm512_cvtepi32_epi64(i), _mm512_set1_epi64(1023)), 52));
+}
+T8I int dd8_redo(__m512d x, __m256i i)
+{
+    return _mm512_cmp_pd_mask(x, _mm512_set1_pd(-745.2), _CMP_NGE_UQ) | _mm512_cmp_pd_mask(x, _mm512_set1_pd(709.7), _CMP_GT_OQ) |
+           _mm256_cmplt_epi32_mask(i, _mm256_set1_epi32(-1022));
+}
+V8N_FN(v8n_d, v8n_pow2, (v8n_i i), dd8_pow2(i.v[n]))
+T8I int v8n_redo(v8n_d x, v8n_i i)
+{
+    int m = 0;
+    for (int n = 0; n < DD8_N; n++)
+        m |= dd8_redo(x.v[n], i.v[n]);
+    return m;
+}
+T8I void v8n_store(double *p, v8n_d x)
+{
+    for (int n = 0; n < DD8_N; n++)
+        _mm512_storeu_pd(p + 8 * n, x.v[n]);
+}
+T8I void v8n_istore(int *p, v8n_i x)
+{
+    for (int n = 0; n < DD8_N; n++)
+        _mm256_storeu_si256((__m256i *)p + n, x.v[n]);
+}
+#define DDV_W (8 * DD8_N)
+#define DDV(name) dd8n_##name
+#define DDV_TGT T8
+#define VD v8n_d
+#define VI v8n_i
+#define V_SET1 v8n_set1
+#define V_ADD v8n_add
+#define V_SUB v8n_sub
+#define V_MUL v8n_mul
+#define V_FMSUB v8n_fmsub
+#define V_XOR v8n_xor
+#define V_LOAD v8n_load
+#define V_STORE v8n_store
+#define V_CVT_I v8n_cvt_i
+#define I_SET1 v8n_iset1
+#define I_AND v8n_iand
+#define I_SUB v8n_isub
+#define I_SRAI v8n_israi
+#define I_SLLI v8n_islli
+#define I_STORE v8n_istore
+#define V_GATHER v8n_gather
+#define V_POW2 v8n_pow2
+#define V_REDO v8n_redo
 #include "num/dd_exp_vec.h"
 #endif
 
@@ -250,8 +301,8 @@ void dd_exp_array(double *hi, double *lo, long n, double m, dd_t scale)
     pthread_once(&dd_exp_once, dd_exp_init);
 #if defined(__x86_64__) && defined(__GNUC__)
     if (dd_simd >= 2 && cpu_has_avx512())
-        for (; j + 8 <= n; j += 8)
-            dd8_exp(hi + j, lo + j, m, scale);
+        for (; j + 8 * DD8_N <= n; j += 8 * DD8_N)
+            dd8n_exp(hi + j, lo + j, m, scale);
     if (dd_simd >= 1 && cpu_has_avx2_fma())
         for (; j + 4 * DD4_N <= n; j += 4 * DD4_N)
             dd4n_exp(hi + j, lo + j, m, scale);

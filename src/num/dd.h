@@ -71,8 +71,8 @@ static inline double dd_pow2(int e)
 dd_t dd_exp(dd_t x);
 
 /* In place: (hi, lo)[j] <- dd_exp(((hi, lo)[j] - m) * scale) for j < n, every element bit for
- * bit what dd_exp(dd_mul(dd_add(x, -m), scale)) gives: eight at a time with AVX-512, sixteen (four
- * vectors of four, through the chain together) with AVX2, where the processor has them and dd_simd allows (2, the default: either; 1: AVX2 only;
+ * bit what dd_exp(dd_mul(dd_add(x, -m), scale)) gives: thirty-two at a time (four vectors of eight,
+ * through the chain together) with AVX-512, sixteen (four vectors of four) with AVX2, where the processor has them and dd_simd allows (2, the default: either; 1: AVX2 only;
  * 0: one at a time; for tests). */
 void dd_exp_array(double *hi, double *lo, long n, double m, dd_t scale);
 extern int dd_simd;
