@@ -24,6 +24,62 @@ enum { STANDARD_SITES(SITE_ENUM) };
 
 const site_def_t attn_standard_sites[] = {STANDARD_SITES(SITE_ROW) SITE_END};
 
+/* One row of S into P, element by element in the kernel's order (the stochastic sites' draws
+ * in that order). */
+static void standard_row(attn_ctx_t *ctx, double *row, long valid, long sk, double scale)
+{
+    double m = -INFINITY;
+    for (long j = 0; j < valid; j++) {
+        double x = attn_round(ctx, S_CAST, row[j]);
+        row[j] = attn_round(ctx, S_SCALE, attn_fp32(ctx, S_SCALE, x * scale));
+        m = row[j] > m ? row[j] : m;
+    }
+    double sum = 0.0;
+    for (long j = 0; j < sk; j++) {
+        row[j] = j < valid ? attn_round(ctx, P_EXP, exp(attn_round(ctx, P_EXP, row[j] - m))) : 0.0;
+        sum = attn_round(ctx, L_SUM, sum + row[j]);
+    }
+    for (long j = 0; j < valid; j++)
+        row[j] = attn_round(ctx, P_CAST, attn_round(ctx, P_DIV, row[j] / sum));
+}
+
+/* standard_row as passes over the row, where no site draws: each element's operations are the
+ * same; the keys past valid are zeros, whose additions leave the (rounded) sum as it is. */
+static void standard_row_passes(attn_ctx_t *ctx, double *row, long valid, long sk, double scale)
+{
+    const int fp32 = !ctx->site[S_SCALE].exact;
+    attn_round_n(ctx, S_CAST, row, valid);
+    double m = -INFINITY;
+    if (fp32)
+#pragma omp simd
+        for (long j = 0; j < valid; j++)
+            row[j] = (double)(float)(row[j] * scale);
+    else
+#pragma omp simd
+        for (long j = 0; j < valid; j++)
+            row[j] = row[j] * scale;
+    attn_round_n(ctx, S_SCALE, row, valid);
+    for (long j = 0; j < valid; j++)
+        m = row[j] > m ? row[j] : m;
+#pragma omp simd
+    for (long j = 0; j < valid; j++)
+        row[j] = row[j] - m;
+    attn_round_n(ctx, P_EXP, row, valid);
+    for (long j = 0; j < valid; j++)
+        row[j] = exp(row[j]);
+    attn_round_n(ctx, P_EXP, row, valid);
+    double sum = 0.0;
+    for (long j = 0; j < valid; j++)
+        sum = attn_round(ctx, L_SUM, sum + row[j]);
+    for (long j = valid; j < sk; j++)
+        row[j] = 0.0;
+#pragma omp simd
+    for (long j = 0; j < valid; j++)
+        row[j] = row[j] / sum;
+    attn_round_n(ctx, P_DIV, row, valid);
+    attn_round_n(ctx, P_CAST, row, valid);
+}
+
 ATTN_VARIANT(attn_standard)
 {
     long R = g->R, sk = g->sk, dv = g->dv;
@@ -31,22 +87,18 @@ ATTN_VARIANT(attn_standard)
     /* the op holds the Python scalar in fp32 (opmath) */
     double scale = attn_fp32(ctx, S_SCALE, ctx->cfg->scale);
     attn_gemm(ctx, QK_ACC, s, sk, g->q, g->dk, g->k, g->dk, 1, R, sk, g->dk);
+    /* with no stochastic site (none draws from ctx->rng in an order to keep), each step a pass over
+     * the row: the same operations on each element, the roundings vectorized */
+    int draws = 0;
+    for (int site = QK_ACC; site <= OUT_CAST; site++)
+        draws |= attn_site_draws(ctx, site);
     for (long r = 0; r < R; r++) {
         double *row = s + r * sk;
         long valid = g->limit[r] + 1;
-        double m = -INFINITY;
-        for (long j = 0; j < valid; j++) {
-            double x = attn_round(ctx, S_CAST, row[j]);
-            row[j] = attn_round(ctx, S_SCALE, attn_fp32(ctx, S_SCALE, x * scale));
-            m = row[j] > m ? row[j] : m;
-        }
-        double sum = 0.0;
-        for (long j = 0; j < sk; j++) {
-            row[j] = j < valid ? attn_round(ctx, P_EXP, exp(attn_round(ctx, P_EXP, row[j] - m))) : 0.0;
-            sum = attn_round(ctx, L_SUM, sum + row[j]);
-        }
-        for (long j = 0; j < valid; j++)
-            row[j] = attn_round(ctx, P_CAST, attn_round(ctx, P_DIV, row[j] / sum));
+        if (draws)
+            standard_row(ctx, row, valid, sk, scale);
+        else
+            standard_row_passes(ctx, row, valid, sk, scale);
     }
     attn_gemm(ctx, PV_ACC, o, dv, s, sk, g->v, dv, 0, R, dv, sk);
     for (long i = 0; i < R * dv; i++)
