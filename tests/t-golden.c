@@ -8,6 +8,7 @@
 #include "num/dd.h"
 #include "num/fmt.h"
 #include "data/gen.h"
+#include "num/gemm_u8.h"
 #include "ref/golden.h"
 #include "ref/ozaki.h"
 #include "golden_mpfr.h"
@@ -257,6 +258,44 @@ static void test_lse(void)
     gen_free(&in);
 }
 
+/* Golden's exact slice products through AMX's byte products (where the processor has them)
+ * give the same bits as through binary64 GEMMs: sums that are exact are the same numbers.
+ * MLA's shape at a reduced context, and a causal, unaligned one (the last chunks partial). */
+static void test_u8_same_bits(void)
+{
+    static const attn_shape_t shapes[] = {{16, 1, 1, 1100, 576, 512, 0}, {5, 1, 3, 700, 96, 64, 1}};
+    long identical = 0, elements = 0;
+    for (size_t c = 0; c < sizeof shapes / sizeof *shapes; c++) {
+        attn_input_t in = {.s = shapes[c], .q = NULL, .k = NULL, .v = NULL};
+        gen_cfg_t g = {GEN_NORMAL, 0, 4, -1, 1, (int)c, FMT_BF16, {0, 0, 0, 0, 0, 0}};
+        err_t e = {0};
+        gen_sample(&in, &g, 11, 0, &e);
+        long n = in.s.hq * in.s.sq * in.s.dv, nl = in.s.hq * in.s.sq;
+        double *o[2], *lse[2];
+        for (int amx = 0; amx < 2; amx++) {
+            o[amx] = malloc(sizeof(double) * (size_t)n);
+            lse[amx] = malloc(sizeof(double) * (size_t)nl);
+            gemm_u8_amx = amx;
+            golden_attention_lse(o[amx], lse[amx], &in, 0);
+        }
+        gemm_u8_amx = 1;
+        for (long i = 0; i < n; i++)
+            identical += memcmp(&o[0][i], &o[1][i], sizeof(double)) == 0;
+        for (long i = 0; i < nl; i++)
+            identical += memcmp(&lse[0][i], &lse[1][i], sizeof(double)) == 0;
+        elements += n + nl;
+        for (int amx = 0; amx < 2; amx++) {
+            free(o[amx]);
+            free(lse[amx]);
+        }
+        gen_free(&in);
+    }
+    CHECK(identical == elements, "Golden through byte products: %ld of %ld outputs and lse bit-identical", identical,
+          elements);
+    printf("t-golden: slice products through %s: %ld of %ld outputs and lse identical\n",
+           gemm_u8_has_amx() ? "AMX" : "binary64 GEMMs (no AMX here) twice", identical, elements);
+}
+
 int main(void)
 {
     test_lse();
@@ -264,5 +303,6 @@ int main(void)
     test_dd_exp_array();
     test_against_mpfr();
     test_single_key();
+    test_u8_same_bits();
     return check_done("t-golden");
 }

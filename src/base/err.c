@@ -41,6 +41,17 @@ void *err_malloc(size_t count, size_t size)
     return p;
 }
 
+void *err_malloc64(size_t count, size_t size)
+{
+    if (size && count > (SIZE_MAX - 64) / size)
+        err_out_of_memory(count, size);
+    size_t n = (count * size + 63) / 64 * 64;
+    void *p = aligned_alloc(64, n ? n : 64);
+    if (!p)
+        err_out_of_memory(count, size);
+    return p;
+}
+
 void *err_calloc(size_t count, size_t size)
 {
     void *p = calloc(count ? count : 1, size ? size : 1);

@@ -24,6 +24,8 @@ int err_set(err_t *e, int code, const char *fmt, ...)
  * exit 1, after err_fatal_hook (which removes temporaries). Sizes the user controls are
  * checked against memory before any work starts (run_validate), so this is the last guard. */
 void *err_malloc(size_t count, size_t size);
+/* The same, on a 64-byte boundary (a cache line; AMX tiles' rows); freed with free(). */
+void *err_malloc64(size_t count, size_t size);
 void *err_calloc(size_t count, size_t size);
 void *err_realloc(void *p, size_t count, size_t size);
 extern void (*err_fatal_hook)(void);

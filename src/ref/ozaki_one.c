@@ -12,6 +12,7 @@
 #include "num/cpu.h"
 #include "num/dd.h"
 #include "num/vec.h"
+#include "ref/ozaki_u8.h"
 
 /* ---- One slice and its remainders ----
  * Every row (or column) of an operand is cut once, on its own grid: x = x1 + x2 with
@@ -280,6 +281,12 @@ int ozaki_scores_one(double *h, double *l, const attn_group_t *g)
     }
     work = (double)tq.n * (double)sk;
     long nterms = tq.n;
+    /* Q's slice as int8 digit planes, once, where the products go through AMX */
+    int u8 = ok && ozaki_u8_usable(ba, bb, dk);
+    ozaki_u8_t qz = {0};
+    uint64_t *u8w = u8 ? err_malloc((size_t)(R * ch), sizeof(uint64_t)) : NULL;
+    if (u8)
+        ozaki_u8_planes(&qz, qs, R, dk, ba, OZAKI_U8_A);
     for (long j0 = 0; j0 < sk && ok; j0 += ch) {
         long n = sk - j0 < ch ? sk - j0 : ch;
         tk.n = 0;
@@ -294,8 +301,14 @@ int ozaki_scores_one(double *h, double *l, const attn_group_t *g)
             ok = 0;
             break;
         }
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)R, (int)n, (int)dk, 1.0, qs, (int)dk, ks,
-                    (int)dk, 0.0, gm, (int)n);
+        if (u8) { /* the same exact sums through 8-bit digit planes */
+            ozaki_u8_t kz;
+            ozaki_u8_planes(&kz, ks, n, dk, bb, OZAKI_U8_B);
+            ozaki_u8_product(gm, n, &qz, &kz, u8w);
+            ozaki_u8_free(&kz);
+        } else
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)R, (int)n, (int)dk, 1.0, qs, (int)dk, ks,
+                        (int)dk, 0.0, gm, (int)n);
         for (long i = 0; i < R; i++) {
             double fa = fq[i];
             const double *gr = gm + i * n;
@@ -321,6 +334,9 @@ int ozaki_scores_one(double *h, double *l, const attn_group_t *g)
     }
     if (ok)
         oz1_counted(nterms);
+    if (u8)
+        ozaki_u8_free(&qz);
+    free(u8w);
     free(hq);
     free(hk);
     free(qs);
@@ -385,6 +401,8 @@ int ozaki_pv_one(double *nh, double *nl, const double *ph, const double *pl, con
     double *col = err_malloc((size_t)(2 * R), sizeof(double));
     const double C = 0x1.8p52;
     long nterms = 0;
+    int u8 = ok && ozaki_u8_usable(bp, bv, ch);
+    uint64_t *u8w = u8 ? err_malloc((size_t)(R * dv), sizeof(uint64_t)) : NULL;
     for (long i = 0; i < R && ok; i++) { /* P's row grid (its maximum is 1 where the row sees a key) */
         double m = vec_absmax(ph + i * sk, sk, 0.0);
         int hp = m > 0 ? ilogb(m) + 1 : OZ1_EMPTY;
@@ -412,8 +430,18 @@ int ozaki_pv_one(double *nh, double *nl, const double *ph, const double *pl, con
             ok = 0;
             break;
         }
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(2 * R), (int)dv, (int)n, 1.0, pall, (int)n, vs,
-                    (int)dv, 0.0, cb, (int)dv);
+        if (u8) { /* p1 V1 through byte digit planes (the same exact sums), pr V1 alone in binary64 */
+            ozaki_u8_t pz, vz;
+            ozaki_u8_planes(&pz, pall, R, n, bp, OZAKI_U8_A);
+            ozaki_u8_planes(&vz, vs, dv, n, bv, OZAKI_U8_BT);
+            ozaki_u8_product(cb, dv, &pz, &vz, u8w);
+            ozaki_u8_free(&pz);
+            ozaki_u8_free(&vz);
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)R, (int)dv, (int)n, 1.0, pall + R * n, (int)n,
+                        vs, (int)dv, 0.0, cb + R * dv, (int)dv);
+        } else
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(2 * R), (int)dv, (int)n, 1.0, pall, (int)n,
+                        vs, (int)dv, 0.0, cb, (int)dv);
         const double *ce = cb + R * dv;
 #pragma omp simd
         for (long x = 0; x < R * dv; x++) {
@@ -453,5 +481,6 @@ int ozaki_pv_one(double *nh, double *nl, const double *ph, const double *pl, con
     free(ch_l);
     free(tv.t);
     free(col);
+    free(u8w);
     return ok;
 }

@@ -1,0 +1,40 @@
+/* gemm_u8 -- exact integer products of matrices of bytes (0 .. 255): sums of their products in int32,
+ * through AMX where the processor has it, else plain loops (the same integers either way) */
+#ifndef AMLA_GEMM_U8_H
+#define AMLA_GEMM_U8_H
+
+#include <stdint.h>
+
+/* Padded sizes: rows of A and of B in blocks of GEMM_U8_MN, K in blocks of GEMM_U8_K. */
+#define GEMM_U8_MN 32
+#define GEMM_U8_K 64
+
+/* 1 when the AMX-INT8 kernel runs here (the processor has AMX-TILE and AMX-INT8 and the kernel
+ * granted the process the tile state); asked once. gemm_u8_amx = 0 keeps to the plain loops
+ * (for tests; 1 by default). */
+int gemm_u8_has_amx(void);
+extern int gemm_u8_amx;
+
+/* B [N][K] (row stride ldb, bytes) as gemm_u8_pairs takes it: N rounded up to
+ * GEMM_U8_MN and K to GEMM_U8_K with zeros, in AMX's tile layout (for each block of 16 rows and
+ * 64 k: 16 lines of 16 rows x 4 consecutive k). bp holds gemm_u8_packed_size(N, K) bytes. */
+long gemm_u8_packed_size(long N, long K);
+void gemm_u8_pack_b(uint8_t *bp, const uint8_t *B, long ldb, long N, long K);
+/* The same from B's transpose Bt [K][N] (row stride ldt). */
+void gemm_u8_pack_bt(uint8_t *bp, const uint8_t *Bt, long ldt, long N, long K);
+
+/* A [M][K] padded the same way into ap (row stride gemm_u8_kpad(K), M rounded up to
+ * GEMM_U8_MN rows, zeros beyond). */
+long gemm_u8_kpad(long K);
+long gemm_u8_mpad(long M);
+void gemm_u8_pack_a(uint8_t *ap, const uint8_t *A, long lda, long M, long K);
+
+/* acc [M][N] (row stride ldc) = (first) or += (C << shift), modulo 2^64, where C = sum over
+ * p < np of A_p B_p^T as integers (sign-extended from int32): A_p packed by gemm_u8_pack_a (a[p]),
+ * B_p by gemm_u8_pack_b (b[p]), all of M x K and N x K. Every sum is exact where
+ * np * kpad(K) * 255 * 255 < 2^31 (the caller's bound: gemm_u8_fits). */
+int gemm_u8_fits(long np, long K);
+void gemm_u8_pairs(uint64_t *acc, long ldc, int shift, int first, const uint8_t *const *a, const uint8_t *const *b,
+                   int np, long M, long N, long K);
+
+#endif

@@ -1,0 +1,182 @@
+/* ozaki_u8 -- a slice product exactly through byte digit planes and AMX (ozaki_u8.h) */
+#include "ref/ozaki_u8.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "num/cpu.h"
+#include "num/gemm_u8.h"
+
+#define OZ8_MAX_DIGITS 7 /* u below 2^56 */
+
+static int oz8_digits(int b)
+{
+    return (b + 2 + 7) / 8;
+}
+
+int ozaki_u8_usable(int ba, int bb, long K)
+{
+    int na = oz8_digits(ba), nb = oz8_digits(bb);
+    return gemm_u8_amx && gemm_u8_has_amx() && na <= OZ8_MAX_DIGITS && nb <= OZ8_MAX_DIGITS &&
+           gemm_u8_fits(na < nb ? na : nb, K);
+}
+
+/* One row of n integers (doubles, |x| <= 2^b): u = x + 2^b, its nd bytes into planes d + i ld,
+ * and the row's sum of u; nd a constant where the caller's switch makes it one. */
+static inline __attribute__((always_inline)) int64_t oz8_split_nd(uint8_t *d, long ld, const double *x, long n,
+                                                                  const int nd, int64_t c)
+{
+    int64_t sum = 0;
+    for (long j = 0; j < n; j++) {
+        uint64_t u = (uint64_t)((int64_t)x[j] + c);
+        sum += (int64_t)u;
+        for (int i = 0; i < nd; i++)
+            d[i * ld + j] = (uint8_t)(u >> (8 * i));
+    }
+    return sum;
+}
+
+static inline __attribute__((always_inline)) int64_t oz8_split_body(uint8_t *d, long ld, const double *x, long n,
+                                                                    int nd, int64_t c)
+{
+    switch (nd) {
+    case 1: return oz8_split_nd(d, ld, x, n, 1, c);
+    case 2: return oz8_split_nd(d, ld, x, n, 2, c);
+    case 3: return oz8_split_nd(d, ld, x, n, 3, c);
+    case 4: return oz8_split_nd(d, ld, x, n, 4, c);
+    default: return oz8_split_nd(d, ld, x, n, nd, c);
+    }
+}
+
+/* g = acc - ra - rb[j] (modulo 2^64; the result below 2^53 in magnitude) as doubles: one row */
+static inline __attribute__((always_inline)) void oz8_double_body(double *g, const uint64_t *acc, long n, uint64_t ra,
+                                                                  const uint64_t *rb)
+{
+#pragma omp simd
+    for (long j = 0; j < n; j++)
+        g[j] = (double)(int64_t)(acc[j] - ra - rb[j]);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define OZ8_WIDE __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2")))
+#include <immintrin.h>
+/* oz8_split_body eight values at a time: the conversion exact (integers below 2^53), each byte
+ * plane by a shift and a truncating narrowing (VPMOVQB) */
+OZ8_WIDE static int64_t oz8_split_wide(uint8_t *d, long ld, const double *x, long n, int nd, int64_t c)
+{
+    const __m512i vc = _mm512_set1_epi64(c);
+    __m512i vs = _mm512_setzero_si512();
+    long j = 0;
+    for (; j + 8 <= n; j += 8) {
+        __m512i u = _mm512_add_epi64(_mm512_cvttpd_epi64(_mm512_loadu_pd(x + j)), vc);
+        vs = _mm512_add_epi64(vs, u);
+        for (int i = 0; i < nd; i++)
+            _mm_storel_epi64((__m128i *)(d + i * ld + j), _mm512_cvtepi64_epi8(_mm512_srli_epi64(u, (unsigned)(8 * i))));
+    }
+    return _mm512_reduce_add_epi64(vs) + oz8_split_body(d + j, ld, x + j, n - j, nd, c);
+}
+OZ8_WIDE static void oz8_double_wide(double *g, const uint64_t *acc, long n, uint64_t ra, const uint64_t *rb)
+{
+    oz8_double_body(g, acc, n, ra, rb);
+}
+#define OZ8_WIDE_OK cpu_has_avx512()
+#else
+#define OZ8_WIDE_OK 0
+#define oz8_split_wide oz8_split_body
+#define oz8_double_wide oz8_double_body
+#endif
+
+/* Column sums of u = x + c, x [k][n] (row stride n). */
+static inline __attribute__((always_inline)) void oz8_colsum_body(int64_t *sum, const double *x, long k, long n,
+                                                                  int64_t c)
+{
+    for (long j = 0; j < n; j++)
+        sum[j] = 0;
+    for (long r = 0; r < k; r++)
+#pragma omp simd
+        for (long j = 0; j < n; j++)
+            sum[j] += (int64_t)x[r * n + j] + c;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+OZ8_WIDE static void oz8_colsum_wide(int64_t *sum, const double *x, long k, long n, int64_t c)
+{
+    oz8_colsum_body(sum, x, k, n, c);
+}
+#else
+#define oz8_colsum_wide oz8_colsum_body
+#endif
+
+void ozaki_u8_planes(ozaki_u8_t *z, const double *x, long rows, long k, int b, ozaki_u8_side_t side)
+{
+    z->nd = oz8_digits(b);
+    z->b = b;
+    z->rows = rows;
+    z->k = k;
+    z->plane = side == OZAKI_U8_A ? gemm_u8_mpad(rows) * gemm_u8_kpad(k) : gemm_u8_packed_size(rows, k);
+    z->packed = err_malloc64((size_t)(z->plane * z->nd), 1);
+    z->rsum = err_malloc((size_t)rows, sizeof(int64_t));
+    uint8_t *d = err_malloc((size_t)(rows * k * z->nd), 1);
+    int64_t c = (int64_t)1 << b;
+    int wide = OZ8_WIDE_OK;
+    if (side == OZAKI_U8_BT) { /* x [k][rows]: planes in its layout, the sums down its columns */
+        if (wide) {
+            oz8_split_wide(d, rows * k, x, rows * k, z->nd, c);
+            oz8_colsum_wide(z->rsum, x, k, rows, c);
+        } else {
+            oz8_split_body(d, rows * k, x, rows * k, z->nd, c);
+            oz8_colsum_body(z->rsum, x, k, rows, c);
+        }
+    } else
+        for (long r = 0; r < rows; r++)
+            z->rsum[r] = wide ? oz8_split_wide(d + r * k, rows * k, x + r * k, k, z->nd, c)
+                              : oz8_split_body(d + r * k, rows * k, x + r * k, k, z->nd, c);
+    for (int i = 0; i < z->nd; i++) {
+        uint8_t *pl = z->packed + i * z->plane, *di = d + i * rows * k;
+        if (side == OZAKI_U8_A)
+            gemm_u8_pack_a(pl, di, k, rows, k);
+        else if (side == OZAKI_U8_B)
+            gemm_u8_pack_b(pl, di, k, rows, k);
+        else
+            gemm_u8_pack_bt(pl, di, rows, rows, k);
+    }
+    free(d);
+}
+
+void ozaki_u8_free(ozaki_u8_t *z)
+{
+    free(z->packed);
+    free(z->rsum);
+    z->packed = NULL;
+    z->rsum = NULL;
+}
+
+void ozaki_u8_product(double *G, long ldg, const ozaki_u8_t *A, const ozaki_u8_t *B, uint64_t *acc)
+{
+    long M = A->rows, N = B->rows;
+    for (int s = 0; s <= A->nd + B->nd - 2; s++) {
+        const uint8_t *pa[OZ8_MAX_DIGITS], *pb[OZ8_MAX_DIGITS];
+        int np = 0;
+        for (int i = 0; i < A->nd; i++)
+            if (s - i >= 0 && s - i < B->nd) {
+                pa[np] = A->packed + i * A->plane;
+                pb[np++] = B->packed + (s - i) * B->plane;
+            }
+        gemm_u8_pairs(acc, N, 8 * s, s == 0, pa, pb, np, M, N, A->k);
+    }
+    int wide = OZ8_WIDE_OK;
+    /* the offsets: - 2^bb ra[i] - 2^ba rb[j] + K 2^(ba + bb), modulo 2^64 */
+    uint64_t *rb = err_malloc((size_t)N, sizeof(uint64_t));
+    uint64_t kab = (uint64_t)A->k << (A->b + B->b);
+    for (long j = 0; j < N; j++)
+        rb[j] = ((uint64_t)B->rsum[j] << A->b) - kab;
+    for (long i = 0; i < M; i++) {
+        uint64_t ra = (uint64_t)A->rsum[i] << B->b;
+        if (wide)
+            oz8_double_wide(G + i * ldg, acc + i * N, N, ra, rb);
+        else
+            oz8_double_body(G + i * ldg, acc + i * N, N, ra, rb);
+    }
+    free(rb);
+}
