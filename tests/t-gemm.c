@@ -1,4 +1,4 @@
-/* t-gemm_u8 -- the exact byte products (num/gemm_u8) and Ozaki slice products through them
+/* t-gemm -- the exact byte products (num/gemm_u8) and Ozaki slice products through them
  * (ref/ozaki_u8): AMX and the plain loops against integer sums computed here from the unpacked
  * operands */
 #include <math.h>
@@ -91,7 +91,7 @@ static void test_pairs(void)
         check_pairs(&r, 16, 3, 33024, 1, 0, 1, 0, 1);
     }
     gemm_u8_amx = 1;
-    printf("t-gemm_u8: byte products checked %s\n",
+    printf("t-gemm: byte products checked %s\n",
            gemm_u8_has_amx() ? "with AMX and with the plain loops" : "with the plain loops (no AMX here)");
 }
 
@@ -167,5 +167,5 @@ int main(void)
 {
     test_pairs();
     test_product();
-    return check_done("t-gemm_u8");
+    return check_done("t-gemm");
 }
