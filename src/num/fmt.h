@@ -126,8 +126,8 @@ void fmt_round_array_rne(double *x, long n, fmt_id_t f, int sat);
  * per core with AVX2). */
 void fmt_cast_f32(void *out, const float *x, long n, fmt_id_t f, int sat);
 
-/* 1 (default): fmt_cast_f32 and fmt_round_array_rne use their AVX2 builds where the processor
- * has AVX2; 0: the baseline builds (tests run both). */
+/* 2 (default): fmt_cast_f32 and fmt_round_array_rne use their AVX-512 builds where the processor
+ * has AVX-512, else AVX2; 1: the AVX2 builds at most; 0: the baseline builds (tests run all). */
 extern int fmt_simd;
 
 /* Bytes per code that fmt_cast_f32 writes for format f. */
