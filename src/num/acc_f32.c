@@ -126,11 +126,34 @@ __attribute__((target("avx2,fma"))) static void acc_to_f64_avx2(double *d, const
     for (; i < n; i++)
         d[i] = x[i];
 }
+
+/* The same two in AVX-512 (eight lanes) */
+__attribute__((target("avx512f,avx512vl,avx2,fma"))) static void acc_to_f32_x16(float *d, const double *x, long n)
+{
+    long i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(d + i, _mm512_cvtpd_ps(_mm512_loadu_pd(x + i)));
+    for (; i < n; i++)
+        d[i] = (float)x[i];
+}
+
+__attribute__((target("avx512f,avx512vl,avx2,fma"))) static void acc_to_f64_x16(double *d, const float *x, long n)
+{
+    long i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm512_storeu_pd(d + i, _mm512_cvtps_pd(_mm256_loadu_ps(x + i)));
+    for (; i < n; i++)
+        d[i] = x[i];
+}
 #endif
 
 static void acc_to_f64(double *d, const float *x, long n)
 {
 #ifdef ACC_HAVE_X86
+    if (cpu_has_avx512()) {
+        acc_to_f64_x16(d, x, n);
+        return;
+    }
     if (cpu_has_avx2_fma()) {
         acc_to_f64_avx2(d, x, n);
         return;
@@ -143,6 +166,10 @@ static void acc_to_f64(double *d, const float *x, long n)
 static void acc_to_f32(float *d, const double *x, long n)
 {
 #ifdef ACC_HAVE_X86
+    if (cpu_has_avx512()) {
+        acc_to_f32_x16(d, x, n);
+        return;
+    }
     if (cpu_has_avx2_fma()) {
         acc_to_f32_avx2(d, x, n);
         return;

@@ -1,4 +1,4 @@
-/* vec -- elementwise array loops in AVX2 (see vec.h) */
+/* vec -- elementwise array loops in AVX2, and some in AVX-512 (see vec.h) */
 #include "num/vec.h"
 
 #include <math.h>
@@ -70,6 +70,58 @@ VEC_AVX2 static void prod_avx2(double *o, const double *x, const double *y, long
         _mm256_storeu_pd(o + i, _mm256_mul_pd(_mm256_loadu_pd(x + i), _mm256_loadu_pd(y + i)));
     for (; i < n; i++)
         o[i] = x[i] * y[i];
+}
+
+/* The same loops in AVX-512 (eight binary64 lanes), where the processor has it */
+#define VEC_X16 __attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma")))
+VEC_X16 static void mul_x16(double *o, const double *x, long n, double s, int div)
+{
+    __m512d sv = _mm512_set1_pd(s);
+    long i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m512d v = _mm512_loadu_pd(x + i);
+        _mm512_storeu_pd(o + i, div ? _mm512_div_pd(v, sv) : _mm512_mul_pd(v, sv));
+    }
+    for (; i < n; i++)
+        o[i] = div ? x[i] / s : x[i] * s;
+}
+
+VEC_X16 static inline __m512d f32x8(__m512d v)
+{
+    return _mm512_cvtps_pd(_mm512_cvtpd_ps(v));
+}
+
+VEC_X16 static void rescale_add32_x16(double *o, const double *t, long n, const double *a, long as, double ts)
+{
+    __m512d tv = _mm512_set1_pd(ts);
+    long i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m512d u = _mm512_loadu_pd(t + i), av = as ? _mm512_loadu_pd(a + i) : _mm512_set1_pd(a[0]);
+        if (ts != 0)
+            u = f32x8(_mm512_mul_pd(u, tv));
+        _mm512_storeu_pd(o + i, f32x8(_mm512_add_pd(f32x8(_mm512_mul_pd(_mm512_loadu_pd(o + i), av)), u)));
+    }
+    for (; i < n; i++)
+        o[i] = (double)(float)((double)(float)(o[i] * a[i * as]) + (ts != 0 ? (double)(float)(t[i] * ts) : t[i]));
+}
+
+VEC_X16 static double absmax_x16(const double *x, long n, double m)
+{
+    const __m512d abs = _mm512_castsi512_pd(_mm512_set1_epi64(0x7fffffffffffffffLL));
+    __m512d m0 = _mm512_set1_pd(m), m1 = m0;
+    long i = 0;
+    for (; i + 16 <= n; i += 16) {
+        m0 = _mm512_max_pd(_mm512_and_pd(_mm512_loadu_pd(x + i), abs), m0);
+        m1 = _mm512_max_pd(_mm512_and_pd(_mm512_loadu_pd(x + i + 8), abs), m1);
+    }
+    double t[16];
+    _mm512_storeu_pd(t, m0);
+    _mm512_storeu_pd(t + 8, m1);
+    for (int j = 0; j < 16; j++)
+        m = t[j] > m ? t[j] : m;
+    for (; i < n; i++)
+        m = fabs(x[i]) > m ? fabs(x[i]) : m;
+    return m;
 }
 
 /* stages len = 1 and 2 inside each vector of four (the partner lanes by permutation: lane t's
@@ -153,8 +205,23 @@ VEC_AVX2 static void cvt32_avx2(void *o, const void *x, long n, int narrow)
     }
 }
 #define VEC_HAVE_AVX2 cpu_has_avx2_fma()
+#define VEC_HAVE_X16 cpu_has_avx512()
 #else
 #define VEC_HAVE_AVX2 0
+#define VEC_HAVE_X16 0
+static void mul_x16(double *o, const double *x, long n, double s, int div)
+{
+    (void)o, (void)x, (void)n, (void)s, (void)div;
+}
+static void rescale_add32_x16(double *o, const double *t, long n, const double *a, long as, double ts)
+{
+    (void)o, (void)t, (void)n, (void)a, (void)as, (void)ts;
+}
+static double absmax_x16(const double *x, long n, double m)
+{
+    (void)x, (void)n;
+    return m;
+}
 static void cvt32_avx2(void *o, const void *x, long n, int narrow)
 {
     (void)o, (void)x, (void)n, (void)narrow;
@@ -196,6 +263,10 @@ static void fwht_avx2(double *v, long h)
 
 void vec_mul(double *o, const double *x, long n, double s)
 {
+    if (VEC_HAVE_X16) {
+        mul_x16(o, x, n, s, 0);
+        return;
+    }
     if (VEC_HAVE_AVX2) {
         mul_avx2(o, x, n, s, 0);
         return;
@@ -206,6 +277,10 @@ void vec_mul(double *o, const double *x, long n, double s)
 
 void vec_div(double *o, const double *x, long n, double s)
 {
+    if (VEC_HAVE_X16) {
+        mul_x16(o, x, n, s, 1);
+        return;
+    }
     if (VEC_HAVE_AVX2) {
         mul_avx2(o, x, n, s, 1);
         return;
@@ -216,6 +291,10 @@ void vec_div(double *o, const double *x, long n, double s)
 
 static void rescale_add32(double *o, const double *t, long n, const double *a, long as, double ts)
 {
+    if (VEC_HAVE_X16) {
+        rescale_add32_x16(o, t, n, a, as, ts);
+        return;
+    }
     if (VEC_HAVE_AVX2) {
         rescale_add32_avx2(o, t, n, a, as, ts);
         return;
@@ -236,6 +315,8 @@ void vec_rescale_add32_each(double *o, const double *t, long n, const double *a)
 
 double vec_absmax(const double *x, long n, double m)
 {
+    if (VEC_HAVE_X16)
+        return absmax_x16(x, n, m);
     if (VEC_HAVE_AVX2)
         return absmax_avx2(x, n, m);
     for (long i = 0; i < n; i++)
