@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "attn/variants/variants.h"
+#include "num/cpu.h"
 
 /* Named constants of Algorithm 2 (the AMLA paper, Algorithm 2, lines 9-12). */
 #define AMLA_N_CLAMP (-30)      /* N <- max(n_i - n_{i-1}, -30) */
@@ -34,17 +35,58 @@ enum { AMLA_SITES(SITE_ENUM) };
 
 const site_def_t attn_amla_sites[] = {AMLA_SITES(SITE_ROW) SITE_END};
 
-int attn_amla_int_add(float *x, int32_t n)
+/* The INT32 add on the bits u of one FP32 value: the sum's bits in *r, 1 where it is an event. */
+static inline int amla_int_add_bits(uint32_t *r, uint32_t u, int32_t n)
 {
-    uint32_t u, r;
-    memcpy(&u, x, sizeof u);
-    r = u + (uint32_t)n; /* two's complement wrap-around: defined for uint32_t */
-    memcpy(x, &r, sizeof r);
+    *r = u + (uint32_t)n; /* two's complement wrap-around: defined for uint32_t */
     /* Lemma 3.1 holds when the operand is normal and the magnitude bits plus n stay within
      * the normal exponent fields 1..254 (no wrap into the sign bit or around it) */
     uint32_t e = (u >> 23) & 0xFF;
     int64_t mag = (int64_t)(u & 0x7FFFFFFFu) + n;
     return e == 0 || e == 0xFF || mag < ((int64_t)1 << 23) || mag >= ((int64_t)0xFF << 23);
+}
+
+int attn_amla_int_add(float *x, int32_t n)
+{
+    uint32_t u, r;
+    memcpy(&u, x, sizeof u);
+    int ev = amla_int_add_bits(&r, u, n);
+    memcpy(x, &r, sizeof r);
+    return ev;
+}
+
+/* O's row x[0:n] (binary32 values) rescaled by the INT32 add of n to each one's bits; the events
+ * counted. One loop the compiler vectorizes; an AVX-512 build of it where the processor has it. */
+static inline __attribute__((always_inline)) long amla_int_add_row_body(double *x, long len, int32_t n)
+{
+    long events = 0;
+#pragma omp simd reduction(+ : events)
+    for (long c = 0; c < len; c++) {
+        float f = (float)x[c];
+        uint32_t u, r;
+        memcpy(&u, &f, sizeof u);
+        events += amla_int_add_bits(&r, u, n);
+        memcpy(&f, &r, sizeof f);
+        x[c] = f;
+    }
+    return events;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx512f,avx512dq,avx512vl,avx2"))) static long amla_int_add_row_x16(double *x, long len,
+                                                                                          int32_t n)
+{
+    return amla_int_add_row_body(x, len, n);
+}
+#endif
+
+static long amla_int_add_row(double *x, long len, int32_t n)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (cpu_has_avx512())
+        return amla_int_add_row_x16(x, len, n);
+#endif
+    return amla_int_add_row_body(x, len, n);
 }
 
 /* The form's integer rounding: the paper's Cast_to_int32/round (ties to even, as rint),
@@ -65,6 +107,37 @@ typedef struct {
     double factor; /* the rescale the add stands for: 2^(n_i - n_{i-1}) (1 + eps/1.5) */
 } amla_row_t;
 
+/* P_i = exp(S_i - m_i) over a row of nb scores (valid of them seen; the rest 0) and its sum in
+ * order, element by element in the kernel's order (the stochastic sites' draws in that order). */
+static double amla_exp_row(attn_ctx_t *ctx, double *row, long nb, long valid, double m)
+{
+    double sum = 0.0;
+    for (long c = 0; c < nb; c++) {
+        row[c] = c < valid ? attn_round(ctx, P_EXP, exp(attn_round(ctx, P_EXP, row[c] - m))) : 0.0;
+        sum = attn_round(ctx, L_SUM, sum + row[c]);
+    }
+    return sum;
+}
+
+/* The same as passes over the row where no site draws: each element's operations unchanged, the
+ * zeros past valid leave the rounded sum as it is. */
+static double amla_exp_row_passes(attn_ctx_t *ctx, double *row, long nb, long valid, double m)
+{
+    long nv = valid < nb ? valid : nb;
+    for (long c = 0; c < nv; c++)
+        row[c] = row[c] - m;
+    attn_round_n(ctx, P_EXP, row, nv);
+    for (long c = 0; c < nv; c++)
+        row[c] = exp(row[c]);
+    attn_round_n(ctx, P_EXP, row, nv);
+    double sum = 0.0;
+    for (long c = 0; c < nv; c++)
+        sum = attn_round(ctx, L_SUM, sum + row[c]);
+    for (long c = nv; c < nb; c++)
+        row[c] = 0.0;
+    return sum;
+}
+
 static void amla_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, amla_kind_t kind)
 {
     long R = g->R, B = attn_tile(ctx, g->sk), dv = g->dv;
@@ -83,6 +156,10 @@ static void amla_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, amla_ki
     }
     for (long i = 0; i < R * dv; i++)
         o[i] = 0.0;
+    /* with no stochastic site, the elementwise steps as passes over a row (amla_exp_row_passes) */
+    int draws = 0;
+    for (int site = QK_ACC; site <= OUT_CAST; site++)
+        draws |= attn_site_draws(ctx, site);
 
     for (long j0 = 0; j0 < g->sk; j0 += B) {
         long nb = g->sk - j0 < B ? g->sk - j0 : B;
@@ -98,11 +175,7 @@ static void amla_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, amla_ki
             /* line 6: n_i = round(-m_i / ln2) */
             double mq = attn_round(ctx, AMLA_SCALE, mnew / ln2);
             double nnew = amla_rint(-mq, form);
-            double sum = 0.0;
-            for (long c = 0; c < nb; c++) {
-                row[c] = c < valid[r] ? attn_round(ctx, P_EXP, exp(attn_round(ctx, P_EXP, row[c] - mnew))) : 0.0;
-                sum = attn_round(ctx, L_SUM, sum + row[c]);
-            }
+            double sum = draws ? amla_exp_row(ctx, row, nb, valid[r], mnew) : amla_exp_row_passes(ctx, row, nb, valid[r], mnew);
             w->l = attn_round(ctx, L_SUM, attn_round(ctx, L_SUM, w->l * mup) + sum);
             /* lines 7-9 */
             double s32 = attn_round(ctx, AMLA_SCALE,
@@ -115,8 +188,15 @@ static void amla_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, amla_ki
             if (kind == AMLA_FULL)
                 eps = attn_round(ctx, AMLA_COMP, AMLA_EPS_GAIN * attn_round(ctx, AMLA_COMP, ratio - 1.0));
             /* line 10: P_i S16, cast */
-            for (long c = 0; c < nb; c++)
-                row[c] = attn_round(ctx, P_CAST, attn_round(ctx, P_SCALE, row[c] * s16));
+            if (draws)
+                for (long c = 0; c < nb; c++)
+                    row[c] = attn_round(ctx, P_CAST, attn_round(ctx, P_SCALE, row[c] * s16));
+            else {
+                for (long c = 0; c < nb; c++)
+                    row[c] = row[c] * s16;
+                attn_round_n(ctx, P_SCALE, row, nb);
+                attn_round_n(ctx, P_CAST, row, nb);
+            }
             /* lines 11-12 */
             if (w->started) {
                 double dn = nnew - w->n;
@@ -136,20 +216,23 @@ static void amla_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, amla_ki
         /* lines 13-18: INT32 AtomicAdd on O's bits, then FP32 AtomicAdd of P V */
         attn_gemm(ctx, PV_ACC, t, dv, s, nb, g->v + j0 * dv, dv, 0, R, dv, nb);
         int exact_add = ctx->site[AMLA_INT_ADD].exact;
-        for (long r = 0; r < R; r++)
-            for (long c = 0; c < dv; c++) {
-                double *x = &o[r * dv + c];
-                if (st[r].add) {
-                    if (exact_add) {
-                        *x *= st[r].factor;
-                    } else {
-                        float f = (float)*x;
-                        events += attn_amla_int_add(&f, st[r].nint);
-                        *x = f;
-                    }
-                }
-                *x = attn_round(ctx, O_ACC, *x + t[r * dv + c]);
+        for (long r = 0; r < R; r++) { /* the rescale of the row, then its sum with P V (no site draws here) */
+            double *x = o + r * dv;
+            const double *tr = t + r * dv;
+            if (st[r].add && exact_add)
+                for (long c = 0; c < dv; c++)
+                    x[c] *= st[r].factor;
+            else if (st[r].add)
+                events += amla_int_add_row(x, dv, st[r].nint);
+            if (attn_site_draws(ctx, O_ACC))
+                for (long c = 0; c < dv; c++)
+                    x[c] = attn_round(ctx, O_ACC, x[c] + tr[c]);
+            else {
+                for (long c = 0; c < dv; c++)
+                    x[c] = x[c] + tr[c];
+                attn_round_n(ctx, O_ACC, x, dv);
             }
+        }
     }
     /* line 20: O / (l_N S16); pre-multiplication without compensation assumes the
      * accumulator carries the exact 1/r_N = S32 */
