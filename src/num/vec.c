@@ -7,6 +7,37 @@
 
 #include "num/cpu.h"
 
+/* Loops that are their plain C forms: the scalar code, and compiled for AVX-512 below */
+static inline __attribute__((always_inline)) void mul_body(double *o, const double *x, long n, double s, int div)
+{
+    if (div)
+#pragma omp simd
+        for (long i = 0; i < n; i++)
+            o[i] = x[i] / s;
+    else
+#pragma omp simd
+        for (long i = 0; i < n; i++)
+            o[i] = x[i] * s;
+}
+
+/* the scale a[i * as]: one for all (as 0) or one per element (as 1) */
+static inline __attribute__((always_inline)) void rescale_add32_body(double *o, const double *t, long n, const double *a,
+                                                                     long as, double ts)
+{
+    if (as)
+#pragma omp simd
+        for (long i = 0; i < n; i++)
+            o[i] = (double)(float)((double)(float)(o[i] * a[i]) + (ts != 0 ? (double)(float)(t[i] * ts) : t[i]));
+    else if (ts != 0)
+#pragma omp simd
+        for (long i = 0; i < n; i++)
+            o[i] = (double)(float)((double)(float)(o[i] * a[0]) + (double)(float)(t[i] * ts));
+    else
+#pragma omp simd
+        for (long i = 0; i < n; i++)
+            o[i] = (double)(float)((double)(float)(o[i] * a[0]) + t[i]);
+}
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define VEC_AVX2 __attribute__((target("avx2,fma")))
@@ -72,37 +103,17 @@ VEC_AVX2 static void prod_avx2(double *o, const double *x, const double *y, long
         o[i] = x[i] * y[i];
 }
 
-/* The same loops in AVX-512 (eight binary64 lanes), where the processor has it */
+/* Some of the same loops for AVX-512: the plain C loops below, compiled for it (eight binary64
+ * lanes; the same operations element by element) */
 #define VEC_X16 __attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma")))
 VEC_X16 static void mul_x16(double *o, const double *x, long n, double s, int div)
 {
-    __m512d sv = _mm512_set1_pd(s);
-    long i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m512d v = _mm512_loadu_pd(x + i);
-        _mm512_storeu_pd(o + i, div ? _mm512_div_pd(v, sv) : _mm512_mul_pd(v, sv));
-    }
-    for (; i < n; i++)
-        o[i] = div ? x[i] / s : x[i] * s;
-}
-
-VEC_X16 static inline __m512d f32x8(__m512d v)
-{
-    return _mm512_cvtps_pd(_mm512_cvtpd_ps(v));
+    mul_body(o, x, n, s, div);
 }
 
 VEC_X16 static void rescale_add32_x16(double *o, const double *t, long n, const double *a, long as, double ts)
 {
-    __m512d tv = _mm512_set1_pd(ts);
-    long i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m512d u = _mm512_loadu_pd(t + i), av = as ? _mm512_loadu_pd(a + i) : _mm512_set1_pd(a[0]);
-        if (ts != 0)
-            u = f32x8(_mm512_mul_pd(u, tv));
-        _mm512_storeu_pd(o + i, f32x8(_mm512_add_pd(f32x8(_mm512_mul_pd(_mm512_loadu_pd(o + i), av)), u)));
-    }
-    for (; i < n; i++)
-        o[i] = (double)(float)((double)(float)(o[i] * a[i * as]) + (ts != 0 ? (double)(float)(t[i] * ts) : t[i]));
+    rescale_add32_body(o, t, n, a, as, ts);
 }
 
 VEC_X16 static double absmax_x16(const double *x, long n, double m)
@@ -271,8 +282,7 @@ void vec_mul(double *o, const double *x, long n, double s)
         mul_avx2(o, x, n, s, 0);
         return;
     }
-    for (long i = 0; i < n; i++)
-        o[i] = x[i] * s;
+    mul_body(o, x, n, s, 0);
 }
 
 void vec_div(double *o, const double *x, long n, double s)
@@ -285,8 +295,7 @@ void vec_div(double *o, const double *x, long n, double s)
         mul_avx2(o, x, n, s, 1);
         return;
     }
-    for (long i = 0; i < n; i++)
-        o[i] = x[i] / s;
+    mul_body(o, x, n, s, 1);
 }
 
 static void rescale_add32(double *o, const double *t, long n, const double *a, long as, double ts)
@@ -299,8 +308,7 @@ static void rescale_add32(double *o, const double *t, long n, const double *a, l
         rescale_add32_avx2(o, t, n, a, as, ts);
         return;
     }
-    for (long i = 0; i < n; i++)
-        o[i] = (double)(float)((double)(float)(o[i] * a[i * as]) + (ts != 0 ? (double)(float)(t[i] * ts) : t[i]));
+    rescale_add32_body(o, t, n, a, as, ts);
 }
 
 void vec_rescale_add32(double *o, const double *t, long n, double a, double ts)
