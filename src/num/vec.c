@@ -24,10 +24,14 @@ static inline __attribute__((always_inline)) void mul_body(double *o, const doub
 static inline __attribute__((always_inline)) void rescale_add32_body(double *o, const double *t, long n, const double *a,
                                                                      long as, double ts)
 {
-    if (as)
+    if (as && ts != 0)
 #pragma omp simd
         for (long i = 0; i < n; i++)
-            o[i] = (double)(float)((double)(float)(o[i] * a[i]) + (ts != 0 ? (double)(float)(t[i] * ts) : t[i]));
+            o[i] = (double)(float)((double)(float)(o[i] * a[i]) + (double)(float)(t[i] * ts));
+    else if (as)
+#pragma omp simd
+        for (long i = 0; i < n; i++)
+            o[i] = (double)(float)((double)(float)(o[i] * a[i]) + t[i]);
     else if (ts != 0)
 #pragma omp simd
         for (long i = 0; i < n; i++)
