@@ -20,6 +20,7 @@
 #include "num/acc.h"
 #include "num/cpu.h"
 #include "num/fmt.h"
+#include "num/gemm_u8.h"
 #include "ref/golden.h"
 
 #include "machine.h"
@@ -640,17 +641,27 @@ int main(int argc, char **argv)
                    "values below a row's slice are summed term by term), the softmax in double-double (an exp of about "
                    "ten double-double operations per score) and P V through one GEMM of twice the rows (P's exact leading "
                    "bits and its remainder, against V's slice): about 1.5 FP64 attentions of GEMM work, plus the "
-                   "exps.\n");
+                   "exps.%s\n",
+                gemm_u8_has_amx() ? " Here, with AMX, the slices' exact products (Q K^T's, and P's leading bits times V) "
+                                    "go through byte digit planes and AMX's int32 sums instead (the same integers), and "
+                                    "P's remainder times V is the one FP64 GEMM left, of R rows: about 0.5 FP64 "
+                                    "attentions of GEMM work, plus the byte products."
+                                  : "");
+        double gw = gemm_u8_has_amx() ? 0.5 : 1.5; /* Golden's FP64 GEMM work, in FP64 attentions */
         if (!isnan(rnp)) /* the floor of Golden + base in BLAS work, against numpy's */
             fprintf(f, "- Against numpy: bench/numpy_ref.py's Golden is one binary64 attention through BLAS (%.4f s, no "
                        "error bound) and its base one binary32 attention with P and O rounded to BF16 (%.4f s). The "
-                       "lab's Golden does about 1.5 FP64 attentions of GEMM work to be exact within its tested bound, "
-                       "and its base rounds where the kernel does; at this run's BLAS times 1.5 FP64 + 1 FP32 "
-                       "attention take %.4f s, %.2f of numpy's time, so a ratio of %.1f is out of this design's reach "
-                       "here. Issue 17's 0.79× was measured against a numpy script that is not in the repository; "
-                       "bench/numpy_ref.py is the plain version of what the issue names.\n",
-                    tnp[0], tnp[1], 1.5 * ref1[0] + ref1[1], (1.5 * ref1[0] + ref1[1]) / (tnp[0] + tnp[1]),
-                    BENCH_TARGET_NUMPY);
+                       "lab's Golden does about %.1f FP64 attentions of GEMM work%s to be exact within its tested bound, "
+                       "and its base rounds where the kernel does; at this run's BLAS times %.1f FP64 + 1 FP32 "
+                       "attention take %.4f s, %.2f of numpy's time, so a ratio of %.1f is %s here. Issue 17's 0.79× "
+                       "was measured against a numpy script that is not in the repository; bench/numpy_ref.py is the "
+                       "plain version of what the issue names.\n",
+                    tnp[0], tnp[1], gw, gw < 1 ? " (and its byte products)" : "", gw, gw * ref1[0] + ref1[1],
+                    (gw * ref1[0] + ref1[1]) / (tnp[0] + tnp[1]), BENCH_TARGET_NUMPY,
+                    (gw * ref1[0] + ref1[1]) / (tnp[0] + tnp[1]) > BENCH_TARGET_NUMPY
+                        ? "out of this design's reach"
+                        : "at the edge of what the GEMM work alone allows (the exps, the cuts and the byte products come "
+                          "on top)");
         fprintf(f,
                    "- A tensor-core model does, per product, an exponent maximum and a scaled truncation besides the "
                    "product (binary32/int32 lanes where the operands allow, binary64 lanes otherwise), and per block of "
