@@ -78,6 +78,28 @@ double attn_sum_in_order(attn_ctx_t *ctx, int site, const double *x, long n, int
     return s;
 }
 
+double attn_exp_row(attn_ctx_t *ctx, int exp_site, int sum_site, double *row, long nb, long valid, double m)
+{
+    if (attn_site_draws(ctx, exp_site) || attn_site_draws(ctx, sum_site)) { /* the draws in the kernel's order */
+        double sum = 0.0;
+        for (long c = 0; c < nb; c++) {
+            row[c] = c < valid ? attn_round(ctx, exp_site, exp(attn_round(ctx, exp_site, row[c] - m))) : 0.0;
+            sum = attn_round(ctx, sum_site, sum + row[c]);
+        }
+        return sum;
+    }
+    long nv = valid < 0 ? 0 : valid < nb ? valid : nb;
+    for (long c = 0; c < nv; c++)
+        row[c] = row[c] - m;
+    attn_round_n(ctx, exp_site, row, nv);
+    for (long c = 0; c < nv; c++)
+        row[c] = exp(row[c]);
+    attn_round_n(ctx, exp_site, row, nv);
+    for (long c = nv; c < nb; c++)
+        row[c] = 0.0;
+    return attn_sum_in_order(ctx, sum_site, row, nb, attn_site_is_fp32(ctx, exp_site));
+}
+
 double attn_online_row(double *row, long nb, long valid, double tmax, double *m, double *l, attn_ctx_t *ctx,
                        int alpha_site, int exp_site, int sum_site, int cast_site)
 {
@@ -86,12 +108,9 @@ double attn_online_row(double *row, long nb, long valid, double tmax, double *m,
     double sum = 0.0;
     /* a cast in RNE (no random bits drawn) is done after the loop, vectorized: the same values */
     const int defer = ctx->site[cast_site].exact || ctx->site[cast_site].mode == FMT_RNE;
-    if (defer && !attn_site_draws(ctx, exp_site) && !attn_site_draws(ctx, sum_site)) {
-        /* no draws to keep in order: the exps first, then the sum's chain on its own */
-        for (long c = 0; c < nb; c++)
-            row[c] = c < valid ? attn_round(ctx, exp_site, exp(attn_round(ctx, exp_site, row[c] - mnew))) : 0.0;
-        sum = attn_sum_in_order(ctx, sum_site, row, nb, attn_site_is_fp32(ctx, exp_site));
-    } else
+    if (defer && !attn_site_draws(ctx, exp_site) && !attn_site_draws(ctx, sum_site))
+        sum = attn_exp_row(ctx, exp_site, sum_site, row, nb, valid, mnew); /* no draws to keep in order */
+    else
         for (long c = 0; c < nb; c++) {
             double p = c < valid ? attn_round(ctx, exp_site, exp(attn_round(ctx, exp_site, row[c] - mnew))) : 0.0;
             sum = attn_round(ctx, sum_site, sum + p);

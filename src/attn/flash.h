@@ -22,6 +22,12 @@ double attn_row_max(const double *x, long n, double init);
  * largest as the loop t = row[c] > t ? row[c] : t from t = -inf gives it (-inf when n = 0). */
 double attn_scale_max(attn_ctx_t *ctx, int site, double *row, long n, double scale);
 
+/* P = exp(S - m) over a row: row[c] = exp_site(exp(exp_site(row[c] - m))) for c < valid, 0 up to
+ * nb; returns their sum rounded at sum_site in order. Where neither site draws from the
+ * stochastic stream, each step a pass over the row (the roundings vectorized), else element by
+ * element in the kernel's order: the same values. */
+double attn_exp_row(attn_ctx_t *ctx, int exp_site, int sum_site, double *row, long nb, long valid, double m);
+
 /* FlashAttention-2's update of one row by one tile, given the tile's largest score tmax:
  * m_new = max(m, tmax), alpha = exp(m - m_new) (at alpha_site), p = exp(s - m_new) for the
  * valid entries (exp_site; 0 beyond), l = l alpha + sequential sum of the uncast p (sum_site),

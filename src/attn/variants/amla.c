@@ -107,37 +107,6 @@ typedef struct {
     double factor; /* the rescale the add stands for: 2^(n_i - n_{i-1}) (1 + eps/1.5) */
 } amla_row_t;
 
-/* P_i = exp(S_i - m_i) over a row of nb scores (valid of them seen; the rest 0) and its sum in
- * order, element by element in the kernel's order (the stochastic sites' draws in that order). */
-static double amla_exp_row(attn_ctx_t *ctx, double *row, long nb, long valid, double m)
-{
-    double sum = 0.0;
-    for (long c = 0; c < nb; c++) {
-        row[c] = c < valid ? attn_round(ctx, P_EXP, exp(attn_round(ctx, P_EXP, row[c] - m))) : 0.0;
-        sum = attn_round(ctx, L_SUM, sum + row[c]);
-    }
-    return sum;
-}
-
-/* The same as passes over the row where no site draws: each element's operations unchanged, the
- * zeros past valid leave the rounded sum as it is. */
-static double amla_exp_row_passes(attn_ctx_t *ctx, double *row, long nb, long valid, double m)
-{
-    long nv = valid < nb ? valid : nb;
-    for (long c = 0; c < nv; c++)
-        row[c] = row[c] - m;
-    attn_round_n(ctx, P_EXP, row, nv);
-    for (long c = 0; c < nv; c++)
-        row[c] = exp(row[c]);
-    attn_round_n(ctx, P_EXP, row, nv);
-    double sum = 0.0;
-    for (long c = 0; c < nv; c++)
-        sum = attn_round(ctx, L_SUM, sum + row[c]);
-    for (long c = nv; c < nb; c++)
-        row[c] = 0.0;
-    return sum;
-}
-
 static void amla_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, amla_kind_t kind)
 {
     long R = g->R, B = attn_tile(ctx, g->sk), dv = g->dv;
@@ -156,7 +125,7 @@ static void amla_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, amla_ki
     }
     for (long i = 0; i < R * dv; i++)
         o[i] = 0.0;
-    /* with no stochastic site, the elementwise steps as passes over a row (amla_exp_row_passes) */
+    /* with no stochastic site, P S16's scale and cast as passes over a row */
     int draws = 0;
     for (int site = QK_ACC; site <= OUT_CAST; site++)
         draws |= attn_site_draws(ctx, site);
@@ -175,7 +144,7 @@ static void amla_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, amla_ki
             /* line 6: n_i = round(-m_i / ln2) */
             double mq = attn_round(ctx, AMLA_SCALE, mnew / ln2);
             double nnew = amla_rint(-mq, form);
-            double sum = draws ? amla_exp_row(ctx, row, nb, valid[r], mnew) : amla_exp_row_passes(ctx, row, nb, valid[r], mnew);
+            double sum = attn_exp_row(ctx, P_EXP, L_SUM, row, nb, valid[r], mnew);
             w->l = attn_round(ctx, L_SUM, attn_round(ctx, L_SUM, w->l * mup) + sum);
             /* lines 7-9 */
             double s32 = attn_round(ctx, AMLA_SCALE,

@@ -61,18 +61,7 @@ static void standard_row_passes(attn_ctx_t *ctx, double *row, long valid, long s
     attn_round_n(ctx, S_SCALE, row, valid);
     for (long j = 0; j < valid; j++)
         m = row[j] > m ? row[j] : m;
-#pragma omp simd
-    for (long j = 0; j < valid; j++)
-        row[j] = row[j] - m;
-    attn_round_n(ctx, P_EXP, row, valid);
-    for (long j = 0; j < valid; j++)
-        row[j] = exp(row[j]);
-    attn_round_n(ctx, P_EXP, row, valid);
-    double sum = 0.0;
-    for (long j = 0; j < valid; j++)
-        sum = attn_round(ctx, L_SUM, sum + row[j]);
-    for (long j = valid; j < sk; j++)
-        row[j] = 0.0;
+    double sum = attn_exp_row(ctx, P_EXP, L_SUM, row, sk, valid, m);
 #pragma omp simd
     for (long j = 0; j < valid; j++)
         row[j] = row[j] / sum;
