@@ -125,20 +125,26 @@ typedef struct {
     __m128i v[DD4_N];
 } v4n_i;
 #define V4N_FN(type, name, params, expr) VN_FN(T4, DD4_N, type, name, params, expr)
-V4N_FN(v4n_d, v4n_set1, (double x), _mm256_set1_pd(x))
-V4N_FN(v4n_d, v4n_add, (v4n_d x, v4n_d y), _mm256_add_pd(x.v[n], y.v[n]))
-V4N_FN(v4n_d, v4n_sub, (v4n_d x, v4n_d y), _mm256_sub_pd(x.v[n], y.v[n]))
-V4N_FN(v4n_d, v4n_mul, (v4n_d x, v4n_d y), _mm256_mul_pd(x.v[n], y.v[n]))
-V4N_FN(v4n_d, v4n_fmsub, (v4n_d x, v4n_d y, v4n_d z), _mm256_fmsub_pd(x.v[n], y.v[n], z.v[n]))
-V4N_FN(v4n_d, v4n_xor, (v4n_d x, v4n_d y), _mm256_xor_pd(x.v[n], y.v[n]))
-V4N_FN(v4n_d, v4n_load, (const double *p), _mm256_loadu_pd(p + 4 * n))
-V4N_FN(v4n_i, v4n_cvt_i, (v4n_d x), _mm256_cvtpd_epi32(x.v[n]))
-V4N_FN(v4n_i, v4n_iset1, (int x), _mm_set1_epi32(x))
-V4N_FN(v4n_i, v4n_iand, (v4n_i x, v4n_i y), _mm_and_si128(x.v[n], y.v[n]))
-V4N_FN(v4n_i, v4n_isub, (v4n_i x, v4n_i y), _mm_sub_epi32(x.v[n], y.v[n]))
-V4N_FN(v4n_i, v4n_israi, (v4n_i x, int s), _mm_srai_epi32(x.v[n], s))
-V4N_FN(v4n_i, v4n_islli, (v4n_i x, int s), _mm_slli_epi32(x.v[n], s))
-V4N_FN(v4n_d, v4n_gather, (const double *base, v4n_i i), _mm256_i32gather_pd(base, i.v[n], 8))
+/* The operations the exp needs, on each of a width's vectors (fn: V4N_FN or V8N_FN): p the names'
+ * prefix (p_d, p_i the types), PD and PI the intrinsics' prefixes for the binary64 and the int32
+ * vectors, W lanes a vector, IAND the int32 vectors' and, GATHER(base, idx) their gather */
+#define VN_OPS(fn, p, PD, PI, W, IAND, GATHER)                                                                 \
+    fn(p##_d, p##_set1, (double x), PD##_set1_pd(x))                                                            \
+    fn(p##_d, p##_add, (p##_d x, p##_d y), PD##_add_pd(x.v[n], y.v[n]))                                           \
+    fn(p##_d, p##_sub, (p##_d x, p##_d y), PD##_sub_pd(x.v[n], y.v[n]))                                           \
+    fn(p##_d, p##_mul, (p##_d x, p##_d y), PD##_mul_pd(x.v[n], y.v[n]))                                           \
+    fn(p##_d, p##_fmsub, (p##_d x, p##_d y, p##_d z), PD##_fmsub_pd(x.v[n], y.v[n], z.v[n]))                      \
+    fn(p##_d, p##_xor, (p##_d x, p##_d y), PD##_xor_pd(x.v[n], y.v[n]))                                           \
+    fn(p##_d, p##_load, (const double *ptr), PD##_loadu_pd(ptr + (W) * n))                                        \
+    fn(p##_i, p##_cvt_i, (p##_d x), PD##_cvtpd_epi32(x.v[n]))                                                     \
+    fn(p##_i, p##_iset1, (int x), PI##_set1_epi32(x))                                                             \
+    fn(p##_i, p##_iand, (p##_i x, p##_i y), IAND(x.v[n], y.v[n]))                                                 \
+    fn(p##_i, p##_isub, (p##_i x, p##_i y), PI##_sub_epi32(x.v[n], y.v[n]))                                       \
+    fn(p##_i, p##_israi, (p##_i x, int s), PI##_srai_epi32(x.v[n], s))                                            \
+    fn(p##_i, p##_islli, (p##_i x, int s), PI##_slli_epi32(x.v[n], s))                                            \
+    fn(p##_d, p##_gather, (const double *base, p##_i i), GATHER(base, i.v[n]))
+#define DD4_GATHER(base, idx) _mm256_i32gather_pd(base, idx, 8)
+VN_OPS(V4N_FN, v4n, _mm256, _mm, 4, _mm_and_si128, DD4_GATHER)
 T4I __m256d dd4_pow2(__m128i i)
 {
     return _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(_mm256_cvtepi32_epi64(i), _mm256_set1_epi64x(1023)), 52));
@@ -150,23 +156,28 @@ T4I int dd4_redo(__m256d x, __m128i i)
            _mm_movemask_ps(_mm_castsi128_ps(_mm_cmplt_epi32(i, _mm_set1_epi32(-1022))));
 }
 V4N_FN(v4n_d, v4n_pow2, (v4n_i i), dd4_pow2(i.v[n]))
-T4I int v4n_redo(v4n_d x, v4n_i i)
-{
-    int m = 0;
-    for (int n = 0; n < DD4_N; n++)
-        m |= dd4_redo(x.v[n], i.v[n]) << 4 * n;
-    return m;
-}
-T4I void v4n_store(double *p, v4n_d x)
-{
-    for (int n = 0; n < DD4_N; n++)
-        _mm256_storeu_pd(p + 4 * n, x.v[n]);
-}
-T4I void v4n_istore(int *p, v4n_i x)
-{
-    for (int n = 0; n < DD4_N; n++)
-        _mm_storeu_si128((__m128i *)p + n, x.v[n]);
-}
+/* Any lane of the width's vectors outside the common range (REDO per vector: a lane mask), and the
+ * stores of binary64 and int32 vectors */
+#define VN_REDO_STORE(tgt, p, cnt, W, REDO, STORE_PD, ISTORE)                                                  \
+    tgt int p##_redo(p##_d x, p##_i i)                                                                          \
+    {                                                                                                           \
+        int m = 0;                                                                                              \
+        for (int n = 0; n < (cnt); n++)                                                                         \
+            m |= REDO(x.v[n], i.v[n]);                                                                          \
+        return m;                                                                                               \
+    }                                                                                                           \
+    tgt void p##_store(double *ptr, p##_d x)                                                                     \
+    {                                                                                                           \
+        for (int n = 0; n < (cnt); n++)                                                                         \
+            STORE_PD(ptr + (W) * n, x.v[n]);                                                                    \
+    }                                                                                                           \
+    tgt void p##_istore(int *ptr, p##_i x)                                                                       \
+    {                                                                                                           \
+        for (int n = 0; n < (cnt); n++)                                                                         \
+            ISTORE(ptr + (W) * n, x.v[n]);                                                                      \
+    }
+#define DD4_ISTORE(ptr, v) _mm_storeu_si128((__m128i *)(ptr), v)
+VN_REDO_STORE(T4I, v4n, DD4_N, 4, dd4_redo, _mm256_storeu_pd, DD4_ISTORE)
 #define DDV_W (4 * DD4_N)
 #define DDV(name) dd4n_##name
 #define DDV_TGT T4
@@ -226,20 +237,8 @@ typedef struct {
     __m256i v[DD8_N];
 } v8n_i;
 #define V8N_FN(type, name, params, expr) VN_FN(T8, DD8_N, type, name, params, expr)
-V8N_FN(v8n_d, v8n_set1, (double x), _mm512_set1_pd(x))
-V8N_FN(v8n_d, v8n_add, (v8n_d x, v8n_d y), _mm512_add_pd(x.v[n], y.v[n]))
-V8N_FN(v8n_d, v8n_sub, (v8n_d x, v8n_d y), _mm512_sub_pd(x.v[n], y.v[n]))
-V8N_FN(v8n_d, v8n_mul, (v8n_d x, v8n_d y), _mm512_mul_pd(x.v[n], y.v[n]))
-V8N_FN(v8n_d, v8n_fmsub, (v8n_d x, v8n_d y, v8n_d z), _mm512_fmsub_pd(x.v[n], y.v[n], z.v[n]))
-V8N_FN(v8n_d, v8n_xor, (v8n_d x, v8n_d y), _mm512_xor_pd(x.v[n], y.v[n]))
-V8N_FN(v8n_d, v8n_load, (const double *p), _mm512_loadu_pd(p + 8 * n))
-V8N_FN(v8n_i, v8n_cvt_i, (v8n_d x), _mm512_cvtpd_epi32(x.v[n]))
-V8N_FN(v8n_i, v8n_iset1, (int x), _mm256_set1_epi32(x))
-V8N_FN(v8n_i, v8n_iand, (v8n_i x, v8n_i y), _mm256_and_si256(x.v[n], y.v[n]))
-V8N_FN(v8n_i, v8n_isub, (v8n_i x, v8n_i y), _mm256_sub_epi32(x.v[n], y.v[n]))
-V8N_FN(v8n_i, v8n_israi, (v8n_i x, int s), _mm256_srai_epi32(x.v[n], s))
-V8N_FN(v8n_i, v8n_islli, (v8n_i x, int s), _mm256_slli_epi32(x.v[n], s))
-V8N_FN(v8n_d, v8n_gather, (const double *base, v8n_i i), _mm512_i32gather_pd(i.v[n], base, 8))
+#define DD8_GATHER(base, idx) _mm512_i32gather_pd(idx, base, 8)
+VN_OPS(V8N_FN, v8n, _mm512, _mm256, 8, _mm256_and_si256, DD8_GATHER)
 T8I __m512d dd8_pow2(__m256i i)
 {
     return _mm512_castsi512_pd(_mm512_slli_epi64(_mm512_add_epi64(_mm512_cvtepi32_epi64(i), _mm512_set1_epi64(1023)), 52));
@@ -250,23 +249,8 @@ T8I int dd8_redo(__m512d x, __m256i i)
            _mm256_cmplt_epi32_mask(i, _mm256_set1_epi32(-1022));
 }
 V8N_FN(v8n_d, v8n_pow2, (v8n_i i), dd8_pow2(i.v[n]))
-T8I int v8n_redo(v8n_d x, v8n_i i)
-{
-    int m = 0;
-    for (int n = 0; n < DD8_N; n++)
-        m |= dd8_redo(x.v[n], i.v[n]);
-    return m;
-}
-T8I void v8n_store(double *p, v8n_d x)
-{
-    for (int n = 0; n < DD8_N; n++)
-        _mm512_storeu_pd(p + 8 * n, x.v[n]);
-}
-T8I void v8n_istore(int *p, v8n_i x)
-{
-    for (int n = 0; n < DD8_N; n++)
-        _mm256_storeu_si256((__m256i *)p + n, x.v[n]);
-}
+#define DD8_ISTORE(ptr, v) _mm256_storeu_si256((__m256i *)(ptr), v)
+VN_REDO_STORE(T8I, v8n, DD8_N, 8, dd8_redo, _mm512_storeu_pd, DD8_ISTORE)
 #define DDV_W (8 * DD8_N)
 #define DDV(name) dd8n_##name
 #define DDV_TGT T8

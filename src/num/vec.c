@@ -79,25 +79,30 @@ VEC_AVX2 static void rescale_add32_avx2(double *o, const double *t, long n, cons
         o[i] = (double)(float)((double)(float)(o[i] * a[i * as]) + (ts != 0 ? (double)(float)(t[i] * ts) : t[i]));
 }
 
-/* max_pd(v, m) is v > m ? v : m lane by lane (m where either is NaN), as the scalar loop */
-VEC_AVX2 static double absmax_avx2(const double *x, long n, double m)
-{
-    const __m256d abs = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
-    __m256d m0 = _mm256_set1_pd(m), m1 = m0;
-    long i = 0;
-    for (; i + 8 <= n; i += 8) {
-        m0 = _mm256_max_pd(_mm256_and_pd(_mm256_loadu_pd(x + i), abs), m0);
-        m1 = _mm256_max_pd(_mm256_and_pd(_mm256_loadu_pd(x + i + 4), abs), m1);
+/* max_pd(v, m) is v > m ? v : m lane by lane (m where either is NaN), as the scalar loop: two
+ * running maxima of W lanes each, then the lanes and the tail in order. One definition for both
+ * vector widths (name, its target, the vector type and its operations). */
+#define VEC_ABSMAX(name, tgt, vd, W, set1, load, and_, max_, store, absmask)                                       \
+    tgt static double name(const double *x, long n, double m)                                                    \
+    {                                                                                                           \
+        const vd abs = absmask;                                                                                 \
+        vd m0 = set1(m), m1 = m0;                                                                               \
+        long i = 0;                                                                                             \
+        for (; i + 2 * (W) <= n; i += 2 * (W)) {                                                                \
+            m0 = max_(and_(load(x + i), abs), m0);                                                              \
+            m1 = max_(and_(load(x + i + (W)), abs), m1);                                                        \
+        }                                                                                                       \
+        double t[2 * (W)];                                                                                      \
+        store(t, m0);                                                                                           \
+        store(t + (W), m1);                                                                                     \
+        for (int j = 0; j < 2 * (W); j++)                                                                       \
+            m = t[j] > m ? t[j] : m;                                                                            \
+        for (; i < n; i++)                                                                                      \
+            m = fabs(x[i]) > m ? fabs(x[i]) : m;                                                                \
+        return m;                                                                                               \
     }
-    double t[8];
-    _mm256_storeu_pd(t, m0);
-    _mm256_storeu_pd(t + 4, m1);
-    for (int j = 0; j < 8; j++)
-        m = t[j] > m ? t[j] : m;
-    for (; i < n; i++)
-        m = fabs(x[i]) > m ? fabs(x[i]) : m;
-    return m;
-}
+VEC_ABSMAX(absmax_avx2, VEC_AVX2, __m256d, 4, _mm256_set1_pd, _mm256_loadu_pd, _mm256_and_pd, _mm256_max_pd,
+           _mm256_storeu_pd, _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL)))
 VEC_AVX2 static void prod_avx2(double *o, const double *x, const double *y, long n)
 {
     long i = 0;
@@ -120,24 +125,8 @@ VEC_X16 static void rescale_add32_x16(double *o, const double *t, long n, const 
     rescale_add32_body(o, t, n, a, as, ts);
 }
 
-VEC_X16 static double absmax_x16(const double *x, long n, double m)
-{
-    const __m512d abs = _mm512_castsi512_pd(_mm512_set1_epi64(0x7fffffffffffffffLL));
-    __m512d m0 = _mm512_set1_pd(m), m1 = m0;
-    long i = 0;
-    for (; i + 16 <= n; i += 16) {
-        m0 = _mm512_max_pd(_mm512_and_pd(_mm512_loadu_pd(x + i), abs), m0);
-        m1 = _mm512_max_pd(_mm512_and_pd(_mm512_loadu_pd(x + i + 8), abs), m1);
-    }
-    double t[16];
-    _mm512_storeu_pd(t, m0);
-    _mm512_storeu_pd(t + 8, m1);
-    for (int j = 0; j < 16; j++)
-        m = t[j] > m ? t[j] : m;
-    for (; i < n; i++)
-        m = fabs(x[i]) > m ? fabs(x[i]) : m;
-    return m;
-}
+VEC_ABSMAX(absmax_x16, VEC_X16, __m512d, 8, _mm512_set1_pd, _mm512_loadu_pd, _mm512_and_pd, _mm512_max_pd,
+           _mm512_storeu_pd, _mm512_castsi512_pd(_mm512_set1_epi64(0x7fffffffffffffffLL)))
 
 /* stages len = 1 and 2 inside each vector of four (the partner lanes by permutation: lane t's
  * sum is v_t + v_partner, its difference v_partner - v_t where t is the upper of the pair), then
