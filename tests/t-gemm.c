@@ -154,12 +154,12 @@ static void test_product(void)
      * lopsided and tiny ones */
     static const int cases[][5] = {{8, 40, 576, 22, 21}, {16, 33, 512, 34, 10}, {3, 5, 7, 1, 1},
                                    {40, 64, 100, 45, 1},  {17, 31, 64, 8, 39},  {32, 32, 2048, 30, 12}};
-    for (int amx = 1; amx >= 0; amx--) {
-        gemm_u8_amx = amx;
+    for (int amx = 1; amx >= 0; amx--) { /* AMX and the AVX-512 cuts, then the plain loops for both */
+        gemm_u8_amx = ozaki_u8_simd = amx;
         for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
             check_product(&r, cases[c][0], cases[c][1], cases[c][2], cases[c][3], cases[c][4]);
     }
-    gemm_u8_amx = 1;
+    gemm_u8_amx = ozaki_u8_simd = 1;
     CHECK(!ozaki_u8_usable(22, 21, 576) || gemm_u8_has_amx(), "ozaki_u8_usable without AMX");
 }
 

@@ -1,4 +1,4 @@
-/* t-vec -- the AVX2 array loops of num/vec against the plain C expressions they stand for, bit
+/* t-vec -- the AVX2 and AVX-512 array loops of num/vec against the plain C expressions they stand for, bit
  * for bit, on values that make each step hard: binary32 midpoints and their neighbours, the
  * binary32 overflow threshold, subnormals of both formats, signed zeros, infinities, NaN, and
  * every length up to 37 (the vector body and each tail) */
@@ -47,108 +47,111 @@ int main(void)
         u = ldexp((double)(fmt_rng_next(&rng) >> 11), -53) - 0.5;
         t[i] = i % 5 == 0 ? special[(i / 5 + 3) % ns] : ldexp(u, (int)(fmt_rng_next(&rng) % 80) - 40);
     }
-    const double scales[] = {3.0, 0.1, 0x1p-20, 0x1p100, -7.0, 1e-310, 0.0, INFINITY, NAN};
     long bad = 0, runs = 0;
-    for (size_t si = 0; si < sizeof scales / sizeof scales[0]; si++) {
-        double s = scales[si], ts = si % 2 ? 0.0 : scales[(si + 1) % 9];
-        for (long n = 0; n <= N; n = n < 37 ? n + 1 : n * 2 + 3) {
-            long m = n < N ? n : N;
-            runs++;
-            vec_mul(o, x, m, s);
-            for (long i = 0; i < m; i++)
-                bad += !same(o[i], x[i] * s);
-            vec_div(o, x, m, s);
-            for (long i = 0; i < m; i++)
-                bad += !same(o[i], x[i] / s);
-            memcpy(o, x, sizeof(double) * (size_t)m);
-            vec_mul(o, o, m, s); /* in place */
-            for (long i = 0; i < m; i++)
-                bad += !same(o[i], x[i] * s);
-            memcpy(o, x, sizeof(double) * (size_t)m);
-            memcpy(w, x, sizeof(double) * (size_t)m);
-            vec_rescale_add32(o, t, m, s, ts);
-            for (long i = 0; i < m; i++)
-                bad += !same(o[i], f32(f32(w[i] * s) + (ts != 0 ? f32(t[i] * ts) : t[i])));
-            double want = s;
-            for (long i = 0; i < m; i++)
-                want = fabs(x[i]) > want ? fabs(x[i]) : want;
-            bad += !same(vec_absmax(x, m, s), want);
-        }
-    }
-    /* vec_rescale_add32_each: each element its own scale (t's values, of every binade) */
-    for (long n = 0; n <= 37; n++) {
-        memcpy(o, x, sizeof(double) * (size_t)n);
-        vec_rescale_add32_each(o, x + 40, n, t);
-        for (long i = 0; i < n; i++)
-            bad += !same(o[i], f32(f32(x[i] * t[i]) + x[40 + i]));
-    }
-    /* vec_prod against the product; vec_fwht against the butterflies stage by stage, on values
-     * whose sums round (a spread of 2^80), for every power of two up to 256 */
-    for (long n = 0; n <= 37; n++) {
-        vec_prod(o, x, t, n);
-        for (long i = 0; i < n; i++)
-            bad += !same(o[i], x[i] * t[i]);
-    }
-    for (long h = 1; h <= 256; h *= 2)
-        for (int rep = 0; rep < 8; rep++) {
-            for (long i = 0; i < h; i++) {
-                double u = ldexp((double)(fmt_rng_next(&rng) >> 11), -53) - 0.5;
-                o[i] = w[i] = ldexp(u, (int)(fmt_rng_next(&rng) % 80) - 40);
+    for (vec_simd = 2; vec_simd >= 0; vec_simd--) { /* AVX-512, AVX2 (where present), the plain loops */
+        const double scales[] = {3.0, 0.1, 0x1p-20, 0x1p100, -7.0, 1e-310, 0.0, INFINITY, NAN};
+        for (size_t si = 0; si < sizeof scales / sizeof scales[0]; si++) {
+            double s = scales[si], ts = si % 2 ? 0.0 : scales[(si + 1) % 9];
+            for (long n = 0; n <= N; n = n < 37 ? n + 1 : n * 2 + 3) {
+                long m = n < N ? n : N;
+                runs++;
+                vec_mul(o, x, m, s);
+                for (long i = 0; i < m; i++)
+                    bad += !same(o[i], x[i] * s);
+                vec_div(o, x, m, s);
+                for (long i = 0; i < m; i++)
+                    bad += !same(o[i], x[i] / s);
+                memcpy(o, x, sizeof(double) * (size_t)m);
+                vec_mul(o, o, m, s); /* in place */
+                for (long i = 0; i < m; i++)
+                    bad += !same(o[i], x[i] * s);
+                memcpy(o, x, sizeof(double) * (size_t)m);
+                memcpy(w, x, sizeof(double) * (size_t)m);
+                vec_rescale_add32(o, t, m, s, ts);
+                for (long i = 0; i < m; i++)
+                    bad += !same(o[i], f32(f32(w[i] * s) + (ts != 0 ? f32(t[i] * ts) : t[i])));
+                double want = s;
+                for (long i = 0; i < m; i++)
+                    want = fabs(x[i]) > want ? fabs(x[i]) : want;
+                bad += !same(vec_absmax(x, m, s), want);
             }
-            if (rep == 7) /* and the special values */
-                for (long i = 0; i < h; i++)
-                    o[i] = w[i] = special[(i * 3 + h) % ns];
-            vec_fwht(o, h);
-            for (long len = 1; len < h; len *= 2)
-                for (long i = 0; i < h; i += 2 * len)
-                    for (long j = i; j < i + len; j++) {
-                        double u = w[j], v = w[j + len];
-                        w[j] = u + v;
-                        w[j + len] = u - v;
-                    }
-            for (long i = 0; i < h; i++)
-                bad += !same(o[i], w[i]);
         }
-    /* the flushing binary32 steps: scales and addends that put results in and around binary32's
-     * subnormal range, at its overflow, and on NaN and infinities */
-    const double sa[] = {1.0, 0x1p-120, 0x1p-140, 0x1p100, -3.0, 1e-30};
-    for (size_t ai = 0; ai < sizeof sa / sizeof sa[0]; ai++)
+        /* vec_rescale_add32_each: each element its own scale (t's values, of every binade) */
         for (long n = 0; n <= 37; n++) {
-            double a = sa[ai], b = sa[(ai + 2) % 6] * 0x1p-10;
-            vec_scale32_ftz(o, x, n, a);
+            memcpy(o, x, sizeof(double) * (size_t)n);
+            vec_rescale_add32_each(o, x + 40, n, t);
             for (long i = 0; i < n; i++)
-                bad += !same(o[i], ftz((float)(x[i] * a)));
-            float of[37];
-            vec_scale32_ftz_f(of, x, n, a);
-            for (long i = 0; i < n; i++)
-                bad += !same(of[i], ftz((float)(x[i] * a)));
-            for (long i = 0; i < n; i++)
-                w[i] = o[i] = (float)x[i];
-            vec_fma32_ftz(o, n, a, b);
-            for (long i = 0; i < n; i++)
-                bad += !same(o[i], ftz(fmaf((float)w[i], (float)a, (float)b)));
-            for (long i = 0; i < n; i++) { /* o (binary32 values of t's spread) += a x */
-                w[i] = o[i] = (float)(t[i] * b);
-                w[n + i] = (float)x[i];
-            }
-            vec_axpy32_ftz(o, w + n, n, a); /* w[n ..]: binary32 values */
-            for (long i = 0; i < n; i++)
-                bad += !same(o[i], ftz(fmaf((float)w[n + i], (float)a, (float)w[i])));
+                bad += !same(o[i], f32(f32(x[i] * t[i]) + x[40 + i]));
         }
-    /* vec_narrow32 and vec_widen32 against the casts, on every class of x (binary32's halfway cases, overflow,
-     * subnormals, NaN) and every length up to 37 (the vector loops' tails) */
-    for (long n = 0; n <= 37; n++)
-        for (long at = 0; at + n <= N; at += 997) {
-            float f[37], g[37];
-            vec_narrow32(f, x + at, n);
-            for (long i = 0; i < n; i++) {
-                g[i] = (float)x[at + i];
-                bad += memcmp(&f[i], &g[i], sizeof(float)) != 0 && !(isnan(f[i]) && isnan(g[i]));
-            }
-            vec_widen32(o, g, n);
+        /* vec_prod against the product; vec_fwht against the butterflies stage by stage, on values
+         * whose sums round (a spread of 2^80), for every power of two up to 256 */
+        for (long n = 0; n <= 37; n++) {
+            vec_prod(o, x, t, n);
             for (long i = 0; i < n; i++)
-                bad += !same(o[i], (double)g[i]);
+                bad += !same(o[i], x[i] * t[i]);
         }
+        for (long h = 1; h <= 256; h *= 2)
+            for (int rep = 0; rep < 8; rep++) {
+                for (long i = 0; i < h; i++) {
+                    double u = ldexp((double)(fmt_rng_next(&rng) >> 11), -53) - 0.5;
+                    o[i] = w[i] = ldexp(u, (int)(fmt_rng_next(&rng) % 80) - 40);
+                }
+                if (rep == 7) /* and the special values */
+                    for (long i = 0; i < h; i++)
+                        o[i] = w[i] = special[(i * 3 + h) % ns];
+                vec_fwht(o, h);
+                for (long len = 1; len < h; len *= 2)
+                    for (long i = 0; i < h; i += 2 * len)
+                        for (long j = i; j < i + len; j++) {
+                            double u = w[j], v = w[j + len];
+                            w[j] = u + v;
+                            w[j + len] = u - v;
+                        }
+                for (long i = 0; i < h; i++)
+                    bad += !same(o[i], w[i]);
+            }
+        /* the flushing binary32 steps: scales and addends that put results in and around binary32's
+         * subnormal range, at its overflow, and on NaN and infinities */
+        const double sa[] = {1.0, 0x1p-120, 0x1p-140, 0x1p100, -3.0, 1e-30};
+        for (size_t ai = 0; ai < sizeof sa / sizeof sa[0]; ai++)
+            for (long n = 0; n <= 37; n++) {
+                double a = sa[ai], b = sa[(ai + 2) % 6] * 0x1p-10;
+                vec_scale32_ftz(o, x, n, a);
+                for (long i = 0; i < n; i++)
+                    bad += !same(o[i], ftz((float)(x[i] * a)));
+                float of[37];
+                vec_scale32_ftz_f(of, x, n, a);
+                for (long i = 0; i < n; i++)
+                    bad += !same(of[i], ftz((float)(x[i] * a)));
+                for (long i = 0; i < n; i++)
+                    w[i] = o[i] = (float)x[i];
+                vec_fma32_ftz(o, n, a, b);
+                for (long i = 0; i < n; i++)
+                    bad += !same(o[i], ftz(fmaf((float)w[i], (float)a, (float)b)));
+                for (long i = 0; i < n; i++) { /* o (binary32 values of t's spread) += a x */
+                    w[i] = o[i] = (float)(t[i] * b);
+                    w[n + i] = (float)x[i];
+                }
+                vec_axpy32_ftz(o, w + n, n, a); /* w[n ..]: binary32 values */
+                for (long i = 0; i < n; i++)
+                    bad += !same(o[i], ftz(fmaf((float)w[n + i], (float)a, (float)w[i])));
+            }
+        /* vec_narrow32 and vec_widen32 against the casts, on every class of x (binary32's halfway cases, overflow,
+         * subnormals, NaN) and every length up to 37 (the vector loops' tails) */
+        for (long n = 0; n <= 37; n++)
+            for (long at = 0; at + n <= N; at += 997) {
+                float f[37], g[37];
+                vec_narrow32(f, x + at, n);
+                for (long i = 0; i < n; i++) {
+                    g[i] = (float)x[at + i];
+                    bad += memcmp(&f[i], &g[i], sizeof(float)) != 0 && !(isnan(f[i]) && isnan(g[i]));
+                }
+                vec_widen32(o, g, n);
+                for (long i = 0; i < n; i++)
+                    bad += !same(o[i], (double)g[i]);
+            }
+    }
+    vec_simd = 2;
     /* a NaN after the largest value in the same lane must not hide it */
     double y[16] = {5, 0, 0, 0, 0, 0, 0, 0, NAN, 1, 1, 1, 1, 1, 1, 1};
     CHECK(vec_absmax(y, 16, 0) == 5, "absmax with a NaN after 5: %a", vec_absmax(y, 16, 0));

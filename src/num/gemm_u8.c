@@ -223,7 +223,8 @@ AMX static void gemm_u8_tiles(uint64_t *acc, long ldc, int shift, int first, con
                 for (long j = 0; j < w; j += 8) {
                     __mmask8 m = (__mmask8)(w - j >= 8 ? 0xff : (1u << (w - j)) - 1);
                     uint64_t *dst = acc + (i0 + i) * ldc + j0 + j;
-                    __m512i v = _mm512_sll_epi64(_mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(out + i * 32 + j))), sh);
+                    __m256i c = _mm256_loadu_si256((const __m256i *)(out + i * 32 + j));
+                    __m512i v = _mm512_sll_epi64(_mm512_cvtepi32_epi64(c), sh);
                     if (!first)
                         v = _mm512_add_epi64(v, _mm512_maskz_loadu_epi64(m, dst));
                     _mm512_mask_storeu_epi64(dst, m, v);

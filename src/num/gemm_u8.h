@@ -29,7 +29,7 @@ long gemm_u8_kpad(long K);
 long gemm_u8_mpad(long M);
 void gemm_u8_pack_a(uint8_t *ap, const uint8_t *A, long lda, long M, long K);
 
-/* acc [M][N] (row stride ldc) = (first) or += (C << shift), modulo 2^64, where C = sum over
+/* acc [M][N] (row stride ldc) = (first) or += (C << shift), shift 0 .. 63, modulo 2^64, where C = sum over
  * p < np of A_p B_p^T as integers (sign-extended from int32): A_p packed by gemm_u8_pack_a (a[p]),
  * B_p by gemm_u8_pack_b (b[p]), all of M x K and N x K. Every sum is exact where
  * np * kpad(K) * 255 * 255 < 2^31 (the caller's bound: gemm_u8_fits). */

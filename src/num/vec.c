@@ -7,6 +7,8 @@
 
 #include "num/cpu.h"
 
+int vec_simd = 2;
+
 /* Loops that are their plain C forms: the scalar code, and compiled for AVX-512 below */
 static inline __attribute__((always_inline)) void mul_body(double *o, const double *x, long n, double s, int div)
 {
@@ -21,8 +23,8 @@ static inline __attribute__((always_inline)) void mul_body(double *o, const doub
 }
 
 /* the scale a[i * as]: one for all (as 0) or one per element (as 1) */
-static inline __attribute__((always_inline)) void rescale_add32_body(double *o, const double *t, long n, const double *a,
-                                                                     long as, double ts)
+static inline __attribute__((always_inline)) void rescale_add32_body(double *o, const double *t, long n,
+                                                                     const double *a, long as, double ts)
 {
     if (as && ts != 0)
 #pragma omp simd
@@ -208,8 +210,8 @@ VEC_AVX2 static void cvt32_avx2(void *o, const void *x, long n, int narrow)
             od[i] = xf[i];
     }
 }
-#define VEC_HAVE_AVX2 cpu_has_avx2_fma()
-#define VEC_HAVE_X16 cpu_has_avx512()
+#define VEC_HAVE_AVX2 (vec_simd >= 1 && cpu_has_avx2_fma())
+#define VEC_HAVE_X16 (vec_simd >= 2 && cpu_has_avx512())
 #else
 #define VEC_HAVE_AVX2 0
 #define VEC_HAVE_X16 0

@@ -1,8 +1,12 @@
-/* vec -- elementwise array loops in AVX2 where the processor has it: each result is the one
- * the plain C expression named beside it gives (the build targets baseline x86-64, whose
+/* vec -- elementwise array loops in AVX2 (some in AVX-512) where the processor has it: each result
+ * is the one the plain C expression named beside it gives (the build targets baseline x86-64, whose
  * compiler output for these loops is scalar) */
 #ifndef AMLA_VEC_H
 #define AMLA_VEC_H
+
+/* 2 (default): the AVX-512 loops where the processor has them, else AVX2; 1: AVX2 at most; 0: the
+ * plain loops (tests run all three). */
+extern int vec_simd;
 
 /* o[i] = x[i] * s (o may be x). */
 void vec_mul(double *o, const double *x, long n, double s);

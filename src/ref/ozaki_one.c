@@ -281,7 +281,7 @@ int ozaki_scores_one(double *h, double *l, const attn_group_t *g)
     }
     work = (double)tq.n * (double)sk;
     long nterms = tq.n;
-    /* Q's slice as int8 digit planes, once, where the products go through AMX */
+    /* Q's slice as byte digit planes, once, where the products go through AMX */
     int u8 = ok && ozaki_u8_usable(ba, bb, dk);
     ozaki_u8_t qz = {0};
     uint64_t *u8w = u8 ? err_malloc((size_t)(R * ch), sizeof(uint64_t)) : NULL;

@@ -10,6 +10,8 @@
 
 #define OZ8_MAX_DIGITS 7 /* u below 2^56 */
 
+int ozaki_u8_simd = 1;
+
 static int oz8_digits(int b)
 {
     return (b + 2 + 7) / 8;
@@ -18,7 +20,8 @@ static int oz8_digits(int b)
 int ozaki_u8_usable(int ba, int bb, long K)
 {
     int na = oz8_digits(ba), nb = oz8_digits(bb);
-    return gemm_u8_amx && gemm_u8_has_amx() && na <= OZ8_MAX_DIGITS && nb <= OZ8_MAX_DIGITS &&
+    /* the largest weight 2^(8 (na + nb - 2)) below 2^64: the 64-bit sums' shifts stay defined */
+    return gemm_u8_amx && gemm_u8_has_amx() && na <= OZ8_MAX_DIGITS && nb <= OZ8_MAX_DIGITS && na + nb - 2 < 8 &&
            gemm_u8_fits(na < nb ? na : nb, K);
 }
 
@@ -72,7 +75,8 @@ OZ8_WIDE static int64_t oz8_split_wide(uint8_t *d, long ld, const double *x, lon
         __m512i u = _mm512_add_epi64(_mm512_cvttpd_epi64(_mm512_loadu_pd(x + j)), vc);
         vs = _mm512_add_epi64(vs, u);
         for (int i = 0; i < nd; i++)
-            _mm_storel_epi64((__m128i *)(d + i * ld + j), _mm512_cvtepi64_epi8(_mm512_srli_epi64(u, (unsigned)(8 * i))));
+            _mm_storel_epi64((__m128i *)(d + i * ld + j),
+                             _mm512_cvtepi64_epi8(_mm512_srli_epi64(u, (unsigned)(8 * i))));
     }
     return _mm512_reduce_add_epi64(vs) + oz8_split_body(d + j, ld, x + j, n - j, nd, c);
 }
@@ -80,7 +84,7 @@ OZ8_WIDE static void oz8_double_wide(double *g, const uint64_t *acc, long n, uin
 {
     oz8_double_body(g, acc, n, ra, rb);
 }
-#define OZ8_WIDE_OK cpu_has_avx512()
+#define OZ8_WIDE_OK (ozaki_u8_simd && cpu_has_avx512())
 #else
 #define OZ8_WIDE_OK 0
 #define oz8_split_wide oz8_split_body

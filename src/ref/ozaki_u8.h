@@ -21,6 +21,10 @@ typedef struct {
     int64_t *rsum;   /* row sums of u */
 } ozaki_u8_t;
 
+/* 1 (default): the planes cut and summed by AVX-512 loops where the processor has them; 0: the plain
+ * loops (tests run both). */
+extern int ozaki_u8_simd;
+
 /* Whether the product of slices of ba and bb bits with K terms runs here through AMX (the plain
  * loops are for tests): the processor has it, gemm_u8_amx allows it, the int32 sums fit. */
 int ozaki_u8_usable(int ba, int bb, long K);
@@ -32,7 +36,8 @@ void ozaki_u8_planes(ozaki_u8_t *z, const double *x, long rows, long k, int b, o
 void ozaki_u8_free(ozaki_u8_t *z);
 
 /* G [M][N] (row stride ldg) = A B^T exactly, A and B as ozaki_u8_planes made them (same k);
- * every entry must be below 2^53 in magnitude. acc: M N words of work. */
+ * every entry must be below 2^53 in magnitude and A->nd + B->nd - 2 below 8 (as ozaki_u8_usable
+ * checks). acc: M N words of work. */
 void ozaki_u8_product(double *G, long ldg, const ozaki_u8_t *A, const ozaki_u8_t *B, uint64_t *acc);
 
 #endif
