@@ -335,10 +335,10 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
         while (rs && lim > 0 && !(log2(ldexp(1.0, lim - 126) + terms) + 1 < 128)) /* |C| < 2^(lim - 126) */
             lim--;
     }
-    /* the AVX2 kernel's int8 quads where each operand's exponents span few enough binades (the
-     * held ones' groups of four rows lining up with A's), else pairs as the AVX-512 kernel's */
+    /* the int8 quads where each operand's exponents span few enough binades (the held ones' groups of
+     * four rows lining up with A's; in AVX-512, blocks of at most 32), else pairs or binary32 values */
     int ba = tcf_quad_bias(&ga), bb = tcf_quad_bias(&gb), qbias = ACC_TCF8_NOQ;
-    const int quads = ok && !wide && ba != ACC_TCF8_NOQ && bb != ACC_TCF8_NOQ && hr % 4 == 0;
+    const int quads = ok && (!wide || tc->b <= 32) && ba != ACC_TCF8_NOQ && bb != ACC_TCF8_NOQ && hr % 4 == 0;
     if (quads || (ok && pairs))
         bq = err_malloc((size_t)(nbp * K * np + 1), sizeof(int32_t));
     if (quads) {
@@ -368,11 +368,12 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
             ap = aq, apk = K;
         }
     }
-    /* the AVX2 kernel's one int32 per block where the block's operands bound its sum (tcf_single): A's bits
-     * per column (the held ones' over all their rows), op(B)'s over each block's part of every panel */
+    /* one int32 per block where the block's operands bound its sum (tcf_single; the AVX-512 kernel's pairs
+     * and binary32 values bound it by the model alone): A's bits per column (the held ones' over all their
+     * rows), op(B)'s over each block's part of every panel */
     long nblk = (K + tc->b - 1) / tc->b;
     unsigned char *single = NULL;
-    if (ok && !wide) {
+    if (ok && (!wide || quads)) {
         single = err_malloc((size_t)nblk, 1);
         uint32_t *abits = NULL;
         if (held) {
@@ -416,17 +417,17 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
             eq[h] = ap + (i / 2 + (2 * h < mr ? h : 0)) * apk;
         for (int g = 0; qbias != ACC_TCF8_NOQ && g < mp / 4; g++) /* i is a multiple of 4: groups (i + 4g ..) */
             eq[g] = ap + (i / 4 + (4 * g < mr ? g : 0)) * apk;
+        acc_tcf_job_t job = {tc->f, tc->b, acc, tc->promote, qbias, single, rs ? rs + i : NULL, lim};
         if (!wide) { /* every panel in one call: a mask of the groups left to the binary64 lanes per panel */
             memset(lows, 0, sizeof(int) * (size_t)nbp);
-            acc_tcf8_job_t job = {tc->f, tc->b, acc, tc->promote, qbias, single, rs ? rs + i : NULL, lim};
             acc_tcf8_rows(mr, C + i * ldc, ldc, 0, N, a, ea, pairs || quads ? eq : NULL, K, bp, be, bq, &job, lows);
         }
         for (long j0 = 0; j0 < N; j0 += np) {
             long nr = N - j0 < np ? N - j0 : np;
             int low = wide ? 0 : lows[j0 / np];
             if (wide)
-                acc_tcf16_rows(mr, C + i * ldc, ldc, j0, nr, a, ea, pairs ? eq : NULL, K, bp + j0 * K, be + j0 * K,
-                               bq ? bq + j0 * K : NULL, tc->f, tc->b, acc, tc->promote, &low);
+                acc_tcf16_rows(mr, C + i * ldc, ldc, j0, nr, a, ea, pairs || quads ? eq : NULL, K, bp + j0 * K,
+                               be + j0 * K, bq ? bq + j0 * K : NULL, &job, &low);
             for (int g = 0; g * 4 < mr; g++) { /* these four rows in binary64 lanes (their C untouched; |C| < 2^127 as they need) */
                 long i0 = i + 4 * g, gr = mr - 4 * g < 4 ? mr - 4 * g : 4;
                 if (low >> g & 1 && rs) { /* scaled here (C left as it was: not yet), then any C */

@@ -26,6 +26,39 @@ T16 static inline __m512i tcf16_cexp(__m512 c)
     return _mm512_sub_epi32(_mm512_and_si512(cb, _mm512_set1_epi32(0xff)), _mm512_set1_epi32(127));
 }
 
+/* A row of C (the columns in cols) as binary32 lanes, zero elsewhere and where !acc (exact: the caller
+ * checked its values) */
+T16 static inline __m512 tcf16_load_c(const double *cr, __mmask16 cols, int acc)
+{
+    if (!acc)
+        return _mm512_setzero_ps();
+    __m256 lo = _mm512_cvtpd_ps(_mm512_maskz_loadu_pd((__mmask8)cols, cr));
+    __m256 hi = _mm512_cvtpd_ps(_mm512_maskz_loadu_pd((__mmask8)(cols >> 8), cr + 8));
+    return _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1);
+}
+
+/* v's lanes in cols written to a row of C */
+T16 static inline void tcf16_store_c(double *cr, __mmask16 cols, __m512 v)
+{
+    _mm512_mask_storeu_pd(cr, (__mmask8)cols, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
+    _mm512_mask_storeu_pd(cr + 8, (__mmask8)(cols >> 8), _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
+}
+
+/* The terms k0 .. k1 - 1 of mr rows added into s: each exact (a product of 12-bit operands), scaled
+ * exactly onto its row's grid (up) and truncated toward zero; unrolled where the block is a constant,
+ * the empty asm keeping each sum a chain, as written (as the AVX2 kernel's tcf8_terms) */
+T16 static inline __attribute__((always_inline)) void
+tcf16_terms(const int mr, __m512i *s, const float *const *a, long k0, long k1, const float *bp, const __m512 *up)
+{
+    _Pragma("GCC unroll 32") for (long k = k0; k < k1; k++) {
+        __m512 bv = _mm512_loadu_ps(bp + k * 16);
+        _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) {
+            s[r] = _mm512_add_epi32(s[r], _mm512_cvttps_epi32(_mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(a[r][k]), bv), up[r])));
+            __asm__("" : "+v"(s[r]));
+        }
+    }
+}
+
 T16 static inline __attribute__((always_inline)) void
 tcf16_rows(const int mr, const int single, const int whole, double *C, long ldc, long j0, long nr,
            const float *const *a, const float *const *ea, const int32_t *const *ep, long K, const float *bp,
@@ -41,12 +74,7 @@ tcf16_rows(const int mr, const int single, const int whole, double *C, long ldc,
     __m512 c[ACC_TCF16_MR], outer[ACC_TCF16_MR];
     _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) {
         outer[r] = zero;
-        __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
-        if (acc) { /* exact: the caller checked */
-            lo = _mm512_cvtpd_ps(_mm512_maskz_loadu_pd((__mmask8)cols, C + r * ldc + j0));
-            hi = _mm512_cvtpd_ps(_mm512_maskz_loadu_pd((__mmask8)(cols >> 8), C + r * ldc + j0 + 8));
-        }
-        c[r] = _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1);
+        c[r] = tcf16_load_c(C + r * ldc + j0, cols, acc);
     }
     for (long k0 = 0; k0 < K; k0 += bsz) {
         long k1 = whole || k0 + bsz < K ? k0 + bsz : K, kh = single ? k1 : k0 + (k1 - k0) / 2;
@@ -54,18 +82,33 @@ tcf16_rows(const int mr, const int single, const int whole, double *C, long ldc,
         __m512i s0[ACC_TCF16_MR], s1[ACC_TCF16_MR], ei[ACC_TCF16_MR], em[ACC_TCF16_MR / 2];
         __mmask16 live[ACC_TCF16_MR];
         if (pairs) { /* two rows per vector: int16 sums of exact small integers */
-            _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) { /* C's exponent: its binade (a normal binary32) */
-                __m512i ec = _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(c[r], zero, _CMP_NEQ_UQ), none, tcf16_cexp(c[r]));
+            /* the products' maximum first, as a tree where the block is at most 32 long (its depth, not the
+             * block's length, before the scales are known), C's exponent (its binade, a normal binary32) last:
+             * the chain from the previous block's C is one maximum long */
+            const long n = k1 - k0;
+            _Pragma("GCC unroll 2") for (int h = 0; h < (mr + 1) / 2; h++) {
+                __m512i t[32];
+                t[0] = _mm512_set1_epi16(INT16_MIN); /* (n >= 1: replaced) */
+                const long nt = n < 32 ? n : 32;
+                _Pragma("GCC unroll 32") for (long k = 0; k < nt; k++)
+                    t[k] = _mm512_add_epi16(_mm512_set1_epi32(ep[h][k0 + k]), _mm512_loadu_si512(bq + (k0 + k) * 16));
+                _Pragma("GCC unroll 5") for (long w = 1; w < nt; w *= 2)
+                    _Pragma("GCC unroll 16") for (long k = 0; k + w < nt; k += 2 * w)
+                        t[k] = _mm512_max_epi16(t[k], t[k + w]);
+                em[h] = t[0];
+                for (long k = k0 + nt; k < k1; k++) /* a longer block's rest */
+                    em[h] = _mm512_max_epi16(em[h], _mm512_add_epi16(_mm512_set1_epi32(ep[h][k]), _mm512_loadu_si512(bq + k * 16)));
+            }
+            __m512i ec[ACC_TCF16_MR / 2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
+            _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) {
+                __m512i e = _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(c[r], zero, _CMP_NEQ_UQ), none, tcf16_cexp(c[r]));
                 if (r % 2 == 0)
-                    em[r / 2] = _mm512_and_si512(ec, _mm512_set1_epi32(0xffff));
+                    ec[r / 2] = _mm512_and_si512(e, _mm512_set1_epi32(0xffff));
                 else
-                    em[r / 2] = _mm512_or_si512(em[r / 2], _mm512_slli_epi32(ec, 16));
+                    ec[r / 2] = _mm512_or_si512(ec[r / 2], _mm512_slli_epi32(e, 16));
             }
-            for (long k = k0; k < k1; k++) {
-                __m512i bev = _mm512_loadu_si512(bq + k * 16);
-                _Pragma("GCC unroll 2") for (int h = 0; h < (mr + 1) / 2; h++)
-                    em[h] = _mm512_max_epi16(em[h], _mm512_add_epi16(_mm512_set1_epi32(ep[h][k]), bev));
-            }
+            _Pragma("GCC unroll 2") for (int h = 0; h < (mr + 1) / 2; h++)
+                em[h] = _mm512_max_epi16(em[h], ec[h]);
             _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) {
                 __m512i e = r % 2 ? _mm512_srai_epi32(em[r / 2], 16) : _mm512_srai_epi32(_mm512_slli_epi32(em[r / 2], 16), 16);
                 live[r] = _mm512_cmpgt_epi32_mask(e, _mm512_set1_epi32(ACC_TCF_LIVE));
@@ -95,16 +138,8 @@ tcf16_rows(const int mr, const int single, const int whole, double *C, long ldc,
             s0[r] = _mm512_cvttps_epi32(_mm512_mul_ps(c[r], up[r]));
             s1[r] = _mm512_setzero_si512();
         }
-        for (long k = k0; k < kh; k++) {
-            __m512 bv = _mm512_loadu_ps(bp + k * 16);
-            _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++)
-                s0[r] = _mm512_add_epi32(s0[r], _mm512_cvttps_epi32(_mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(a[r][k]), bv), up[r])));
-        }
-        for (long k = kh; k < k1; k++) {
-            __m512 bv = _mm512_loadu_ps(bp + k * 16);
-            _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++)
-                s1[r] = _mm512_add_epi32(s1[r], _mm512_cvttps_epi32(_mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(a[r][k]), bv), up[r])));
-        }
+        tcf16_terms(mr, s0, a, k0, kh, bp, up);
+        tcf16_terms(mr, s1, a, kh, k1, bp, up);
         _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) {
             /* the block's int32 sum (the halves' where they do not overflow it), converted toward
              * zero: it keeps 24 significant bits, then p */
@@ -131,12 +166,119 @@ tcf16_rows(const int mr, const int single, const int whole, double *C, long ldc,
     }
     if (*low) /* C left as it was: the caller recomputes these rows in binary64 lanes */
         return;
-    _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) {
-        __m512 v = promote ? outer[r] : c[r];
-        _mm512_mask_storeu_pd(C + r * ldc + j0, (__mmask8)cols, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
-        _mm512_mask_storeu_pd(C + r * ldc + j0 + 8, (__mmask8)(cols >> 8),
-                              _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
+    _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++)
+        tcf16_store_c(C + r * ldc + j0, cols, promote ? outer[r] : c[r]);
+}
+
+/* One block of four rows with the exponents as int8 quads (acc_tcf8_quads), as the AVX2 kernel's
+ * tcf8_block_q does it, lane for lane: the products' maximum over k as saturating int8 sums in a tree,
+ * then per row in int32 lanes as binary32 exponent fields (1 .. 254), the products' (every live one
+ * has at least f + 1: the caller's range check) or f + 1 where all are zero, against C's own field (0
+ * for a zero C); a lane with neither takes f + 1, where it computes 0 from 0. That floor is exact but
+ * for a C alone below 2^(f - 126) whose bits reach below 2^-126, never one the blocks make (every bit of
+ * a block's result is on its grid, at least 2^(emin_a + emin_b - f) >= 2^-126), so only the C the
+ * caller gives is watched (tcf16_rows_q). The block's integer is converted toward zero by the
+ * conversion's own rounding (embedded: MXCSR is left alone). At most 32 products. */
+T16 static inline __attribute__((always_inline)) void
+tcf16_block_q(const int single, const int trunc, __m512 *c, const float *const *a, const int32_t *eq,
+              const int32_t *bq, long k0, long k1, long kh, const float *bp, int f, __m512i qbias, __m512i keep,
+              __m512i keep32)
+{
+    __m512i up[4], s0[4], s1[4], t[32];
+    const long n = k1 - k0;
+    t[0] = _mm512_set1_epi8(ACC_TCF8_QNONE); /* (n >= 1: replaced) */
+    _Pragma("GCC unroll 32") for (long k = 0; k < n; k++)
+        t[k] = _mm512_adds_epi8(_mm512_set1_epi32(eq[k0 + k]), _mm512_loadu_si512(bq + (k0 + k) * 16));
+    _Pragma("GCC unroll 5") for (long w = 1; w < n; w *= 2)
+        _Pragma("GCC unroll 16") for (long k = 0; k + w < n; k += 2 * w)
+            t[k] = _mm512_max_epi8(t[k], t[k + w]);
+    const __m512i em = t[0];
+    /* each byte's field (qbias: a relative exponent's field, modulo 256): exact for a live one, f + 1
+     * where no product is live */
+    const __m512i fb = _mm512_mask_blend_epi8(_mm512_cmpeq_epi8_mask(em, _mm512_set1_epi8(ACC_TCF8_QNONE)),
+                                              _mm512_add_epi8(em, qbias), _mm512_set1_epi8((char)(f + 1)));
+    /* the fields where binary32 keeps them (bits 23 .. 30): C's is one mask, 2^(f - emax) one subtraction
+     * (modulo 2^32) */
+    _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
+        __m512i fp = r == 3 ? _mm512_srli_epi32(_mm512_and_si512(fb, _mm512_set1_epi32((int)0xff000000u)), 1)
+                            : _mm512_slli_epi32(_mm512_and_si512(fb, _mm512_set1_epi32(0xff << 8 * r)), 23 - 8 * r);
+        __m512i fc = _mm512_and_si512(_mm512_castps_si512(c[r]), _mm512_set1_epi32(0x7f800000));
+        up[r] = _mm512_sub_epi32(_mm512_set1_epi32((int)((uint32_t)(254 + f) << 23)), _mm512_max_epi32(fp, fc));
+        s0[r] = _mm512_cvttps_epi32(_mm512_mul_ps(c[r], _mm512_castsi512_ps(up[r])));
+        s1[r] = _mm512_setzero_si512();
     }
+    const __m512 upf[4] = {_mm512_castsi512_ps(up[0]), _mm512_castsi512_ps(up[1]), _mm512_castsi512_ps(up[2]),
+                           _mm512_castsi512_ps(up[3])};
+    tcf16_terms(4, s0, a, k0, kh, bp, upf);
+    tcf16_terms(4, s1, a, kh, k1, bp, upf);
+    __m512i sum[4];
+    __mmask16 o = 0;
+    _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
+        sum[r] = single ? s0[r] : _mm512_add_epi32(s0[r], s1[r]);
+        if (!single) /* both halves' signs differ from the sum's: (s0 ^ sum) & (s1 ^ sum) */
+            o |= _mm512_movepi32_mask(_mm512_ternarylogic_epi32(s0[r], s1[r], sum[r], 0x42));
+    }
+    _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
+        __m512 x;
+        if (!single && o) { /* rare: a block's integer past int32, joined exactly in binary64 (p bits) */
+            __m512d lo = tcf16_join(_mm512_castsi512_si256(s0[r]), _mm512_castsi512_si256(s1[r]), keep);
+            __m512d hi = tcf16_join(_mm512_extracti64x4_epi64(s0[r], 1), _mm512_extracti64x4_epi64(s1[r], 1), keep);
+            x = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo)), _mm512_cvtpd_ps(hi), 1);
+        } else {
+            x = _mm512_cvt_roundepi32_ps(sum[r], _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+            if (trunc) /* fewer than 24 significant bits kept */
+                x = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), keep32));
+        }
+        __m512i dn = _mm512_sub_epi32(_mm512_set1_epi32(254 << 23), up[r]); /* 2^(emax - f): exact product */
+        c[r] = _mm512_mul_ps(x, _mm512_castsi512_ps(dn));
+    }
+}
+
+/* Rows i .. i + mr - 1 (mr <= 4; the group computes four, rows past mr copies of real ones) against one
+ * panel with the exponents as int8 quads (eq: the group's line; bq: op(B)'s), block by block; C read
+ * and written only where the group's tile is left to this kernel (*low clear). */
+T16 static inline __attribute__((always_inline)) void
+tcf16_rows_q(const int whole, int mr, double *C, long ldc, long j0, long nr, const float *const *a,
+             const int32_t *eq, long K, const float *bp, const int32_t *bq, const int bsz, const acc_tcf_job_t *job,
+             int *low)
+{
+    const int f = job->f, acc = job->acc, promote = job->promote;
+    const unsigned char *single = job->single;
+    const int p = f + 1 < 24 ? f + 1 : 24;
+    const __m512i keep = _mm512_set1_epi64((long long)(~0ULL << (53 - p))); /* p significant bits of an integer */
+    const __m512i keep32 = _mm512_set1_epi32((int)(~0U << (24 - p)));       /* of a binary32 */
+    const __m512i bias = _mm512_set1_epi8((char)((job->qbias + 127) & 0xff)); /* a relative exponent's field, mod 256 */
+    const __mmask16 cols = (__mmask16)((1u << nr) - 1);
+    __m512 c[4], outer[4];
+    __m512i cmin = _mm512_set1_epi32(-1);
+    _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
+        outer[r] = _mm512_setzero_ps();
+        c[r] = tcf16_load_c(C + r * ldc + j0, cols, acc && r < mr);
+        /* C's field less one (times 2^23), unsigned: a C below 2^(f - 126) seen (tcf16_block_q) */
+        __m512i fc = _mm512_and_si512(_mm512_castps_si512(c[r]), _mm512_set1_epi32(0x7f800000));
+        cmin = _mm512_min_epu32(cmin, _mm512_sub_epi32(fc, _mm512_set1_epi32(1 << 23)));
+    }
+    for (long k0 = 0; k0 < K; k0 += bsz) {
+        long k1 = whole || k0 + bsz < K ? k0 + bsz : K, kh = k0 + (k1 - k0) / 2;
+        if (single[k0 / bsz])
+            tcf16_block_q(1, p < 24, c, a, eq, bq, k0, k1, k1, bp, f, bias, keep, keep32);
+        else
+            tcf16_block_q(0, p < 24, c, a, eq, bq, k0, k1, kh, bp, f, bias, keep, keep32);
+        /* promotion: the tensor-core value added into the FP32 accumulator (RNE) */
+        if (promote && ((k0 + bsz) % promote == 0 || k0 + bsz >= K))
+            _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
+                outer[r] = _mm512_add_ps(outer[r], c[r]);
+                c[r] = _mm512_setzero_ps();
+            }
+    }
+    /* a C below 2^(f - 126) (C's field 1 .. f) seen: the caller recomputes these rows */
+    if (_mm512_cmpeq_epi32_mask(_mm512_min_epu32(cmin, _mm512_set1_epi32((f - 1) << 23)), cmin)) {
+        *low = 1;
+        return;
+    }
+    _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++)
+        if (r < mr)
+            tcf16_store_c(C + r * ldc + j0, cols, promote ? outer[r] : c[r]);
 }
 
 /* tcf16_rows with its row count a constant, so that the accumulators stay in registers */
@@ -154,9 +296,20 @@ tcf16_mr(const int single, const int whole, const int bsz, int mr, double *C, lo
 }
 
 T16 void acc_tcf16_rows(int mr, double *C, long ldc, long j0, long nr, const float *const *a, const float *const *ea,
-                        const int32_t *const *ep, long K, const float *bp, const float *be, const int32_t *bq, int f,
-                        int bsz, int acc, int promote, int *low)
+                        const int32_t *const *ep, long K, const float *bp, const float *be, const int32_t *bq,
+                        const acc_tcf_job_t *job, int *low)
 {
+    const int f = job->f, bsz = job->bsz, acc = job->acc, promote = job->promote;
+    if (job->qbias != ACC_TCF8_NOQ) { /* int8 quads: the models' blocks as constants where K holds whole blocks */
+        switch (K % bsz ? 0 : bsz) {
+        case 4: tcf16_rows_q(1, mr, C, ldc, j0, nr, a, ep[0], K, bp, bq, 4, job, low); break;
+        case 8: tcf16_rows_q(1, mr, C, ldc, j0, nr, a, ep[0], K, bp, bq, 8, job, low); break;
+        case 16: tcf16_rows_q(1, mr, C, ldc, j0, nr, a, ep[0], K, bp, bq, 16, job, low); break;
+        case 32: tcf16_rows_q(1, mr, C, ldc, j0, nr, a, ep[0], K, bp, bq, 32, job, low); break;
+        default: tcf16_rows_q(0, mr, C, ldc, j0, nr, a, ep[0], K, bp, bq, bsz, job, low);
+        }
+        return;
+    }
     /* one int32 sum per block where the block's terms and C (each below 2^(f+2)) cannot leave
      * it; else two halves, added where their sum does not overflow */
     const int single = (double)(bsz + 1) * ldexp(1.0, f + 2) < 0x1p31;

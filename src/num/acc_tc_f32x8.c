@@ -268,7 +268,7 @@ tcf8_block_q(const int single, const int trunc, __m256 *c, const float *const *a
 T8 static inline __attribute__((always_inline)) void
 tcf8_rows(const int whole, int mr, double *C, long ldc, long j0, long nr, const float *const *a,
           const float *const *ea, const int32_t *const *ep, long K, const float *bp, const float *be, const int32_t *bq,
-          const int bsz, const acc_tcf8_job_t *job, int *low)
+          const int bsz, const acc_tcf_job_t *job, int *low)
 {
     const int f = job->f, acc = job->acc, promote = job->promote, lim = job->lim;
     const unsigned char *single = job->single;
@@ -317,7 +317,7 @@ tcf8_rows(const int whole, int mr, double *C, long ldc, long j0, long nr, const 
  * the promotions' additions); C read and written eight at a time where the panel is whole. */
 T8 static inline __attribute__((always_inline)) void
 tcf8_rows_q(const int whole, int mr, double *C, long ldc, long j0, long nr, const float *const *a,
-            const int32_t *const *ep, long K, const float *bp, const int32_t *bq, const int bsz, const acc_tcf8_job_t *job,
+            const int32_t *const *ep, long K, const float *bp, const int32_t *bq, const int bsz, const acc_tcf_job_t *job,
             unsigned mode, unsigned rz, int *low)
 {
     const int f = job->f, acc = job->acc, promote = job->promote, lim = job->lim, qbias = job->qbias;
@@ -392,7 +392,7 @@ tcf8_rows_q(const int whole, int mr, double *C, long ldc, long j0, long nr, cons
 
 T8 void acc_tcf8_rows(int mr, double *C, long ldc, long j0, long nr, const float *const *a, const float *const *ea,
                       const int32_t *const *ep, long K, const float *bp, const float *be, const int32_t *bq,
-                      const acc_tcf8_job_t *job, int *low)
+                      const acc_tcf_job_t *job, int *low)
 {
     const int bsz = job->bsz;
     /* panel after panel in one call; the models' blocks (Volta 4, Ampere and Hopper's m16n8k8 8, Hopper 16,

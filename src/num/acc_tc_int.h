@@ -86,16 +86,30 @@ void acc_tcf16_transpose(void *dst, const void *src, long K);
  * products, in bq (each in both halves of its lane: acc_tcf_pair(e, e)) and ep[h] (rows 2h and
  * 2h + 1 paired; row 2h alone where mr = 2h + 1: its pair's high half is not used), whose
  * maximum takes half the instructions; for smaller blocks, where the int16 pairs' packing costs
- * more than it saves, as binary32 values in be and ea[r]. Where a block's exponent maximum falls
- * below f - 126, *low is set and C is left as it was (the caller recomputes the tile otherwise).
- * Only where cpu_has_avx512() says so. */
+ * more than it saves, as binary32 values in be and ea[r]; or, where job->qbias says so, as int8
+ * quads (acc_tcf8_quads: ep[0] the group's line, four rows computed, those past mr copies of real
+ * ones), for blocks of at most 32 products. Where a block's exponent maximum falls below f - 126 (with
+ * quads: where the C given has a lane below 2^(f - 126)), *low is set and C is left as it was (the
+ * caller recomputes the tile otherwise); job->rs must be NULL. Only where cpu_has_avx512() says so. */
 #define ACC_TCF16_MR 4
 #define ACC_TCF16_PAIRS 16
+/* What a kernel call computes: the model (f, bsz, promote), whether C's values start the chains (acc),
+ * the exponents' form (qbias: the int8 quads' bias, ACC_TCF8_NOQ for pairs or binary32 values), per
+ * block b (products b bsz ..) whether its integer fits one int32 (single[b], where the caller's bound
+ * says so; else two halves joined where they leave it), and C's row scales (AVX2 only; NULL) with the
+ * largest exponent field a scaled C may have (lim). */
+typedef struct {
+    int f, bsz, acc, promote;
+    int qbias;
+    const unsigned char *single;
+    const double *rs;
+    int lim;
+} acc_tcf_job_t;
 void acc_tcf16_rows(int mr, double *C, long ldc, long j0, long nr, const float *const *a, const float *const *ea,
-                    const int32_t *const *ep, long K, const float *bp, const float *be, const int32_t *bq, int f,
-                    int bsz, int acc, int promote, int *low);
+                    const int32_t *const *ep, long K, const float *bp, const float *be, const int32_t *bq,
+                    const acc_tcf_job_t *job, int *low);
 
-/* The AVX2 kernel's exponents, for every block size, where each operand's exponents (zeros aside)
+/* The kernels' exponents (AVX2: every block size; AVX-512: blocks of at most 32), where each operand's exponents (zeros aside)
  * span at most ACC_TCF8_QSPAN binades: int8, relative
  * to the largest (A's and op(B)'s each), four to a 32-bit lane (byte j of a lane: row 4g + j of A
  * at one k; op(B)'s column, in all four), ACC_TCF8_QNONE for a zero. A saturating int8 sum of two
@@ -115,22 +129,13 @@ void acc_tcf8_quads(int32_t *q, const float *const *e, long n, int bias);
  * copies of real ones, a[r], ea[r] and ep[r / 2] for r < 4 ceil(mr / 4) all given) and bit g of
  * low[p] set where group g's rows of panel p are left to the caller;
  * acc_tcf8_transpose dst [K][8] = src [8][K]; acc_tcf8_pairs, acc_tcf8_convert and
- * acc_tcf8_check_c as their AVX-512 forms. single[b] (block b: products b bsz ..): its integer in
- * one int32 (where the caller's bound says it fits), else in two halves joined where they leave
- * it. With rs (and acc), row r's C scaled by rs[r] as it is loaded (acc_tc_gemm_acc_scaled), and a group whose
- * scaled C has an exponent field above lim left to the caller too (unscaled). The rest (f .. single) as the
- * job's fields say. Only where cpu_has_avx2_fma() says so. */
+ * acc_tcf8_check_c as their AVX-512 forms. With rs (and acc), row r's C scaled by rs[r] as it is loaded
+ * (acc_tc_gemm_acc_scaled), and a group whose scaled C has an exponent field above lim left to the caller
+ * too (unscaled). The rest as the job's fields say. Only where cpu_has_avx2_fma() says so. */
 #define ACC_TCF8_ROWS 16
-typedef struct {
-    int f, bsz, acc, promote; /* the model, and whether C's values start the chains */
-    int qbias;                /* the int8 quads' (ACC_TCF8_NOQ: pairs or binary32 values) */
-    const unsigned char *single;
-    const double *rs; /* C's row scales (or NULL), and the largest exponent field a scaled C may have */
-    int lim;
-} acc_tcf8_job_t;
 void acc_tcf8_rows(int mr, double *C, long ldc, long j0, long nr, const float *const *a, const float *const *ea,
                    const int32_t *const *ep, long K, const float *bp, const float *be, const int32_t *bq,
-                   const acc_tcf8_job_t *job, int *low);
+                   const acc_tcf_job_t *job, int *low);
 void acc_tcf8_transpose(void *dst, const void *src, long K);
 /* The bits binary32 values set, OR'ed: kf[k] |= those of x[i ld + k] (i < rows, k < K); and of x[0:n]. */
 void acc_tcf8_or_cols(uint32_t *kf, const float *x, long rows, long ld, long K);
