@@ -335,7 +335,7 @@ void acc_tc_gemm_acc_scaled(double *C, long ldc, const double *rs, const double 
                             int b_trans, long M, long N, long K, acc_model_t model, int emin_a, int emin_b)
 {
 #ifdef ACC_HAVE_X86
-    /* the AVX2 binary32 lanes scale C's rows as they load them */
+    /* the binary32 lanes scale C's rows as they load them */
     if (acc_simd && cpu_has_avx2_fma() &&
         acc_tc_gemm_f32(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &ACC_TC[model], emin_a, emin_b, 1, rs))
         return;

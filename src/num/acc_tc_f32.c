@@ -225,12 +225,10 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
     /* the kernels take panels of sixteen (AVX-512) or eight (AVX2) columns, four rows (AVX-512)
      * or up to sixteen (AVX2: groups of four, interleaved) at a time */
     const int wide = acc_simd >= 2 && cpu_has_avx512(), np = wide ? 16 : 8, mp = wide ? ACC_TCF16_MR : ACC_TCF8_ROWS;
-    /* C's values checked here, or with rs (scaled C: binary32 values, no subnormals) as the AVX2 kernel loads
+    /* C's values checked here, or with rs (scaled C: binary32 values, no subnormals) as the kernels load
      * them, each against the largest exponent field (lim) that the bound below allows */
     double cmax = 0;
     rs = acc ? rs : NULL;
-    if (rs && wide)
-        return 0;
     if (acc && !rs && !(wide ? acc_tcf16_check_c : acc_tcf8_check_c)(C, ldc, M, N, &cmax))
         return 0;
     long nbp = (N + np - 1) / np;
@@ -339,6 +337,7 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
      * four rows lining up with A's; in AVX-512, blocks of at most 32), else pairs or binary32 values */
     int ba = tcf_quad_bias(&ga), bb = tcf_quad_bias(&gb), qbias = ACC_TCF8_NOQ;
     const int quads = ok && (!wide || tc->b <= 32) && ba != ACC_TCF8_NOQ && bb != ACC_TCF8_NOQ && hr % 4 == 0;
+    ok = ok && !(rs && wide && !quads); /* the AVX-512 kernel scales C only with quads */
     if (quads || (ok && pairs))
         bq = err_malloc((size_t)(nbp * K * np + 1), sizeof(int32_t));
     if (quads) {

@@ -26,15 +26,24 @@ T16 static inline __m512i tcf16_cexp(__m512 c)
     return _mm512_sub_epi32(_mm512_and_si512(cb, _mm512_set1_epi32(0xff)), _mm512_set1_epi32(127));
 }
 
-/* A row of C (the columns in cols) as binary32 lanes, zero elsewhere and where !acc (exact: the caller
- * checked its values) */
-T16 static inline __m512 tcf16_load_c(const double *cr, __mmask16 cols, int acc)
+/* A row of C (the columns in cols) as binary32 lanes, zero elsewhere and where !acc: its values as
+ * they are (exact: the caller checked them), or with rs scaled first as vec_scale32_ftz does it (the
+ * binary64 product rounded to nearest, a subnormal result flushed to a zero of its sign); *big set
+ * where a scaled lane's exponent field passes lim (beyond what the caller's bound allows). */
+T16 static inline __m512 tcf16_load_c(const double *cr, __mmask16 cols, int acc, const double *rs, int lim,
+                                      __mmask16 *big)
 {
     if (!acc)
         return _mm512_setzero_ps();
-    __m256 lo = _mm512_cvtpd_ps(_mm512_maskz_loadu_pd((__mmask8)cols, cr));
-    __m256 hi = _mm512_cvtpd_ps(_mm512_maskz_loadu_pd((__mmask8)(cols >> 8), cr + 8));
-    return _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1);
+    __m512d lo = _mm512_maskz_loadu_pd((__mmask8)cols, cr), hi = _mm512_maskz_loadu_pd((__mmask8)(cols >> 8), cr + 8);
+    if (rs) /* (MXCSR's rounding: the caller's, to nearest) */
+        lo = _mm512_mul_pd(lo, _mm512_set1_pd(*rs)), hi = _mm512_mul_pd(hi, _mm512_set1_pd(*rs));
+    __m512 y = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo)), _mm512_cvtpd_ps(hi), 1);
+    if (!rs)
+        return y;
+    __m512i b = _mm512_castps_si512(y), e = _mm512_and_si512(b, _mm512_set1_epi32(0x7f800000));
+    *big |= _mm512_cmpgt_epi32_mask(e, _mm512_set1_epi32(lim << 23));
+    return _mm512_castsi512_ps(_mm512_mask_and_epi32(b, _mm512_testn_epi32_mask(e, e), b, _mm512_set1_epi32(INT32_MIN)));
 }
 
 /* v's lanes in cols written to a row of C */
@@ -74,7 +83,7 @@ tcf16_rows(const int mr, const int single, const int whole, double *C, long ldc,
     __m512 c[ACC_TCF16_MR], outer[ACC_TCF16_MR];
     _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) {
         outer[r] = zero;
-        c[r] = tcf16_load_c(C + r * ldc + j0, cols, acc);
+        c[r] = tcf16_load_c(C + r * ldc + j0, cols, acc, NULL, 0, NULL);
     }
     for (long k0 = 0; k0 < K; k0 += bsz) {
         long k1 = whole || k0 + bsz < K ? k0 + bsz : K, kh = single ? k1 : k0 + (k1 - k0) / 2;
@@ -250,10 +259,12 @@ tcf16_rows_q(const int whole, int mr, double *C, long ldc, long j0, long nr, con
     const __m512i bias = _mm512_set1_epi8((char)((job->qbias + 127) & 0xff)); /* a relative exponent's field, mod 256 */
     const __mmask16 cols = (__mmask16)((1u << nr) - 1);
     __m512 c[4], outer[4];
+    const double *rs = acc ? job->rs : NULL;
     __m512i cmin = _mm512_set1_epi32(-1);
+    __mmask16 big = 0;
     _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
         outer[r] = _mm512_setzero_ps();
-        c[r] = tcf16_load_c(C + r * ldc + j0, cols, acc && r < mr);
+        c[r] = tcf16_load_c(C + r * ldc + j0, cols, acc && r < mr, rs && r < mr ? rs + r : NULL, job->lim, &big);
         /* C's field less one (times 2^23), unsigned: a C below 2^(f - 126) seen (tcf16_block_q) */
         __m512i fc = _mm512_and_si512(_mm512_castps_si512(c[r]), _mm512_set1_epi32(0x7f800000));
         cmin = _mm512_min_epu32(cmin, _mm512_sub_epi32(fc, _mm512_set1_epi32(1 << 23)));
@@ -271,8 +282,9 @@ tcf16_rows_q(const int whole, int mr, double *C, long ldc, long j0, long nr, con
                 c[r] = _mm512_setzero_ps();
             }
     }
-    /* a C below 2^(f - 126) (C's field 1 .. f) seen: the caller recomputes these rows */
-    if (_mm512_cmpeq_epi32_mask(_mm512_min_epu32(cmin, _mm512_set1_epi32((f - 1) << 23)), cmin)) {
+    /* a C below 2^(f - 126) (C's field 1 .. f) seen, or a scaled C above lim: the caller recomputes these rows
+     * (their C unscaled) */
+    if (big || _mm512_cmpeq_epi32_mask(_mm512_min_epu32(cmin, _mm512_set1_epi32((f - 1) << 23)), cmin)) {
         *low = 1;
         return;
     }
