@@ -53,15 +53,15 @@ T16 static inline void tcf16_store_c(double *cr, __mmask16 cols, __m512 v)
     _mm512_mask_storeu_pd(cr + 8, (__mmask8)(cols >> 8), _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
 }
 
-/* The terms k0 .. k1 - 1 of mr rows added into s: each exact (a product of 12-bit operands), scaled
+/* The terms k0 .. k1 - 1 of four rows added into s: each exact (a product of 12-bit operands), scaled
  * exactly onto its row's grid (up) and truncated toward zero; unrolled where the block is a constant,
  * the empty asm keeping each sum a chain, as written (as the AVX2 kernel's tcf8_terms) */
 T16 static inline __attribute__((always_inline)) void
-tcf16_terms(const int mr, __m512i *s, const float *const *a, long k0, long k1, const float *bp, const __m512 *up)
+tcf16_terms(__m512i *s, const float *const *a, long k0, long k1, const float *bp, const __m512 *up)
 {
     _Pragma("GCC unroll 32") for (long k = k0; k < k1; k++) {
         __m512 bv = _mm512_loadu_ps(bp + k * 16);
-        _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) {
+        _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
             s[r] = _mm512_add_epi32(s[r], _mm512_cvttps_epi32(_mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(a[r][k]), bv), up[r])));
             __asm__("" : "+v"(s[r]));
         }
@@ -91,33 +91,18 @@ tcf16_rows(const int mr, const int single, const int whole, double *C, long ldc,
         __m512i s0[ACC_TCF16_MR], s1[ACC_TCF16_MR], ei[ACC_TCF16_MR], em[ACC_TCF16_MR / 2];
         __mmask16 live[ACC_TCF16_MR];
         if (pairs) { /* two rows per vector: int16 sums of exact small integers */
-            /* the products' maximum first, as a tree where the block is at most 32 long (its depth, not the
-             * block's length, before the scales are known), C's exponent (its binade, a normal binary32) last:
-             * the chain from the previous block's C is one maximum long */
-            const long n = k1 - k0;
-            _Pragma("GCC unroll 2") for (int h = 0; h < (mr + 1) / 2; h++) {
-                __m512i t[32];
-                t[0] = _mm512_set1_epi16(INT16_MIN); /* (n >= 1: replaced) */
-                const long nt = n < 32 ? n : 32;
-                _Pragma("GCC unroll 32") for (long k = 0; k < nt; k++)
-                    t[k] = _mm512_add_epi16(_mm512_set1_epi32(ep[h][k0 + k]), _mm512_loadu_si512(bq + (k0 + k) * 16));
-                _Pragma("GCC unroll 5") for (long w = 1; w < nt; w *= 2)
-                    _Pragma("GCC unroll 16") for (long k = 0; k + w < nt; k += 2 * w)
-                        t[k] = _mm512_max_epi16(t[k], t[k + w]);
-                em[h] = t[0];
-                for (long k = k0 + nt; k < k1; k++) /* a longer block's rest */
-                    em[h] = _mm512_max_epi16(em[h], _mm512_add_epi16(_mm512_set1_epi32(ep[h][k]), _mm512_loadu_si512(bq + k * 16)));
-            }
-            __m512i ec[ACC_TCF16_MR / 2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
-            _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) {
-                __m512i e = _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(c[r], zero, _CMP_NEQ_UQ), none, tcf16_cexp(c[r]));
+            _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) { /* C's exponent: its binade (a normal binary32) */
+                __m512i ec = _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(c[r], zero, _CMP_NEQ_UQ), none, tcf16_cexp(c[r]));
                 if (r % 2 == 0)
-                    ec[r / 2] = _mm512_and_si512(e, _mm512_set1_epi32(0xffff));
+                    em[r / 2] = _mm512_and_si512(ec, _mm512_set1_epi32(0xffff));
                 else
-                    ec[r / 2] = _mm512_or_si512(ec[r / 2], _mm512_slli_epi32(e, 16));
+                    em[r / 2] = _mm512_or_si512(em[r / 2], _mm512_slli_epi32(ec, 16));
             }
-            _Pragma("GCC unroll 2") for (int h = 0; h < (mr + 1) / 2; h++)
-                em[h] = _mm512_max_epi16(em[h], ec[h]);
+            for (long k = k0; k < k1; k++) {
+                __m512i bev = _mm512_loadu_si512(bq + k * 16);
+                _Pragma("GCC unroll 2") for (int h = 0; h < (mr + 1) / 2; h++)
+                    em[h] = _mm512_max_epi16(em[h], _mm512_add_epi16(_mm512_set1_epi32(ep[h][k]), bev));
+            }
             _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) {
                 __m512i e = r % 2 ? _mm512_srai_epi32(em[r / 2], 16) : _mm512_srai_epi32(_mm512_slli_epi32(em[r / 2], 16), 16);
                 live[r] = _mm512_cmpgt_epi32_mask(e, _mm512_set1_epi32(ACC_TCF_LIVE));
@@ -147,8 +132,16 @@ tcf16_rows(const int mr, const int single, const int whole, double *C, long ldc,
             s0[r] = _mm512_cvttps_epi32(_mm512_mul_ps(c[r], up[r]));
             s1[r] = _mm512_setzero_si512();
         }
-        tcf16_terms(mr, s0, a, k0, kh, bp, up);
-        tcf16_terms(mr, s1, a, kh, k1, bp, up);
+        for (long k = k0; k < kh; k++) {
+            __m512 bv = _mm512_loadu_ps(bp + k * 16);
+            _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++)
+                s0[r] = _mm512_add_epi32(s0[r], _mm512_cvttps_epi32(_mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(a[r][k]), bv), up[r])));
+        }
+        for (long k = kh; k < k1; k++) {
+            __m512 bv = _mm512_loadu_ps(bp + k * 16);
+            _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++)
+                s1[r] = _mm512_add_epi32(s1[r], _mm512_cvttps_epi32(_mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(a[r][k]), bv), up[r])));
+        }
         _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) {
             /* the block's int32 sum (the halves' where they do not overflow it), converted toward
              * zero: it keeps 24 significant bits, then p */
@@ -218,8 +211,8 @@ tcf16_block_q(const int single, const int trunc, __m512 *c, const float *const *
     }
     const __m512 upf[4] = {_mm512_castsi512_ps(up[0]), _mm512_castsi512_ps(up[1]), _mm512_castsi512_ps(up[2]),
                            _mm512_castsi512_ps(up[3])};
-    tcf16_terms(4, s0, a, k0, kh, bp, upf);
-    tcf16_terms(4, s1, a, kh, k1, bp, upf);
+    tcf16_terms(s0, a, k0, kh, bp, upf);
+    tcf16_terms(s1, a, kh, k1, bp, upf);
     __m512i sum[4];
     __mmask16 o = 0;
     _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
