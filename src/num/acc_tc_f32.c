@@ -302,9 +302,12 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
             tcf_convert(tv, te, B + l * ldb, ll, emin_b, &gb, wide);
         for (long j0 = 0; j0 < N; j0 += np) {
             long w = N - j0 < np ? N - j0 : np, at = j0 * K + l * np;
-            if (w == 8) { /* a whole AVX2 panel: a copy of constant size (not a string move) */
+            if (w == 8) { /* a whole panel: a copy of constant size (not a call) */
                 memcpy(bp + at, lv + j0, 8 * sizeof(float));
                 memcpy(be + at, le + j0, 8 * sizeof(float));
+            } else if (w == 16) {
+                memcpy(bp + at, lv + j0, 16 * sizeof(float));
+                memcpy(be + at, le + j0, 16 * sizeof(float));
             } else {
                 memcpy(bp + at, lv + j0, (size_t)w * sizeof(float));
                 memcpy(be + at, le + j0, (size_t)w * sizeof(float));
