@@ -53,20 +53,8 @@ T16 static inline void tcf16_store_c(double *cr, __mmask16 cols, __m512 v)
     _mm512_mask_storeu_pd(cr + 8, (__mmask8)(cols >> 8), _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
 }
 
-/* The terms k0 .. k1 - 1 of four rows added into s: each exact (a product of 12-bit operands), scaled
- * exactly onto its row's grid (up) and truncated toward zero; unrolled where the block is a constant,
- * the empty asm keeping each sum a chain, as written (as the AVX2 kernel's tcf8_terms) */
-T16 static inline __attribute__((always_inline)) void
-tcf16_terms(__m512i *s, const float *const *a, long k0, long k1, const float *bp, const __m512 *up)
-{
-    _Pragma("GCC unroll 32") for (long k = k0; k < k1; k++) {
-        __m512 bv = _mm512_loadu_ps(bp + k * 16);
-        _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
-            s[r] = _mm512_add_epi32(s[r], _mm512_cvttps_epi32(_mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(a[r][k]), bv), up[r])));
-            __asm__("" : "+v"(s[r]));
-        }
-    }
-}
+/* The terms of four rows (acc_tc_int.h) */
+ACC_TCF_TERMS(tcf16_terms, T16, __m512i, __m512, 16, _mm512)
 
 T16 static inline __attribute__((always_inline)) void
 tcf16_rows(const int mr, const int single, const int whole, double *C, long ldc, long j0, long nr,

@@ -94,20 +94,8 @@ tcf8_load_rows(__m256 (*c)[4], __m256 (*outer)[4], const double *C, long ldc, lo
         }
 }
 
-/* The terms k0 .. k1 - 1 of four rows added into s: each exact (a product of 12-bit operands),
- * scaled exactly onto its row's grid (up) and truncated toward zero; the empty asm keeps each sum a
- * chain, as written (the compiler's reassociation into a tree of all the terms spills them) */
-T8 static inline __attribute__((always_inline)) void
-tcf8_terms(__m256i *s, const float *const *a, long k0, long k1, const float *bp, const __m256 *up)
-{
-    _Pragma("GCC unroll 32") for (long k = k0; k < k1; k++) {
-        __m256 bv = _mm256_loadu_ps(bp + k * 8);
-        _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
-            s[r] = _mm256_add_epi32(s[r], _mm256_cvttps_epi32(_mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(a[r][k]), bv), up[r])));
-            __asm__("" : "+x"(s[r]));
-        }
-    }
-}
+/* The terms of four rows (acc_tc_int.h) */
+ACC_TCF_TERMS(tcf8_terms, T8, __m256i, __m256, 8, _mm256)
 
 /* One block (products k0 .. k1 - 1) of one group of four rows: c updated in place, the lanes
  * whose maximum falls below f - 126 (C alone, tiny: its scales leave binary32) or'ed into *lowv */

@@ -94,6 +94,24 @@ void acc_tcf16_transpose(void *dst, const void *src, long K);
  * scaled C passes lim is left too, unscaled). Only where cpu_has_avx512() says so. */
 #define ACC_TCF16_MR 4
 #define ACC_TCF16_PAIRS 16
+/* The kernels' inner loop, one definition for both widths (W lanes; vi, vf the vector types, V the intrinsics'
+ * prefix): the terms k0 .. k1 - 1 of four rows added into s, each exact (a product of 12-bit operands),
+ * scaled exactly onto its row's grid (up) and truncated toward zero; unrolled where the block is a constant,
+ * the empty asm keeping each sum a chain, as written (the compiler's reassociation into a tree of all the
+ * terms spills them). */
+#define ACC_TCF_TERMS(name, attr, vi, vf, W, V)                                                              \
+    attr static inline __attribute__((always_inline)) void name(vi *s, const float *const *a, long k0, long k1, \
+                                                                const float *bp, const vf *up)                \
+    {                                                                                                         \
+        _Pragma("GCC unroll 32") for (long k = k0; k < k1; k++) {                                             \
+            vf bv = V##_loadu_ps(bp + k * W);                                                                 \
+            _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {                                             \
+                s[r] = V##_add_epi32(s[r], V##_cvttps_epi32(V##_mul_ps(V##_mul_ps(V##_set1_ps(a[r][k]), bv), up[r]))); \
+                __asm__("" : "+v"(s[r]));                                                                     \
+            }                                                                                                 \
+        }                                                                                                     \
+    }
+
 /* What a kernel call computes: the model (f, bsz, promote), whether C's values start the chains (acc),
  * the exponents' form (qbias: the int8 quads' bias, ACC_TCF8_NOQ for pairs or binary32 values), per
  * block b (products b bsz ..) whether its integer fits one int32 (single[b], where the caller's bound
