@@ -3,12 +3,13 @@
  * blocks of 16) and one thread:
  *   - the per-term work alone in a loop of nothing else (a broadcast, the product, its scaling onto a grid,
  *     the truncating conversion, the integer addition: four rows, eight columns, as the kernel does it),
- *     the floor of this formulation;
+ *     the floor of this formulation; and on a processor with AVX-512, the same sixteen columns a vector;
  *   - Q K^T of 128 x 8 x 576 with Q held (one panel of eight keys: the block kernel and its packing of K),
- *     with the operands' exponents in a narrow range (the AVX2 kernel's int8 quads) and with one A value
+ *     with the operands' exponents in a narrow range (the kernels' int8 quads) and with one A value
  *     per row far above the rest (its int16 pairs, the path every product took before the quads);
  *   - an attention tile's two products as flashmla makes them: Q K^T of 128 x 64 x 576 (Q held) and
  *     O += P V of 128 x 512 x 64.
+ * The products run the kernel acc_tc_f32.c picks (AVX-512 where the processor has it: it says which).
  * The clock is measured by a chain of dependent integer additions (one a cycle); every figure is the
  * best of 15 runs. Inputs are N(0,1) rounded to bf16 (P: exp(-|N(0,1)|)). */
 #include <math.h>
@@ -19,6 +20,7 @@
 #include <time.h>
 
 #include "base/mem.h"
+#include "num/acc_model.h"
 #include "num/acc_tc.h"
 #include "num/cpu.h"
 #include "num/fmt.h"
@@ -90,6 +92,32 @@ __attribute__((target("avx2,fma"), noinline)) static int terms_only(void)
         }
     return _mm256_extract_epi32(tot, 0);
 }
+
+static float tl_b16[TL_K][16];
+
+/* the same in AVX-512: sixteen columns a vector (the AVX-512 kernel's terms) */
+__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma"), noinline)) static int terms_only16(void)
+{
+    __m512i tot = _mm512_setzero_si512();
+    __m512 up[4];
+    for (int r = 0; r < 4; r++)
+        up[r] = _mm512_set1_ps(1024.0f * (float)(r + 1));
+    for (long k0 = 0; k0 < TL_K; k0 += 16)
+        for (int g = 0; g < 4; g++) {
+            __m512i s[4] = {tot, tot, tot, tot};
+            _Pragma("GCC unroll 16") for (long k = k0; k < k0 + 16; k++) {
+                __m512 bv = _mm512_loadu_ps(tl_b16[k]);
+                _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
+                    __m512 x = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(tl_a[4 * g + r][k]), bv), up[r]);
+                    s[r] = _mm512_add_epi32(s[r], _mm512_cvttps_epi32(x));
+                    __asm__("" : "+v"(s[r]));
+                }
+            }
+            tot = _mm512_add_epi32(tot, _mm512_add_epi32(_mm512_add_epi32(s[0], s[1]), _mm512_add_epi32(s[2], s[3])));
+            __asm__ volatile("" ::: "memory");
+        }
+    return _mm_cvtsi128_si32(_mm512_castsi512_si128(tot));
+}
 #endif
 
 /* seconds for one call of f, best of 15 runs of reps calls */
@@ -126,6 +154,11 @@ static void run_gemm(void *p)
 static void run_terms(void *p)
 {
     *(volatile int *)p = terms_only();
+}
+
+static void run_terms16(void *p)
+{
+    *(volatile int *)p = terms_only16();
 }
 #endif
 
@@ -164,12 +197,22 @@ int main(void)
         for (int k = 0; k < TL_K; k++)
             tl_a[i][k] = (float)((i * 7 + k) % 13 - 6);
     for (int k = 0; k < TL_K; k++)
-        for (int j = 0; j < 8; j++)
-            tl_b[k][j] = (float)((k + j) % 5 - 2);
+        for (int j = 0; j < 16; j++) {
+            tl_b16[k][j] = (float)((k + j) % 5 - 2);
+            if (j < 8)
+                tl_b[k][j] = tl_b16[k][j];
+        }
     int sink;
     printf("  the terms alone (broadcast, product, scaling, truncating conversion, addition): %.2f\n",
            best_of(run_terms, &sink, 200) * hz / (16.0 * TL_K));
+    if (cpu_has_avx512())
+        printf("  the same in AVX-512, sixteen columns a vector:                 %.2f\n",
+               best_of(run_terms16, &sink, 200) * hz / (16.0 * TL_K * 2));
 #endif
+    /* which kernel the products below ran (acc_tc_f32.c's choice) */
+    printf("  products by the %s\n", acc_simd >= 2 && cpu_has_avx512()
+                                          ? "AVX-512 kernel (panels of sixteen columns: 128 x 8 is half a panel)"
+                                          : "AVX2 kernel (panels of eight columns)");
     gemm_t g = {s, q, kk, M, 8, K, K, 1, 0};
     acc_tc_hold(q, K, M, K, fmt_table[FMT_BF16].emin);
     printf("  Q K^T 128 x 8 x 576, Q held, int8 quads:                    %.2f\n", gemm_cycles(&g, hz, 20));
