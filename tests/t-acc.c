@@ -201,7 +201,7 @@ static void tc_heldb_same(fmt_rng_t *rng)
  * doubles that are not binary32 (rounded twice, as the two steps do it), and from row 12 on values scaled below
  * 2^(f - 126) (the kernels leave those rows to the binary64 lanes); kind 1 adds values near 2^127 there (past the
  * bound the kernel checks as it loads C), kind 2 an infinity (the scalar model's rows), kind 3 an A value at 2^60
- * (the AVX2 kernel's pairs, not its quads). */
+ * (the kernels' pairs, not their quads), kind 4 both kind 1's C and kind 3's A (pairs with a C near the bound). */
 static void tc_scaled_same(fmt_rng_t *rng)
 {
     enum { M = 21, N = 19, K = 96 };
@@ -209,7 +209,7 @@ static void tc_scaled_same(fmt_rng_t *rng)
     long compared = 0, bad = 0;
     int e = fmt_table[FMT_BF16].emin;
     for (int model = ACC_TC_VOLTA; model <= ACC_TC_HOPPER_FP8_FAST; model++)
-        for (int kind = 0; kind < 4; kind++)
+        for (int kind = 0; kind < 5; kind++)
             for (int trans = 0; trans < 2; trans++) {
                 for (long i = 0; i < M * K + N * K; i++) { /* binades -6 .. 5: the AVX2 kernel's int8 quads */
                     double u = 1 + ldexp((double)(fmt_rng_next(rng) >> 11), -53);
@@ -221,7 +221,7 @@ static void tc_scaled_same(fmt_rng_t *rng)
                     else
                         B[i - M * K] = x;
                 }
-                if (kind == 3)
+                if (kind == 3 || kind == 4)
                     A[5 * K + 17] = 0x1p60;
                 for (long i = 0; i < M; i++)
                     rs[i] = i == 0 ? 1.0 : i == 1 ? 0.0 : i == 2 ? 0x1p-120
@@ -241,7 +241,7 @@ static void tc_scaled_same(fmt_rng_t *rng)
                         x = u / 3;
                     C0[i] = x;
                 }
-                if (kind == 1)
+                if (kind == 1 || kind == 4)
                     C0[13 * N + 4] = 0x1.8p126, C0[18 * N + 11] = -0x1.fffffep127;
                 if (kind == 2)
                     C0[19 * N + 2] = -INFINITY;

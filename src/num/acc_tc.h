@@ -17,7 +17,7 @@ void acc_tc_gemm_acc(double *C, long ldc, const double *A, long lda, const doubl
 /* acc_tc_gemm_acc after C's rows are scaled: C[i][j] = ftz(fl32(C[i][j] rs[i])) first, the binary64 product
  * rounded to binary32 and a subnormal result flushed to a zero of its sign, as vec_scale32_ftz does it (a GPU's
  * FMUL.FTZ on an FP32 accumulator: an online softmax's O rescaled before its next P V). Bits are those of the
- * two calls; the binary32 lanes scale C as they load it (AVX-512: with the int8 quads), sparing a pass over C. */
+ * two calls; the binary32 lanes scale C as they load it, sparing a pass over C. */
 void acc_tc_gemm_acc_scaled(double *C, long ldc, const double *rs, const double *A, long lda, const double *B, long ldb,
                             int b_trans, long M, long N, long K, acc_model_t model, int emin_a, int emin_b);
 

@@ -340,7 +340,6 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
      * four rows lining up with A's; in AVX-512, blocks of at most 32), else pairs or binary32 values */
     int ba = tcf_quad_bias(&ga), bb = tcf_quad_bias(&gb), qbias = ACC_TCF8_NOQ;
     const int quads = ok && (!wide || tc->b <= 32) && ba != ACC_TCF8_NOQ && bb != ACC_TCF8_NOQ && hr % 4 == 0;
-    ok = ok && !(rs && wide && !quads); /* the AVX-512 kernel scales C only with quads */
     if (quads || (ok && pairs))
         bq = err_malloc((size_t)(nbp * K * np + 1), sizeof(int32_t));
     if (quads) {

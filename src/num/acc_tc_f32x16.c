@@ -59,7 +59,8 @@ ACC_TCF_TERMS(tcf16_terms, T16, __m512i, __m512, 16, _mm512)
 T16 static inline __attribute__((always_inline)) void
 tcf16_rows(const int mr, const int single, const int whole, double *C, long ldc, long j0, long nr,
            const float *const *a, const float *const *ea, const int32_t *const *ep, long K, const float *bp,
-           const float *be, const int32_t *bq, int f, const int bsz, int acc, int promote, int *low)
+           const float *be, const int32_t *bq, int f, const int bsz, int acc, int promote, const double *rs, int lim,
+           int *low)
 {
     const int pairs = bsz >= ACC_TCF16_PAIRS; /* exponents as int16 pairs (else binary32 values) */
     const __m512 zero = _mm512_setzero_ps();
@@ -69,9 +70,10 @@ tcf16_rows(const int mr, const int single, const int whole, double *C, long ldc,
     const __m512i keep32 = _mm512_set1_epi32((int)(~0U << (24 - p)));       /* of a binary32 */
     const __mmask16 cols = (__mmask16)((1u << nr) - 1);
     __m512 c[ACC_TCF16_MR], outer[ACC_TCF16_MR];
+    __mmask16 big = 0;
     _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++) {
         outer[r] = zero;
-        c[r] = tcf16_load_c(C + r * ldc + j0, cols, acc, NULL, 0, NULL);
+        c[r] = tcf16_load_c(C + r * ldc + j0, cols, acc, rs ? rs + r : NULL, lim, &big);
     }
     for (long k0 = 0; k0 < K; k0 += bsz) {
         long k1 = whole || k0 + bsz < K ? k0 + bsz : K, kh = single ? k1 : k0 + (k1 - k0) / 2;
@@ -154,7 +156,8 @@ tcf16_rows(const int mr, const int single, const int whole, double *C, long ldc,
                 c[r] = zero;
             }
     }
-    if (*low) /* C left as it was: the caller recomputes these rows in binary64 lanes */
+    *low |= big != 0; /* a scaled C past lim */
+    if (*low) /* C left as it was (unscaled): the caller recomputes these rows in binary64 lanes */
         return;
     _Pragma("GCC unroll 4") for (int r = 0; r < mr; r++)
         tcf16_store_c(C + r * ldc + j0, cols, promote ? outer[r] : c[r]);
@@ -278,13 +281,13 @@ tcf16_rows_q(const int whole, int mr, double *C, long ldc, long j0, long nr, con
 T16 static inline __attribute__((always_inline)) void
 tcf16_mr(const int single, const int whole, const int bsz, int mr, double *C, long ldc, long j0, long nr,
          const float *const *a, const float *const *ea, const int32_t *const *ep, long K, const float *bp,
-         const float *be, const int32_t *bq, int f, int acc, int promote, int *low)
+         const float *be, const int32_t *bq, int f, int acc, int promote, const double *rs, int lim, int *low)
 {
     switch (mr) {
-    case 4: tcf16_rows(4, single, whole, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, bsz, acc, promote, low); break;
-    case 3: tcf16_rows(3, single, whole, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, bsz, acc, promote, low); break;
-    case 2: tcf16_rows(2, single, whole, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, bsz, acc, promote, low); break;
-    default: tcf16_rows(1, single, whole, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, bsz, acc, promote, low); break;
+    case 4: tcf16_rows(4, single, whole, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, bsz, acc, promote, rs, lim, low); break;
+    case 3: tcf16_rows(3, single, whole, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, bsz, acc, promote, rs, lim, low); break;
+    case 2: tcf16_rows(2, single, whole, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, bsz, acc, promote, rs, lim, low); break;
+    default: tcf16_rows(1, single, whole, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, bsz, acc, promote, rs, lim, low); break;
     }
 }
 
@@ -292,7 +295,8 @@ T16 void acc_tcf16_rows(int mr, double *C, long ldc, long j0, long nr, const flo
                         const int32_t *const *ep, long K, const float *bp, const float *be, const int32_t *bq,
                         const acc_tcf_job_t *job, int *low)
 {
-    const int f = job->f, bsz = job->bsz, acc = job->acc, promote = job->promote;
+    const int f = job->f, bsz = job->bsz, acc = job->acc, promote = job->promote, lim = job->lim;
+    const double *rs = acc ? job->rs : NULL;
     if (job->qbias != ACC_TCF8_NOQ) { /* int8 quads: the models' blocks as constants where K holds whole blocks */
         switch (K % bsz ? 0 : bsz) {
         case 4: tcf16_rows_q(1, mr, C, ldc, j0, nr, a, ep[0], K, bp, bq, 4, job, low); break;
@@ -309,15 +313,15 @@ T16 void acc_tcf16_rows(int mr, double *C, long ldc, long j0, long nr, const flo
     /* the models' blocks (Volta 4, Ampere 8, Hopper 16, Hopper FP8 32) as constants where K holds
      * whole blocks: each block's loops unrolled */
     switch (K % bsz ? 0 : bsz * 2 + single) {
-    case 4 * 2 + 1: tcf16_mr(1, 1, 4, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, acc, promote, low); break;
-    case 8 * 2 + 1: tcf16_mr(1, 1, 8, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, acc, promote, low); break;
-    case 16 * 2: tcf16_mr(0, 1, 16, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, acc, promote, low); break;
-    case 32 * 2 + 1: tcf16_mr(1, 1, 32, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, acc, promote, low); break;
+    case 4 * 2 + 1: tcf16_mr(1, 1, 4, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, acc, promote, rs, lim, low); break;
+    case 8 * 2 + 1: tcf16_mr(1, 1, 8, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, acc, promote, rs, lim, low); break;
+    case 16 * 2: tcf16_mr(0, 1, 16, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, acc, promote, rs, lim, low); break;
+    case 32 * 2 + 1: tcf16_mr(1, 1, 32, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, acc, promote, rs, lim, low); break;
     default:
         if (single)
-            tcf16_mr(1, 0, bsz, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, acc, promote, low);
+            tcf16_mr(1, 0, bsz, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, acc, promote, rs, lim, low);
         else
-            tcf16_mr(0, 0, bsz, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, acc, promote, low);
+            tcf16_mr(0, 0, bsz, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, acc, promote, rs, lim, low);
     }
 }
 

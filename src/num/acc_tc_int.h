@@ -17,7 +17,7 @@ int acc_tc_exp(double x, int emin);
 /* The block model (with acc, C's own values as the first block's C) in binary32 and int32
  * lanes where its conditions hold: then C is written and 1 returned; else 0, C untouched
  * (acc_tc_f32.c; 0 without AVX2). With acc and rs, C's rows scaled first as acc_tc_gemm_acc_scaled
- * says (the kernels as they load them; on the AVX-512 one only with the int8 quads, else 0, C untouched). */
+ * says (the kernels as they load them). */
 int acc_tc_gemm_f32(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
                     long N, long K, const acc_tc_t *tc, int emin_a, int emin_b, int acc, const double *rs);
 
@@ -90,8 +90,8 @@ void acc_tcf16_transpose(void *dst, const void *src, long K);
  * quads (acc_tcf8_quads: ep[0] the group's line, four rows computed, those past mr copies of real
  * ones), for blocks of at most 32 products. Where a block's exponent maximum falls below f - 126 (with
  * quads: where the C given has a lane below 2^(f - 126)), *low is set and C is left as it was (the
- * caller recomputes the tile otherwise); job->rs only with quads (as the AVX2 kernel takes it: a group whose
- * scaled C passes lim is left too, unscaled). Only where cpu_has_avx512() says so. */
+ * caller recomputes the tile otherwise); with job->rs, C's rows scaled as they are loaded, as the AVX2 kernel
+ * does it (a tile whose scaled C passes lim is left too, unscaled). Only where cpu_has_avx512() says so. */
 #define ACC_TCF16_MR 4
 #define ACC_TCF16_PAIRS 16
 /* The kernels' inner loop, one definition for both widths (W lanes; vi, vf the vector types, V the intrinsics'
