@@ -23,16 +23,16 @@
 #define ACC_NR32 16
 
 /* c [ACC_MR32][ACC_NR32] continues each element's chain over K more terms from the value it
- * holds (0 to start): the same sequential chain whichever way K is cut into chunks. */
-static void kern32_generic(float *c, const float *const a[ACC_MR32], const float *bp, long K,
-                           int fused)
+ * holds (0 to start): the same sequential chain whichever way K is cut into chunks. The rows'
+ * operands come packed, k-major: ap[k ACC_MR32 + r] is row r's k-th (acc_pack32_a). */
+static void kern32_generic(float *c, const float *ap, const float *bp, long K, int fused)
 {
     for (int r = 0; r < ACC_MR32; r++)
         for (int j = 0; j < ACC_NR32; j++) {
             float s = c[r * ACC_NR32 + j];
             for (long k = 0; k < K; k++)
-                s = fused ? fmaf(a[r][k], bp[k * ACC_NR32 + j], s)
-                          : s + a[r][k] * bp[k * ACC_NR32 + j];
+                s = fused ? fmaf(ap[k * ACC_MR32 + r], bp[k * ACC_NR32 + j], s)
+                          : s + ap[k * ACC_MR32 + r] * bp[k * ACC_NR32 + j];
             c[r * ACC_NR32 + j] = s;
         }
 }
@@ -41,7 +41,7 @@ static void kern32_generic(float *c, const float *const a[ACC_MR32], const float
 /* The register tile with its accumulators in registers: the row loops are unrolled (GCC
  * keeps an array of vectors in memory otherwise) and `fused` is a constant in each copy. */
 __attribute__((target("avx2,fma"), always_inline)) static inline void
-kern32_tile(float *c, const float *const a[ACC_MR32], const float *bp, long K, const int fused)
+kern32_tile(float *c, const float *ap, const float *bp, long K, const int fused)
 {
     __m256 acc[ACC_MR32][2];
     _Pragma("GCC unroll 8")
@@ -54,7 +54,7 @@ kern32_tile(float *c, const float *const a[ACC_MR32], const float *bp, long K, c
         __m256 b1 = _mm256_loadu_ps(bp + k * ACC_NR32 + 8);
         _Pragma("GCC unroll 8")
         for (int r = 0; r < ACC_MR32; r++) {
-            __m256 av = _mm256_set1_ps(a[r][k]);
+            __m256 av = _mm256_set1_ps(ap[k * ACC_MR32 + r]);
             if (fused) {
                 acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
                 acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
@@ -71,13 +71,13 @@ kern32_tile(float *c, const float *const a[ACC_MR32], const float *bp, long K, c
     }
 }
 
-__attribute__((target("avx2,fma"))) static void kern32_avx2(float *c, const float *const a[ACC_MR32],
-                                                             const float *bp, long K, int fused)
+__attribute__((target("avx2,fma"))) static void kern32_avx2(float *c, const float *ap, const float *bp, long K,
+                                                             int fused)
 {
     if (fused)
-        kern32_tile(c, a, bp, K, 1);
+        kern32_tile(c, ap, bp, K, 1);
     else
-        kern32_tile(c, a, bp, K, 0);
+        kern32_tile(c, ap, bp, K, 0);
 }
 
 #endif
@@ -224,11 +224,31 @@ static void acc_pack32_rows(float *bp, const double *B, long ldb, long j0, long 
     }
 }
 
-/* The operand held for this thread's FP32 products (acc_hold_f32). */
+/* Rows 0 .. M - 1 of A (row i at av + i ak, binary32), columns 0 .. K - 1, as the kernels take
+ * them: tiles of tr rows, each K runs of tr values (tile t's row r at k: ap[(t K + k) tr + r]),
+ * zero past M. */
+static void acc_pack32_a(float *ap, const float *av, long ak, long M, long K, long tr)
+{
+    for (long t = 0; t * tr < M; t++) {
+        float *d = ap + t * K * tr;
+        for (long r = 0; r < tr; r++) {
+            const float *row = av + (t * tr + r) * ak;
+            if (t * tr + r < M)
+                for (long k = 0; k < K; k++)
+                    d[k * tr + r] = row[k];
+            else
+                for (long k = 0; k < K; k++)
+                    d[k * tr + r] = 0.0f;
+        }
+    }
+}
+
+/* The operand held for this thread's FP32 products (acc_hold_f32): as binary32 (f) and, once a
+ * product has asked for them, as tiles of tr rows (acc_pack32_a; tr 0 until then). */
 static _Thread_local struct {
     const double *a;
-    long lda, m, k;
-    float *f;
+    long lda, m, k, tr;
+    float *f, *tiles;
 } acc_held32;
 
 void acc_hold_f32(const double *A, long lda, long M, long K)
@@ -245,6 +265,7 @@ void acc_hold_f32(const double *A, long lda, long M, long K)
 void acc_release_f32(void)
 {
     free(acc_held32.f);
+    free(acc_held32.tiles);
     memset(&acc_held32, 0, sizeof acc_held32);
 }
 
@@ -266,21 +287,39 @@ void acc_gemm32(double *C, long ldc, const double *A, long lda, const double *B,
     kc = kc < 16 ? 16 : kc > ACC_KC32 ? ACC_KC32 : kc;
     kc = K < kc ? K : kc;
     float *bp = err_malloc((size_t)(kc * w + 1), sizeof(float));
-    /* A as binary32: the held copy where A lies inside it, else converted here; row i at
-     * av + i ak */
-    float *af = NULL;
-    const float *av;
-    long ak = K, hr, hc;
-    if (acc_inside(acc_held32.a, acc_held32.lda, acc_held32.m, acc_held32.k, A, lda, M, K, &hr, &hc)) {
-        ak = acc_held32.k;
-        av = acc_held32.f + hr * ak + hc;
+    /* A in tiles of tr rows: the held copy's where A lies inside it from a tile's first row (packed
+     * once), else packed here from the held binary32 rows or converted ones; tile t's k-th run at
+     * ap + t ts + k tr */
+    float *af = NULL, *own = NULL;
+    const float *ap;
+    long ts, hr, hc;
+    if (acc_inside(acc_held32.a, acc_held32.lda, acc_held32.m, acc_held32.k, A, lda, M, K, &hr, &hc) && hr % tr == 0) {
+        long hk = acc_held32.k;
+        if (acc_held32.tr != tr) {
+            free(acc_held32.tiles);
+            acc_held32.tiles = err_malloc((size_t)((acc_held32.m + tr - 1) / tr * tr * hk), sizeof(float));
+            acc_pack32_a(acc_held32.tiles, acc_held32.f, hk, acc_held32.m, hk, tr);
+            acc_held32.tr = tr;
+        }
+        ts = hk * tr;
+        ap = acc_held32.tiles + hr / tr * ts + hc * tr;
     } else {
-        af = err_malloc((size_t)(M * K + 1), sizeof(float));
-        for (long i = 0; i < M; i++)
-            acc_to_f32(af + i * K, A + i * lda, K);
-        av = af;
+        const float *av;
+        long ak = K;
+        if (acc_inside(acc_held32.a, acc_held32.lda, acc_held32.m, acc_held32.k, A, lda, M, K, &hr, &hc)) {
+            ak = acc_held32.k;
+            av = acc_held32.f + hr * ak + hc;
+        } else {
+            af = err_malloc((size_t)(M * K + 1), sizeof(float));
+            for (long i = 0; i < M; i++)
+                acc_to_f32(af + i * K, A + i * lda, K);
+            av = af;
+        }
+        ts = K * tr;
+        own = err_malloc((size_t)(mpad * K + 1), sizeof(float));
+        acc_pack32_a(own, av, ak, M, K, tr);
+        ap = own;
     }
-    float *zero = err_calloc((size_t)K + 1, sizeof(float));
     float *cf = err_malloc((size_t)(mpad * w), sizeof(float)); /* the pass's panels of C */
     int avx = acc_simd && cpu_has_avx2_fma();
     for (long j0 = 0; j0 < N; j0 += w) {
@@ -294,12 +333,8 @@ void acc_gemm32(double *C, long ldc, const double *A, long lda, const double *B,
                 acc_pack32_rows(bp, B + k0 * ldb, ldb, j0, np * ACC_NR32, N, kn);
             for (long p = 0; p < np; p++)
                 for (long i0 = 0; i0 < M; i0 += tr) {
-                    long mr = M - i0 < tr ? M - i0 : tr;
-                    const float *a[ACC_X16_MR32];
                     float *c = cf + (p * mpad + i0) * ACC_NR32;
-                    const float *b = bp + p * kn * ACC_NR32;
-                    for (long r = 0; r < tr; r++)
-                        a[r] = r < mr ? av + (i0 + r) * ak + k0 : zero;
+                    const float *b = bp + p * kn * ACC_NR32, *a = ap + i0 / tr * ts + k0 * tr;
 #ifdef ACC_HAVE_X86
                     if (x16)
                         acc_kern32_x16(c, a, b, kn, fused);
@@ -319,6 +354,6 @@ void acc_gemm32(double *C, long ldc, const double *A, long lda, const double *B,
     (void)avx, (void)x16;
     free(bp);
     free(af);
-    free(zero);
+    free(own);
     free(cf);
 }

@@ -32,28 +32,29 @@ X16 void acc_kern64_x16(double *c, const double *const *a, const double *bp, lon
 }
 
 /* acc.c's kern32 (binary32 chains in k order, fused or a rounded product then a rounded sum) on
- * twelve rows against a panel of sixteen columns: one vector of sixteen per row */
-X16 static inline __attribute__((always_inline)) void x16_kern32(float *c, const float *const *a, const float *bp,
-                                                                 long K, const int fused)
+ * twelve rows (packed k-major: one pointer, where twelve row pointers left GCC short of
+ * registers) against a panel of sixteen columns: one vector of sixteen per row */
+X16 static inline __attribute__((always_inline)) void x16_kern32(float *c, const float *ap, const float *bp, long K,
+                                                                 const int fused)
 {
     __m512 acc[ACC_X16_MR32];
     _Pragma("GCC unroll 12") for (int r = 0; r < ACC_X16_MR32; r++) acc[r] = _mm512_loadu_ps(c + r * 16);
     for (long k = 0; k < K; k++) {
         __m512 b = _mm512_loadu_ps(bp + k * 16);
         _Pragma("GCC unroll 12") for (int r = 0; r < ACC_X16_MR32; r++) {
-            __m512 av = _mm512_set1_ps(a[r][k]);
+            __m512 av = _mm512_set1_ps(ap[k * ACC_X16_MR32 + r]);
             acc[r] = fused ? _mm512_fmadd_ps(av, b, acc[r]) : _mm512_add_ps(acc[r], _mm512_mul_ps(av, b));
         }
     }
     _Pragma("GCC unroll 12") for (int r = 0; r < ACC_X16_MR32; r++) _mm512_storeu_ps(c + r * 16, acc[r]);
 }
 
-X16 void acc_kern32_x16(float *c, const float *const *a, const float *bp, long K, int fused)
+X16 void acc_kern32_x16(float *c, const float *ap, const float *bp, long K, int fused)
 {
     if (fused)
-        x16_kern32(c, a, bp, K, 1);
+        x16_kern32(c, ap, bp, K, 1);
     else
-        x16_kern32(c, a, bp, K, 0);
+        x16_kern32(c, ap, bp, K, 0);
 }
 
 /* acc.c's acc_round16_pd in eight lanes: r = (|x| + c) - c with c = 1.5 * 2^(E + 42) (at least
@@ -282,9 +283,9 @@ void acc_kern16f_x16(double *c, const double *const *a, const double *bp, long K
 {
     (void)c, (void)a, (void)bp, (void)K;
 }
-void acc_kern32_x16(float *c, const float *const *a, const float *bp, long K, int fused)
+void acc_kern32_x16(float *c, const float *ap, const float *bp, long K, int fused)
 {
-    (void)c, (void)a, (void)bp, (void)K, (void)fused;
+    (void)c, (void)ap, (void)bp, (void)K, (void)fused;
 }
 void acc_kern64_x16(double *c, const double *const *a, const double *bp, long K)
 {
