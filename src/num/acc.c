@@ -27,31 +27,35 @@
 #define ACC_NR64 8
 #define ACC_MR16 4 /* rows of the FP16-accumulator tile (its rounding needs the registers) */
 
-static void kern64_generic(double *c, const double *const *a, const double *bp, long K)
+/* The kernels continue each element's chain in c [rows][cols] over K more terms (c zero to
+ * start); the rows' operands come packed k-major, row r's k-th at ap[k as + r] (acc_pack64_a). */
+static void kern64_generic(double *c, const double *ap, long as, const double *bp, long K)
 {
     for (int r = 0; r < ACC_MR; r++)
         for (int j = 0; j < ACC_NR64; j++) {
-            double s = 0.0;
+            double s = c[r * ACC_NR64 + j];
             for (long k = 0; k < K; k++)
-                s = fma(a[r][k], bp[k * ACC_NR64 + j], s);
+                s = fma(ap[k * as + r], bp[k * ACC_NR64 + j], s);
             c[r * ACC_NR64 + j] = s;
         }
 }
 
 #ifdef ACC_HAVE_X86
-__attribute__((target("avx2,fma"))) static void kern64_avx2(double *c, const double *const *a, const double *bp,
+__attribute__((target("avx2,fma"))) static void kern64_avx2(double *c, const double *ap, long as, const double *bp,
                                                              long K)
 {
     __m256d acc[ACC_MR][2];
     _Pragma("GCC unroll 8")
-    for (int r = 0; r < ACC_MR; r++)
-        acc[r][0] = acc[r][1] = _mm256_setzero_pd();
+    for (int r = 0; r < ACC_MR; r++) {
+        acc[r][0] = _mm256_loadu_pd(c + r * ACC_NR64);
+        acc[r][1] = _mm256_loadu_pd(c + r * ACC_NR64 + 4);
+    }
     for (long k = 0; k < K; k++) {
         __m256d b0 = _mm256_loadu_pd(bp + k * ACC_NR64);
         __m256d b1 = _mm256_loadu_pd(bp + k * ACC_NR64 + 4);
         _Pragma("GCC unroll 8")
         for (int r = 0; r < ACC_MR; r++) {
-            __m256d av = _mm256_set1_pd(a[r][k]);
+            __m256d av = _mm256_set1_pd(ap[k * as + r]);
             acc[r][0] = _mm256_fmadd_pd(av, b0, acc[r][0]);
             acc[r][1] = _mm256_fmadd_pd(av, b1, acc[r][1]);
         }
@@ -67,7 +71,7 @@ __attribute__((target("avx2,fma"))) static void kern64_avx2(double *c, const dou
 
 /* A kernel on one register tile: tile rows of A (a[r], K long) against a packed panel bp of
  * `cols` columns, into c [rows][cols]; with the tile's shape. */
-typedef void acc_kern64_t(double *c, const double *const *a, const double *bp, long K);
+typedef void acc_kern64_t(double *c, const double *ap, long as, const double *bp, long K);
 typedef struct {
     acc_kern64_t *kern;
     long rows, cols;
@@ -96,39 +100,103 @@ static void acc_pack64(double *bp, const double *B, long ldb, int b_trans, long 
             memcpy(bp + k * cols, B + k * ldb + j0, sizeof(double) * (size_t)nr);
 }
 
-/* C = A op(B) through a binary64 kernel: op(B) packed t->cols columns at a time (zero beyond
- * N), A by tiles of t->rows rows (a zero row beyond M). */
+/* Rows 0 .. M - 1 of A, columns 0 .. K - 1, in tiles of h rows, each K runs of h values (tile t's
+ * row r at k: ap[(t K + k) h + r]), zero past M. */
+static void acc_pack64_a(double *ap, const double *A, long lda, long M, long K, long h)
+{
+    for (long t = 0; t * h < M; t++) {
+        double *d = ap + t * K * h;
+        for (long r = 0; r < h; r++) {
+            const double *row = A + (t * h + r) * lda;
+            if (t * h + r < M)
+                for (long k = 0; k < K; k++)
+                    d[k * h + r] = row[k];
+            else
+                for (long k = 0; k < K; k++)
+                    d[k * h + r] = 0.0;
+        }
+    }
+}
+
+/* Doubles of C a pass holds (its panels' partial sums, all rows): 512 KB, so that a row-major op(B)
+ * is packed for many panels at once and A's chunk, from L2, serves them all; a pass's packed chunk
+ * of a row-major op(B) (ACC_PB64 doubles: kc = ACC_PB64 / w rows); the chunk of K of a transposed
+ * one's (its panel's chunk in L1). Chunks are whole groups of ACC_FP16_K products, so the FP16
+ * accumulator rounds where it would over the whole K. */
+#define ACC_CF64 65536
+#define ACC_PB64 16384
+#define ACC_KC64 192
+
+/* C = A op(B) through a binary64 kernel, as acc_gemm32 cuts it: passes of w columns (panels of
+ * t->cols, zero beyond N), each over chunks of K (every kernel continuing its chains from C's
+ * buffer), A packed once in tiles of the larger kernel height (a zero row beyond M), each kernel
+ * called on its rows of them. */
 static void acc_panels64(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans,
                          long M, long N, long K, const acc_tile64_t *t)
 {
-    const long cols = t->cols;
-    double *bp = err_malloc((size_t)(K * cols + 1), sizeof(double));
-    double *zero = err_calloc((size_t)K + 1, sizeof(double));
-    double c[ACC_X16_MR16F * ACC_X16_NR];
-    const double *a[ACC_X16_MR16F];
-    double asum = 0, bmax = 0;
+    const long cols = t->cols, h = t->exact_rows > t->rows ? t->exact_rows : t->rows;
+    long mpad = (M + h - 1) / h * h, npan = (N + cols - 1) / cols;
+    long wp = b_trans ? 1 : ACC_CF64 / (mpad * cols);
+    wp = wp < 1 ? 1 : wp > npan ? npan : wp;
+    long w = wp * cols;
+    long kc = b_trans || wp == 1 ? ACC_KC64 : ACC_PB64 / w;
+    kc = kc < 16 ? 16 : kc > ACC_KC64 ? ACC_KC64 : kc;
+    kc = K < kc ? K : kc / ACC_FP16_K * ACC_FP16_K;
+    /* A packed whole where passes come back to it, else (one pass: a row-major op(B)) a chunk at a time */
+    const int whole = w < N;
+    long ak = whole ? K : kc;
+    double *bp = err_malloc((size_t)(kc * w + 1), sizeof(double)), *ap = err_malloc((size_t)(mpad * ak + 1), sizeof(double));
+    double *cb = err_malloc((size_t)(mpad * w), sizeof(double)), *bmax = err_malloc((size_t)wp, sizeof(double));
+    int *f32 = err_malloc((size_t)wp, sizeof(int));
+    double asum = 0;
     const int a_f32 = t->exact && acc_f32_values_x16(A, lda, M, K, &asum);
-    for (long j0 = 0; j0 < N; j0 += cols) {
-        long nr = N - j0 < cols ? N - j0 : cols;
-        acc_kern64_t *kern = t->kern;
-        long rows = t->rows;
-        if (a_f32 ? acc_pack64_x16(bp, B, ldb, b_trans, j0, nr, K, &bmax)
-                  : (acc_pack64(bp, B, ldb, b_trans, j0, nr, cols, K), 0)) {
-            kern = t->bounded && asum * bmax <= t->limit ? t->bounded : t->exact;
-            rows = t->exact_rows;
+    if (whole)
+        acc_pack64_a(ap, A, lda, M, K, h);
+    for (long j0 = 0; j0 < N; j0 += w) {
+        long np = N - j0 < w ? (N - j0 + cols - 1) / cols : wp;
+        memset(cb, 0, sizeof(double) * (size_t)(mpad * np * cols));
+        for (long p = 0; p < np; p++)
+            bmax[p] = 0;
+        for (long k0 = 0; k0 < K; k0 += kc) {
+            long kn = K - k0 < kc ? K - k0 : kc;
+            const double *bk = b_trans ? B + k0 : B + k0 * ldb;
+            if (!whole)
+                acc_pack64_a(ap, A + k0, lda, M, kn, h);
+            for (long p = 0; p < np; p++) {
+                long jp = j0 + p * cols, nr = N - jp < cols ? N - jp : cols;
+                double m = 0;
+                /* the AVX-512 tile's panels by acc_pack64_x16 (transposed in registers), which also
+                 * tells whether they hold binary32 values */
+                if (cols == ACC_X16_NR)
+                    f32[p] = acc_pack64_x16(bp + p * kn * cols, bk, ldb, b_trans, jp, nr, kn, &m) && a_f32;
+                else
+                    f32[p] = 0, acc_pack64(bp + p * kn * cols, bk, ldb, b_trans, jp, nr, cols, kn);
+                /* the largest |op(B)| of the panel's chunks so far bounds every partial sum so far */
+                bmax[p] = m > bmax[p] ? m : bmax[p];
+            }
+            for (long p = 0; p < np; p++) {
+                acc_kern64_t *kern = t->kern;
+                long rows = t->rows;
+                if (f32[p]) {
+                    kern = t->bounded && asum * bmax[p] <= t->limit ? t->bounded : t->exact;
+                    rows = t->exact_rows;
+                }
+                for (long i0 = 0; i0 < M; i0 += rows)
+                    kern(cb + (p * mpad + i0) * cols, ap + (i0 / h * (whole ? K : kn) + (whole ? k0 : 0)) * h + i0 % h, h,
+                         bp + p * kn * cols, kn);
+            }
         }
-        for (long i0 = 0; i0 < M; i0 += rows) {
-            long mr = M - i0 < rows ? M - i0 : rows;
-            for (long r = 0; r < rows; r++)
-                a[r] = r < mr ? A + (i0 + r) * lda : zero;
-            kern(c, a, bp, K);
-            for (long r = 0; r < mr; r++)
-                for (long j = 0; j < nr; j++)
-                    C[(i0 + r) * ldc + j0 + j] = c[r * cols + j];
+        for (long p = 0; p < np; p++) {
+            long jp = j0 + p * cols, nr = N - jp < cols ? N - jp : cols;
+            for (long i = 0; i < M; i++)
+                memcpy(C + i * ldc + jp, cb + (p * mpad + i) * cols, sizeof(double) * (size_t)nr);
         }
     }
     free(bp);
-    free(zero);
+    free(ap);
+    free(cb);
+    free(bmax);
+    free(f32);
 }
 
 /* The tile for a model's kernels: AVX-512 (sixteen columns) where acc_simd allows and the
@@ -147,6 +215,8 @@ static void gemm64(double *C, long ldc, const double *A, long lda, const double 
 {
 #ifdef ACC_HAVE_X86
     acc_tile64_t t = acc_tile64(ACC_MR, acc_kern64_x16, kern64_avx2, kern64_generic);
+    if (t.kern == acc_kern64_x16)
+        t.rows = ACC_X16_MR64;
 #else
     acc_tile64_t t = acc_tile64(ACC_MR, NULL, NULL, kern64_generic);
 #endif
@@ -158,15 +228,15 @@ static void gemm64(double *C, long ldc, const double *A, long lda, const double 
  * few binades: no rounding in practice; a wider spread rounds once, far below fp16's
  * precision), then the sum is rounded to binary16; overflow gives infinity as the hardware's
  * fp16 result would. The vector kernel below does the same operations per lane. */
-static void kern16_generic(double *c, const double *const *a, const double *bp, long K)
+static void kern16_generic(double *c, const double *ap, long as, const double *bp, long K)
 {
     for (int r = 0; r < ACC_MR16; r++)
         for (int j = 0; j < ACC_NR64; j++) {
-            double acc = 0.0;
+            double acc = c[r * ACC_NR64 + j];
             for (long k0 = 0; k0 < K; k0 += ACC_FP16_K) {
                 double s = acc;
                 for (long k = k0; k < k0 + ACC_FP16_K && k < K; k++)
-                    s += a[r][k] * bp[k * ACC_NR64 + j];
+                    s += ap[k * as + r] * bp[k * ACC_NR64 + j];
                 acc = fmt_round(s, FMT_FP16, FMT_RNE, 0, NULL); /* overflow: inf, as the hardware's fp16 */
             }
             c[r * ACC_NR64 + j] = acc;
@@ -196,20 +266,22 @@ __attribute__((target("avx2,fma"), always_inline)) static inline __m256d acc_rou
 }
 
 /* kern16_generic with the accumulators in registers (ACC_MR16 rows, two vectors of four). */
-__attribute__((target("avx2,fma"))) static void kern16_avx2(double *c, const double *const *a, const double *bp,
+__attribute__((target("avx2,fma"))) static void kern16_avx2(double *c, const double *ap, long as, const double *bp,
                                                              long K)
 {
     __m256d acc[ACC_MR16][2];
     _Pragma("GCC unroll 8")
-    for (int r = 0; r < ACC_MR16; r++)
-        acc[r][0] = acc[r][1] = _mm256_setzero_pd();
+    for (int r = 0; r < ACC_MR16; r++) {
+        acc[r][0] = _mm256_loadu_pd(c + r * ACC_NR64);
+        acc[r][1] = _mm256_loadu_pd(c + r * ACC_NR64 + 4);
+    }
     for (long k0 = 0; k0 < K; k0 += ACC_FP16_K) {
         long k1 = k0 + ACC_FP16_K < K ? k0 + ACC_FP16_K : K;
         for (long k = k0; k < k1; k++) {
             __m256d b0 = _mm256_loadu_pd(bp + k * ACC_NR64), b1 = _mm256_loadu_pd(bp + k * ACC_NR64 + 4);
             _Pragma("GCC unroll 8")
             for (int r = 0; r < ACC_MR16; r++) {
-                __m256d av = _mm256_set1_pd(a[r][k]);
+                __m256d av = _mm256_set1_pd(ap[k * as + r]);
                 acc[r][0] = _mm256_add_pd(acc[r][0], _mm256_mul_pd(av, b0));
                 acc[r][1] = _mm256_add_pd(acc[r][1], _mm256_mul_pd(av, b1));
             }

@@ -10,22 +10,24 @@
 #include <immintrin.h>
 
 #define X16 __attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma")))
-#define X16_MR64 6
 #define X16_MR16 4
 
-X16 void acc_kern64_x16(double *c, const double *const *a, const double *bp, long K)
+X16 void acc_kern64_x16(double *c, const double *ap, long as, const double *bp, long K)
 {
-    __m512d acc[X16_MR64][2];
-    _Pragma("GCC unroll 8") for (int r = 0; r < X16_MR64; r++) acc[r][0] = acc[r][1] = _mm512_setzero_pd();
+    __m512d acc[ACC_X16_MR64][2];
+    _Pragma("GCC unroll 12") for (int r = 0; r < ACC_X16_MR64; r++) {
+        acc[r][0] = _mm512_loadu_pd(c + r * ACC_X16_NR);
+        acc[r][1] = _mm512_loadu_pd(c + r * ACC_X16_NR + 8);
+    }
     for (long k = 0; k < K; k++) {
         __m512d b0 = _mm512_loadu_pd(bp + k * ACC_X16_NR), b1 = _mm512_loadu_pd(bp + k * ACC_X16_NR + 8);
-        _Pragma("GCC unroll 8") for (int r = 0; r < X16_MR64; r++) {
-            __m512d av = _mm512_set1_pd(a[r][k]);
+        _Pragma("GCC unroll 12") for (int r = 0; r < ACC_X16_MR64; r++) {
+            __m512d av = _mm512_set1_pd(ap[k * as + r]);
             acc[r][0] = _mm512_fmadd_pd(av, b0, acc[r][0]);
             acc[r][1] = _mm512_fmadd_pd(av, b1, acc[r][1]);
         }
     }
-    _Pragma("GCC unroll 8") for (int r = 0; r < X16_MR64; r++) {
+    _Pragma("GCC unroll 12") for (int r = 0; r < ACC_X16_MR64; r++) {
         _mm512_storeu_pd(c + r * ACC_X16_NR, acc[r][0]);
         _mm512_storeu_pd(c + r * ACC_X16_NR + 8, acc[r][1]);
     }
@@ -76,16 +78,19 @@ X16 static inline __attribute__((always_inline)) __m512d x16_round16(__m512d x)
     return _mm512_castsi512_pd(_mm512_or_si512(_mm512_castpd_si512(r), sign));
 }
 
-X16 void acc_kern16_x16(double *c, const double *const *a, const double *bp, long K)
+X16 void acc_kern16_x16(double *c, const double *ap, long as, const double *bp, long K)
 {
     __m512d acc[X16_MR16][2];
-    _Pragma("GCC unroll 8") for (int r = 0; r < X16_MR16; r++) acc[r][0] = acc[r][1] = _mm512_setzero_pd();
+    _Pragma("GCC unroll 8") for (int r = 0; r < X16_MR16; r++) {
+        acc[r][0] = _mm512_loadu_pd(c + r * ACC_X16_NR);
+        acc[r][1] = _mm512_loadu_pd(c + r * ACC_X16_NR + 8);
+    }
     for (long k0 = 0; k0 < K; k0 += ACC_FP16_K) {
         long k1 = k0 + ACC_FP16_K < K ? k0 + ACC_FP16_K : K;
         for (long k = k0; k < k1; k++) {
             __m512d b0 = _mm512_loadu_pd(bp + k * ACC_X16_NR), b1 = _mm512_loadu_pd(bp + k * ACC_X16_NR + 8);
             _Pragma("GCC unroll 8") for (int r = 0; r < X16_MR16; r++) {
-                __m512d av = _mm512_set1_pd(a[r][k]);
+                __m512d av = _mm512_set1_pd(ap[k * as + r]);
                 acc[r][0] = _mm512_add_pd(acc[r][0], _mm512_mul_pd(av, b0));
                 acc[r][1] = _mm512_add_pd(acc[r][1], _mm512_mul_pd(av, b1));
             }
@@ -126,18 +131,21 @@ X16 static inline __attribute__((always_inline)) __m512d x16_round16_lazy(__m512
  * multiply then add. With `track`, where a sum reached 2^15 (a rounding might overflow to
  * infinity) or was not finite, the tile is recomputed by acc_kern16_x16's operations, which
  * test each sum; without, the caller has shown that no sum can reach 2^15. */
-X16 static inline __attribute__((always_inline)) void x16_kern16f(double *c, const double *const *a, const double *bp,
-                                                                  long K, const int track)
+X16 static inline __attribute__((always_inline)) void x16_kern16f(double *c, const double *ap, long as,
+                                                                  const double *bp, long K, const int track)
 {
     __m512d acc[ACC_X16_MR16F][2];
     __m512i cmax = _mm512_setzero_si512();
-    _Pragma("GCC unroll 8") for (int r = 0; r < ACC_X16_MR16F; r++) acc[r][0] = acc[r][1] = _mm512_setzero_pd();
+    _Pragma("GCC unroll 8") for (int r = 0; r < ACC_X16_MR16F; r++) {
+        acc[r][0] = _mm512_loadu_pd(c + r * ACC_X16_NR);
+        acc[r][1] = _mm512_loadu_pd(c + r * ACC_X16_NR + 8);
+    }
     for (long k0 = 0; k0 < K; k0 += ACC_FP16_K) {
         long k1 = k0 + ACC_FP16_K < K ? k0 + ACC_FP16_K : K;
         for (long k = k0; k < k1; k++) {
             __m512d b0 = _mm512_loadu_pd(bp + k * ACC_X16_NR), b1 = _mm512_loadu_pd(bp + k * ACC_X16_NR + 8);
             _Pragma("GCC unroll 8") for (int r = 0; r < ACC_X16_MR16F; r++) {
-                __m512d av = _mm512_set1_pd(a[r][k]);
+                __m512d av = _mm512_set1_pd(ap[k * as + r]);
                 acc[r][0] = _mm512_fmadd_pd(av, b0, acc[r][0]);
                 acc[r][1] = _mm512_fmadd_pd(av, b1, acc[r][1]);
             }
@@ -149,7 +157,7 @@ X16 static inline __attribute__((always_inline)) void x16_kern16f(double *c, con
     }
     if (track && _mm512_cmpge_epu64_mask(cmax, _mm512_castpd_si512(_mm512_set1_pd(0x1.8p15)))) {
         for (int r = 0; r < ACC_X16_MR16F; r += X16_MR16)
-            acc_kern16_x16(c + r * ACC_X16_NR, a + r, bp, K);
+            acc_kern16_x16(c + r * ACC_X16_NR, ap + r, as, bp, K); /* from c as it came */
         return;
     }
     _Pragma("GCC unroll 8") for (int r = 0; r < ACC_X16_MR16F; r++) {
@@ -158,14 +166,14 @@ X16 static inline __attribute__((always_inline)) void x16_kern16f(double *c, con
     }
 }
 
-X16 void acc_kern16f_x16(double *c, const double *const *a, const double *bp, long K)
+X16 void acc_kern16f_x16(double *c, const double *ap, long as, const double *bp, long K)
 {
-    x16_kern16f(c, a, bp, K, 1);
+    x16_kern16f(c, ap, as, bp, K, 1);
 }
 
-X16 void acc_kern16b_x16(double *c, const double *const *a, const double *bp, long K)
+X16 void acc_kern16b_x16(double *c, const double *ap, long as, const double *bp, long K)
 {
-    x16_kern16f(c, a, bp, K, 0);
+    x16_kern16f(c, ap, as, bp, K, 0);
 }
 
 /* Mask of the lanes of v that are not binary32 values (NaN included); *amax = max(*amax, |v|). */
@@ -270,29 +278,29 @@ int acc_f32_values_x16(const double *X, long ld, long rows, long cols, double *s
     (void)X, (void)ld, (void)rows, (void)cols, (void)sum_max;
     return 0;
 }
-void acc_kern16b_x16(double *c, const double *const *a, const double *bp, long K)
+void acc_kern16b_x16(double *c, const double *ap, long as, const double *bp, long K)
 {
-    (void)c, (void)a, (void)bp, (void)K;
+    (void)c, (void)ap, (void)as, (void)bp, (void)K;
 }
 int acc_pack64_x16(double *bp, const double *B, long ldb, int b_trans, long j0, long nr, long K, double *bmax)
 {
     (void)bp, (void)B, (void)ldb, (void)b_trans, (void)j0, (void)nr, (void)K, (void)bmax;
     return 0;
 }
-void acc_kern16f_x16(double *c, const double *const *a, const double *bp, long K)
+void acc_kern16f_x16(double *c, const double *ap, long as, const double *bp, long K)
 {
-    (void)c, (void)a, (void)bp, (void)K;
+    (void)c, (void)ap, (void)as, (void)bp, (void)K;
 }
 void acc_kern32_x16(float *c, const float *ap, const float *bp, long K, int fused)
 {
     (void)c, (void)ap, (void)bp, (void)K, (void)fused;
 }
-void acc_kern64_x16(double *c, const double *const *a, const double *bp, long K)
+void acc_kern64_x16(double *c, const double *ap, long as, const double *bp, long K)
 {
-    (void)c, (void)a, (void)bp, (void)K;
+    (void)c, (void)ap, (void)as, (void)bp, (void)K;
 }
-void acc_kern16_x16(double *c, const double *const *a, const double *bp, long K)
+void acc_kern16_x16(double *c, const double *ap, long as, const double *bp, long K)
 {
-    (void)c, (void)a, (void)bp, (void)K;
+    (void)c, (void)ap, (void)as, (void)bp, (void)K;
 }
 #endif
