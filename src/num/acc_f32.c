@@ -288,11 +288,12 @@ void acc_gemm32(double *C, long ldc, const double *A, long lda, const double *B,
     kc = K < kc ? K : kc;
     float *bp = err_malloc((size_t)(kc * w + 1), sizeof(float));
     /* A in tiles of tr rows: the held copy's where A lies inside it from a tile's first row (packed
-     * once), else packed here from the held binary32 rows or converted ones; tile t's k-th run at
-     * ap + t ts + k tr */
+     * once), else packed here from the held binary32 rows or converted ones, whole where passes come
+     * back to it, else (one pass) a chunk of K at a time; tile t's k-th run at ap + t ts + k tr */
     float *af = NULL, *own = NULL;
-    const float *ap;
-    long ts, hr, hc;
+    const float *ap, *av = NULL;
+    long ts, hr, hc, ak = K;
+    int chunked = 0;
     if (acc_inside(acc_held32.a, acc_held32.lda, acc_held32.m, acc_held32.k, A, lda, M, K, &hr, &hc) && hr % tr == 0) {
         long hk = acc_held32.k;
         if (acc_held32.tr != tr) {
@@ -304,8 +305,6 @@ void acc_gemm32(double *C, long ldc, const double *A, long lda, const double *B,
         ts = hk * tr;
         ap = acc_held32.tiles + hr / tr * ts + hc * tr;
     } else {
-        const float *av;
-        long ak = K;
         if (acc_inside(acc_held32.a, acc_held32.lda, acc_held32.m, acc_held32.k, A, lda, M, K, &hr, &hc)) {
             ak = acc_held32.k;
             av = acc_held32.f + hr * ak + hc;
@@ -315,9 +314,11 @@ void acc_gemm32(double *C, long ldc, const double *A, long lda, const double *B,
                 acc_to_f32(af + i * K, A + i * lda, K);
             av = af;
         }
-        ts = K * tr;
-        own = err_malloc((size_t)(mpad * K + 1), sizeof(float));
-        acc_pack32_a(own, av, ak, M, K, tr);
+        chunked = w >= N;
+        ts = (chunked ? kc : K) * tr;
+        own = err_malloc((size_t)(mpad * (chunked ? kc : K) + 1), sizeof(float));
+        if (!chunked)
+            acc_pack32_a(own, av, ak, M, K, tr);
         ap = own;
     }
     float *cf = err_malloc((size_t)(mpad * w), sizeof(float)); /* the pass's panels of C */
@@ -331,10 +332,12 @@ void acc_gemm32(double *C, long ldc, const double *A, long lda, const double *B,
                 acc_pack32_t(bp, B + k0, ldb, j0, N - j0 < ACC_NR32 ? N - j0 : ACC_NR32, kn);
             else
                 acc_pack32_rows(bp, B + k0 * ldb, ldb, j0, np * ACC_NR32, N, kn);
+            if (chunked)
+                acc_pack32_a(own, av + k0, ak, M, kn, tr), ts = kn * tr;
             for (long p = 0; p < np; p++)
                 for (long i0 = 0; i0 < M; i0 += tr) {
                     float *c = cf + (p * mpad + i0) * ACC_NR32;
-                    const float *b = bp + p * kn * ACC_NR32, *a = ap + i0 / tr * ts + k0 * tr;
+                    const float *b = bp + p * kn * ACC_NR32, *a = ap + i0 / tr * ts + (chunked ? 0 : k0) * tr;
 #ifdef ACC_HAVE_X86
                     if (x16)
                         acc_kern32_x16(c, a, b, kn, fused);
