@@ -28,7 +28,7 @@
 #define ACC_MR16 4 /* rows of the FP16-accumulator tile (its rounding needs the registers) */
 
 /* The kernels continue each element's chain in c [rows][cols] over K more terms (c zero to
- * start); the rows' operands come packed k-major, row r's k-th at ap[k as + r] (acc_pack64_a). */
+ * start); the rows' operands come packed k-major, row r's k-th at ap[k as + r] (acc_pack_a64). */
 static void kern64_generic(double *c, const double *ap, long as, const double *bp, long K)
 {
     for (int r = 0; r < ACC_MR; r++)
@@ -100,24 +100,6 @@ static void acc_pack64(double *bp, const double *B, long ldb, int b_trans, long 
             memcpy(bp + k * cols, B + k * ldb + j0, sizeof(double) * (size_t)nr);
 }
 
-/* Rows 0 .. M - 1 of A, columns 0 .. K - 1, in tiles of h rows, each K runs of h values (tile t's
- * row r at k: ap[(t K + k) h + r]), zero past M. */
-static void acc_pack64_a(double *ap, const double *A, long lda, long M, long K, long h)
-{
-    for (long t = 0; t * h < M; t++) {
-        double *d = ap + t * K * h;
-        for (long r = 0; r < h; r++) {
-            const double *row = A + (t * h + r) * lda;
-            if (t * h + r < M)
-                for (long k = 0; k < K; k++)
-                    d[k * h + r] = row[k];
-            else
-                for (long k = 0; k < K; k++)
-                    d[k * h + r] = 0.0;
-        }
-    }
-}
-
 /* Doubles of C a pass holds (its panels' partial sums, all rows): 512 KB, so that a row-major op(B)
  * is packed for many panels at once and A's chunk, from L2, serves them all; a pass's packed chunk
  * of a row-major op(B) (ACC_PB64 doubles: kc = ACC_PB64 / w rows); the chunk of K of a transposed
@@ -151,7 +133,7 @@ static void acc_panels64(double *C, long ldc, const double *A, long lda, const d
     double asum = 0;
     const int a_f32 = t->exact && acc_f32_values_x16(A, lda, M, K, &asum);
     if (whole)
-        acc_pack64_a(ap, A, lda, M, K, h);
+        acc_pack_a64(ap, A, lda, M, K, h);
     for (long j0 = 0; j0 < N; j0 += w) {
         long np = N - j0 < w ? (N - j0 + cols - 1) / cols : wp;
         memset(cb, 0, sizeof(double) * (size_t)(mpad * np * cols));
@@ -161,7 +143,7 @@ static void acc_panels64(double *C, long ldc, const double *A, long lda, const d
             long kn = K - k0 < kc ? K - k0 : kc;
             const double *bk = b_trans ? B + k0 : B + k0 * ldb;
             if (!whole)
-                acc_pack64_a(ap, A + k0, lda, M, kn, h);
+                acc_pack_a64(ap, A + k0, lda, M, kn, h);
             for (long p = 0; p < np; p++) {
                 long jp = j0 + p * cols, nr = N - jp < cols ? N - jp : cols;
                 double m = 0;

@@ -103,18 +103,15 @@ __attribute__((target("avx2,fma"))) static void acc_pack32_t4(float *bp, const d
             bp[k * ACC_NR32 + t] = (float)B[t * ldb + k];
 }
 
-/* x[0:n] to binary32 (RNE, as the C conversion). The conversion reads 256 bits into a 128-bit
- * register, which GCC does not count as using the upper halves, so it emits no VZEROUPPER; the
- * processor does count it (XINUSE bit 2 stays set), and legacy SSE code that then calls libm's
- * VEX code pays a state transition per call (about 200 ns instead of 5 on an Emerald Rapids
- * guest): cleared here. */
-__attribute__((target("avx2,fma"))) static void acc_to_f32_avx2(float *d, const double *x, long n)
+/* x[0:ACC_NR32] (a panel's row) to binary32 (RNE, as the C conversion). The conversion reads 256
+ * bits into a 128-bit register, which GCC does not count as using the upper halves, so it emits no
+ * VZEROUPPER; the processor does count it (XINUSE bit 2 stays set), and legacy SSE code that then
+ * calls libm's VEX code pays a state transition per call (about 200 ns instead of 5 on an Emerald
+ * Rapids guest): cleared here. */
+__attribute__((target("avx2,fma"))) static void acc_row_f32_avx2(float *d, const double *x)
 {
-    long i = 0;
-    for (; i + 4 <= n; i += 4)
+    for (int i = 0; i < ACC_NR32; i += 4)
         _mm_storeu_ps(d + i, _mm256_cvtpd_ps(_mm256_loadu_pd(x + i)));
-    for (; i < n; i++)
-        d[i] = (float)x[i];
     _mm256_zeroupper();
 }
 
@@ -129,13 +126,10 @@ __attribute__((target("avx2,fma"))) static void acc_to_f64_avx2(double *d, const
 }
 
 /* The same two in AVX-512 (eight lanes) */
-__attribute__((target("avx512f,avx512vl,avx2,fma"))) static void acc_to_f32_x16(float *d, const double *x, long n)
+__attribute__((target("avx512f,avx512vl,avx2,fma"))) static void acc_row_f32_x16(float *d, const double *x)
 {
-    long i = 0;
-    for (; i + 8 <= n; i += 8)
+    for (int i = 0; i < ACC_NR32; i += 8)
         _mm256_storeu_ps(d + i, _mm512_cvtpd_ps(_mm512_loadu_pd(x + i)));
-    for (; i < n; i++)
-        d[i] = (float)x[i];
 }
 
 __attribute__((target("avx512f,avx512vl,avx2,fma"))) static void acc_to_f64_x16(double *d, const float *x, long n)
@@ -164,19 +158,19 @@ static void acc_to_f64(double *d, const float *x, long n)
         d[i] = x[i];
 }
 
-static void acc_to_f32(float *d, const double *x, long n)
+static void acc_row_f32(float *d, const double *x)
 {
 #ifdef ACC_HAVE_X86
     if (acc_simd >= 2 && cpu_has_avx512()) {
-        acc_to_f32_x16(d, x, n);
+        acc_row_f32_x16(d, x);
         return;
     }
     if (cpu_has_avx2_fma()) {
-        acc_to_f32_avx2(d, x, n);
+        acc_row_f32_avx2(d, x);
         return;
     }
 #endif
-    for (long i = 0; i < n; i++)
+    for (int i = 0; i < ACC_NR32; i++)
         d[i] = (float)x[i];
 }
 
@@ -218,37 +212,33 @@ static void acc_pack32_rows(float *bp, const double *B, long ldb, long j0, long 
         const double *row = B + k * ldb + j0;
         long j = 0;
         for (; j + ACC_NR32 <= full; j += ACC_NR32)
-            acc_to_f32(bp + (j / ACC_NR32 * kn + k) * ACC_NR32, row + j, ACC_NR32);
+            acc_row_f32(bp + (j / ACC_NR32 * kn + k) * ACC_NR32, row + j);
         for (; j < np * ACC_NR32; j++)
             bp[(j / ACC_NR32 * kn + k) * ACC_NR32 + j % ACC_NR32] = j < full ? (float)row[j] : 0.0f;
     }
 }
 
-/* Rows 0 .. M - 1 of A (row i at av + i ak, binary32), columns 0 .. K - 1, as the kernels take
- * them: tiles of tr rows, each K runs of tr values (tile t's row r at k: ap[(t K + k) tr + r]),
- * zero past M. */
-static void acc_pack32_a(float *ap, const float *av, long ak, long M, long K, long tr)
-{
-    for (long t = 0; t * tr < M; t++) {
-        float *d = ap + t * K * tr;
-        for (long r = 0; r < tr; r++) {
-            const float *row = av + (t * tr + r) * ak;
-            if (t * tr + r < M)
-                for (long k = 0; k < K; k++)
-                    d[k * tr + r] = row[k];
-            else
-                for (long k = 0; k < K; k++)
-                    d[k * tr + r] = 0.0f;
-        }
+/* acc_pack_a32 and acc_pack_a64 (acc_f32.h): one definition, T the tiles' type */
+#define ACC_PACK_A(name, T)                                                                  \
+    void name(T *ap, const double *A, long lda, long M, long K, long h)                     \
+    {                                                                                        \
+        for (long t = 0; t * h < M; t++)                                                     \
+            for (long r = 0; r < h; r++) {                                                   \
+                T *d = ap + t * K * h + r;                                                   \
+                const double *row = A + (t * h + r) * lda;                                   \
+                for (long k = 0; k < K; k++)                                                 \
+                    d[k * h] = t * h + r < M ? (T)row[k] : (T)0;                             \
+            }                                                                                \
     }
-}
+ACC_PACK_A(acc_pack_a32, float)
+ACC_PACK_A(acc_pack_a64, double)
 
-/* The operand held for this thread's FP32 products (acc_hold_f32): as binary32 (f) and, once a
- * product has asked for them, as tiles of tr rows (acc_pack32_a; tr 0 until then). */
+/* The operand held for this thread's FP32 products (acc_hold_f32), packed in tiles of tr rows
+ * once a product asks for them (tr 0 until then). */
 static _Thread_local struct {
     const double *a;
     long lda, m, k, tr;
-    float *f, *tiles;
+    float *tiles;
 } acc_held32;
 
 void acc_hold_f32(const double *A, long lda, long M, long K)
@@ -256,15 +246,11 @@ void acc_hold_f32(const double *A, long lda, long M, long K)
     acc_release_f32();
     if (M < 1 || K < 1)
         return;
-    float *f = err_malloc((size_t)(M * K), sizeof(float));
-    for (long i = 0; i < M; i++)
-        acc_to_f32(f + i * K, A + i * lda, K);
-    acc_held32.a = A, acc_held32.lda = lda, acc_held32.m = M, acc_held32.k = K, acc_held32.f = f;
+    acc_held32.a = A, acc_held32.lda = lda, acc_held32.m = M, acc_held32.k = K;
 }
 
 void acc_release_f32(void)
 {
-    free(acc_held32.f);
     free(acc_held32.tiles);
     memset(&acc_held32, 0, sizeof acc_held32);
 }
@@ -287,38 +273,29 @@ void acc_gemm32(double *C, long ldc, const double *A, long lda, const double *B,
     kc = kc < 16 ? 16 : kc > ACC_KC32 ? ACC_KC32 : kc;
     kc = K < kc ? K : kc;
     float *bp = err_malloc((size_t)(kc * w + 1), sizeof(float));
-    /* A in tiles of tr rows: the held copy's where A lies inside it from a tile's first row (packed
-     * once), else packed here from the held binary32 rows or converted ones, whole where passes come
-     * back to it, else (one pass) a chunk of K at a time; tile t's k-th run at ap + t ts + k tr */
-    float *af = NULL, *own = NULL;
-    const float *ap, *av = NULL;
-    long ts, hr, hc, ak = K;
+    /* A as binary32 in tiles of tr rows (acc_pack_a32): the held operand's where A lies inside it from
+     * a tile's first row (packed once), else packed here, whole where passes come back to it, else
+     * (one pass) a chunk of K at a time; tile t's k-th run at ap + t ts + k tr */
+    float *own = NULL;
+    const float *ap;
+    long ts, hr, hc;
     int chunked = 0;
     if (acc_inside(acc_held32.a, acc_held32.lda, acc_held32.m, acc_held32.k, A, lda, M, K, &hr, &hc) && hr % tr == 0) {
         long hk = acc_held32.k;
         if (acc_held32.tr != tr) {
             free(acc_held32.tiles);
             acc_held32.tiles = err_malloc((size_t)((acc_held32.m + tr - 1) / tr * tr * hk), sizeof(float));
-            acc_pack32_a(acc_held32.tiles, acc_held32.f, hk, acc_held32.m, hk, tr);
+            acc_pack_a32(acc_held32.tiles, acc_held32.a, acc_held32.lda, acc_held32.m, hk, tr);
             acc_held32.tr = tr;
         }
         ts = hk * tr;
         ap = acc_held32.tiles + hr / tr * ts + hc * tr;
     } else {
-        if (acc_inside(acc_held32.a, acc_held32.lda, acc_held32.m, acc_held32.k, A, lda, M, K, &hr, &hc)) {
-            ak = acc_held32.k;
-            av = acc_held32.f + hr * ak + hc;
-        } else {
-            af = err_malloc((size_t)(M * K + 1), sizeof(float));
-            for (long i = 0; i < M; i++)
-                acc_to_f32(af + i * K, A + i * lda, K);
-            av = af;
-        }
         chunked = w >= N;
         ts = (chunked ? kc : K) * tr;
         own = err_malloc((size_t)(mpad * (chunked ? kc : K) + 1), sizeof(float));
         if (!chunked)
-            acc_pack32_a(own, av, ak, M, K, tr);
+            acc_pack_a32(own, A, lda, M, K, tr);
         ap = own;
     }
     float *cf = err_malloc((size_t)(mpad * w), sizeof(float)); /* the pass's panels of C */
@@ -333,7 +310,7 @@ void acc_gemm32(double *C, long ldc, const double *A, long lda, const double *B,
             else
                 acc_pack32_rows(bp, B + k0 * ldb, ldb, j0, np * ACC_NR32, N, kn);
             if (chunked)
-                acc_pack32_a(own, av + k0, ak, M, kn, tr), ts = kn * tr;
+                acc_pack_a32(own, A + k0, lda, M, kn, tr), ts = kn * tr;
             for (long p = 0; p < np; p++)
                 for (long i0 = 0; i0 < M; i0 += tr) {
                     float *c = cf + (p * mpad + i0) * ACC_NR32;
@@ -356,7 +333,6 @@ void acc_gemm32(double *C, long ldc, const double *A, long lda, const double *B,
     }
     (void)avx, (void)x16;
     free(bp);
-    free(af);
     free(own);
     free(cf);
 }

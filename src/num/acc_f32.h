@@ -14,4 +14,10 @@ void acc_gemm32(double *C, long ldc, const double *A, long lda, const double *B,
 void acc_hold_f32(const double *A, long lda, long M, long K);
 void acc_release_f32(void);
 
+/* Rows 0 .. M - 1 of A (row stride lda), columns 0 .. K - 1, as the GEMM kernels take them (acc.c,
+ * acc_f32.c): tiles of h rows, each K runs of h values (tile t's row r at k: ap[(t K + k) h + r]),
+ * zero past M; as binary32 (the C conversion) and as binary64. */
+void acc_pack_a32(float *ap, const double *A, long lda, long M, long K, long h);
+void acc_pack_a64(double *ap, const double *A, long lda, long M, long K, long h);
+
 #endif
