@@ -592,13 +592,17 @@ static void f32_passes_and_held(fmt_rng_t *rng)
     long bad = 0, compared = 0;
     for (int fused = 0; fused < 2; fused++) {
         acc_model_t model = fused ? ACC_FP32_FMA : ACC_FP32_MULADD;
-        for (int part = 0; part < 4; part++) { /* plain, held whole, held inside, held elsewhere */
-            long r0 = part == 2 ? 3 : 0, k0 = part == 2 ? 5 : 0, m = M - r0, kk = K - k0;
+        /* plain, A held whole, held inside, held elsewhere; B held (its panels, where transposed), from
+         * column 5 and whole */
+        for (int part = 0; part < 6; part++) {
+            long r0 = part == 2 ? 3 : 0, k0 = part == 2 || part == 4 ? 5 : 0, m = M - r0, kk = K - k0;
             f32_loop(W, A + r0 * K + k0, K, B + k0, K, m, N, kk, fused);
             if (part == 1 || part == 2)
                 acc_hold_f32(A, K, M, K);
             if (part == 3)
                 acc_hold_f32(other, K, M, K);
+            if (part >= 4)
+                acc_hold_f32(B, K, N, K);
             for (int simd = 2; simd >= (quick ? 2 : 0); simd -= 2) /* the widest kernels, then the scalar ones */
                 for (int trans = 0; trans < 2; trans++) {
                     acc_simd = simd;

@@ -83,9 +83,10 @@ __attribute__((target("avx2,fma"))) static void kern32_avx2(float *c, const floa
 #endif
 
 #ifdef ACC_HAVE_X86
-/* Four rows of B (B[t][k], t < 4) into columns of a packed panel: 4 x 4 blocks converted to
+/* Four rows of B (B[t][k], t < 4) into four consecutive columns of a k-major layout w floats a k
+ * (a packed panel of op(B), w = ACC_NR32; a tile of A, w its rows): 4 x 4 blocks converted to
  * binary32 and transposed in registers. */
-__attribute__((target("avx2,fma"))) static void acc_pack32_t4(float *bp, const double *B, long ldb, long K)
+__attribute__((target("avx2,fma"))) static void acc_pack32_t4(float *bp, const double *B, long ldb, long K, long w)
 {
     long k = 0;
     for (; k + 4 <= K; k += 4) {
@@ -93,14 +94,15 @@ __attribute__((target("avx2,fma"))) static void acc_pack32_t4(float *bp, const d
                r2 = _mm256_cvtpd_ps(_mm256_loadu_pd(B + 2 * ldb + k)),
                r3 = _mm256_cvtpd_ps(_mm256_loadu_pd(B + 3 * ldb + k));
         _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-        _mm_storeu_ps(bp + k * ACC_NR32, r0);
-        _mm_storeu_ps(bp + (k + 1) * ACC_NR32, r1);
-        _mm_storeu_ps(bp + (k + 2) * ACC_NR32, r2);
-        _mm_storeu_ps(bp + (k + 3) * ACC_NR32, r3);
+        _mm_storeu_ps(bp + k * w, r0);
+        _mm_storeu_ps(bp + (k + 1) * w, r1);
+        _mm_storeu_ps(bp + (k + 2) * w, r2);
+        _mm_storeu_ps(bp + (k + 3) * w, r3);
     }
     for (; k < K; k++)
         for (int t = 0; t < 4; t++)
-            bp[k * ACC_NR32 + t] = (float)B[t * ldb + k];
+            bp[k * w + t] = (float)B[t * ldb + k];
+    _mm256_zeroupper();
 }
 
 /* x[0:ACC_NR32] (a panel's row) to binary32 (RNE, as the C conversion). The conversion reads 256
@@ -185,7 +187,7 @@ static void acc_pack32_t(float *bp, const double *B, long ldb, long j0, long nr,
 #ifdef ACC_HAVE_X86
     if (cpu_has_avx2_fma())
         for (; j + 4 <= nr; j += 4)
-            acc_pack32_t4(bp + j, B + (j0 + j) * ldb, ldb, K);
+            acc_pack32_t4(bp + j, B + (j0 + j) * ldb, ldb, K, ACC_NR32);
 #endif
     for (; j < nr; j++) {
         const double *b = B + (j0 + j) * ldb;
@@ -218,27 +220,48 @@ static void acc_pack32_rows(float *bp, const double *B, long ldb, long j0, long 
     }
 }
 
-/* acc_pack_a32 and acc_pack_a64 (acc_f32.h): one definition, T the tiles' type */
-#define ACC_PACK_A(name, T)                                                                  \
-    void name(T *ap, const double *A, long lda, long M, long K, long h)                     \
-    {                                                                                        \
-        for (long t = 0; t * h < M; t++)                                                     \
-            for (long r = 0; r < h; r++) {                                                   \
-                T *d = ap + t * K * h + r;                                                   \
-                const double *row = A + (t * h + r) * lda;                                   \
-                for (long k = 0; k < K; k++)                                                 \
-                    d[k * h] = t * h + r < M ? (T)row[k] : (T)0;                             \
-            }                                                                                \
+/* Tile t's rows r0 .. h - 1 for acc_pack_a32 and acc_pack_a64 (acc_f32.h): one definition, T the
+ * tiles' type */
+#define ACC_PACK_A_ROWS(name, T)                                                                  \
+    static void name(T *ap, const double *A, long lda, long M, long K, long h, long t, long r0) \
+    {                                                                                             \
+        for (long r = r0; r < h; r++) {                                                           \
+            T *d = ap + t * K * h + r;                                                            \
+            const double *row = A + (t * h + r) * lda;                                            \
+            for (long k = 0; k < K; k++)                                                          \
+                d[k * h] = t * h + r < M ? (T)row[k] : (T)0;                                      \
+        }                                                                                         \
     }
-ACC_PACK_A(acc_pack_a32, float)
-ACC_PACK_A(acc_pack_a64, double)
+ACC_PACK_A_ROWS(acc_pack_rows32, float)
+ACC_PACK_A_ROWS(acc_pack_rows64, double)
 
-/* The operand held for this thread's FP32 products (acc_hold_f32), packed in tiles of tr rows
- * once a product asks for them (tr 0 until then). */
+void acc_pack_a64(double *ap, const double *A, long lda, long M, long K, long h)
+{
+    for (long t = 0; t * h < M; t++)
+        acc_pack_rows64(ap, A, lda, M, K, h, t, 0);
+}
+
+/* A whole tile's rows four at a time by acc_pack32_t4 (its first h - h % 4), the rest one by one */
+void acc_pack_a32(float *ap, const double *A, long lda, long M, long K, long h)
+{
+    for (long t = 0; t * h < M; t++) {
+        long r0 = 0;
+#ifdef ACC_HAVE_X86
+        if (acc_simd && cpu_has_avx2_fma() && (t + 1) * h <= M)
+            for (; r0 + 4 <= h; r0 += 4)
+                acc_pack32_t4(ap + t * K * h + r0, A + (t * h + r0) * lda, lda, K, h);
+#endif
+        acc_pack_rows32(ap, A, lda, M, K, h, t, r0);
+    }
+}
+
+/* The operand held for this thread's FP32 products (acc_hold_f32), packed as the products ask
+ * for it: as A, in tiles of tr rows (tr 0 until then); as a transposed op(B), in panels of
+ * ACC_NR32 of its rows, each k-major over all its columns (panels NULL until then). */
 static _Thread_local struct {
     const double *a;
     long lda, m, k, tr;
-    float *tiles;
+    float *tiles, *panels;
 } acc_held32;
 
 void acc_hold_f32(const double *A, long lda, long M, long K)
@@ -252,6 +275,7 @@ void acc_hold_f32(const double *A, long lda, long M, long K)
 void acc_release_f32(void)
 {
     free(acc_held32.tiles);
+    free(acc_held32.panels);
     memset(&acc_held32, 0, sizeof acc_held32);
 }
 
@@ -298,6 +322,21 @@ void acc_gemm32(double *C, long ldc, const double *A, long lda, const double *B,
             acc_pack_a32(own, A, lda, M, K, tr);
         ap = own;
     }
+    /* a transposed op(B) inside the held operand from a panel's first row: its panels, packed once
+     * (every pass is one panel, and each chunk of K lies in it at hb + (panel hk + k0) ACC_NR32) */
+    const float *hb = NULL;
+    long hk = acc_held32.k;
+    if (b_trans && acc_inside(acc_held32.a, acc_held32.lda, acc_held32.m, hk, B, ldb, N, K, &hr, &hc) &&
+        hr % ACC_NR32 == 0) {
+        if (!acc_held32.panels) {
+            long hm = acc_held32.m;
+            acc_held32.panels = err_malloc((size_t)((hm + ACC_NR32 - 1) / ACC_NR32 * ACC_NR32 * hk), sizeof(float));
+            for (long j = 0; j < hm; j += ACC_NR32)
+                acc_pack32_t(acc_held32.panels + j * hk, acc_held32.a, acc_held32.lda, j,
+                             hm - j < ACC_NR32 ? hm - j : ACC_NR32, hk);
+        }
+        hb = acc_held32.panels + (hr * hk + hc * ACC_NR32);
+    }
     float *cf = err_malloc((size_t)(mpad * w), sizeof(float)); /* the pass's panels of C */
     int avx = acc_simd && cpu_has_avx2_fma();
     for (long j0 = 0; j0 < N; j0 += w) {
@@ -305,7 +344,10 @@ void acc_gemm32(double *C, long ldc, const double *A, long lda, const double *B,
         memset(cf, 0, sizeof(float) * (size_t)(mpad * np * ACC_NR32));
         for (long k0 = 0; k0 < K; k0 += kc) {
             long kn = K - k0 < kc ? K - k0 : kc;
-            if (b_trans)
+            const float *bk = bp;
+            if (hb)
+                bk = hb + (j0 * hk + k0 * ACC_NR32);
+            else if (b_trans)
                 acc_pack32_t(bp, B + k0, ldb, j0, N - j0 < ACC_NR32 ? N - j0 : ACC_NR32, kn);
             else
                 acc_pack32_rows(bp, B + k0 * ldb, ldb, j0, np * ACC_NR32, N, kn);
@@ -314,7 +356,7 @@ void acc_gemm32(double *C, long ldc, const double *A, long lda, const double *B,
             for (long p = 0; p < np; p++)
                 for (long i0 = 0; i0 < M; i0 += tr) {
                     float *c = cf + (p * mpad + i0) * ACC_NR32;
-                    const float *b = bp + p * kn * ACC_NR32, *a = ap + i0 / tr * ts + (chunked ? 0 : k0) * tr;
+                    const float *b = bk + p * kn * ACC_NR32, *a = ap + i0 / tr * ts + (chunked ? 0 : k0) * tr;
 #ifdef ACC_HAVE_X86
                     if (x16)
                         acc_kern32_x16(c, a, b, kn, fused);
