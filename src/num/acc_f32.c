@@ -117,14 +117,17 @@ __attribute__((target("avx2,fma"))) static void acc_row_f32_avx2(float *d, const
     _mm256_zeroupper();
 }
 
-/* x[0:n] to binary64 (exact). */
-__attribute__((target("avx2,fma"))) static void acc_to_f64_avx2(double *d, const float *x, long n)
+/* A panel of C's M rows (x: ACC_NR32 a row) into C's columns (row stride ldc) as binary64 (exact):
+ * the first nr of each row, nr = ACC_NR32 in vectors. */
+__attribute__((target("avx2,fma"))) static void acc_panel_f64_avx2(double *C, long ldc, const float *x, long M, long nr)
 {
-    long i = 0;
-    for (; i + 4 <= n; i += 4)
-        _mm256_storeu_pd(d + i, _mm256_cvtps_pd(_mm_loadu_ps(x + i)));
-    for (; i < n; i++)
-        d[i] = x[i];
+    for (long i = 0; i < M; i++, C += ldc, x += ACC_NR32)
+        if (nr == ACC_NR32)
+            for (int j = 0; j < ACC_NR32; j += 4)
+                _mm256_storeu_pd(C + j, _mm256_cvtps_pd(_mm_loadu_ps(x + j)));
+        else
+            for (long j = 0; j < nr; j++)
+                C[j] = x[j];
 }
 
 /* The same two in AVX-512 (eight lanes) */
@@ -134,46 +137,53 @@ __attribute__((target("avx512f,avx512vl,avx2,fma"))) static void acc_row_f32_x16
         _mm256_storeu_ps(d + i, _mm512_cvtpd_ps(_mm512_loadu_pd(x + i)));
 }
 
-__attribute__((target("avx512f,avx512vl,avx2,fma"))) static void acc_to_f64_x16(double *d, const float *x, long n)
+__attribute__((target("avx512f,avx512vl,avx2,fma"))) static void acc_panel_f64_x16(double *C, long ldc, const float *x,
+                                                                                 long M, long nr)
 {
-    long i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm512_storeu_pd(d + i, _mm512_cvtps_pd(_mm256_loadu_ps(x + i)));
-    for (; i < n; i++)
-        d[i] = x[i];
+    for (long i = 0; i < M; i++, C += ldc, x += ACC_NR32)
+        if (nr == ACC_NR32)
+            for (int j = 0; j < ACC_NR32; j += 8)
+                _mm512_storeu_pd(C + j, _mm512_cvtps_pd(_mm256_loadu_ps(x + j)));
+        else
+            for (long j = 0; j < nr; j++)
+                C[j] = x[j];
 }
 #endif
 
-static void acc_to_f64(double *d, const float *x, long n)
+static void acc_panel_f64(double *C, long ldc, const float *x, long M, long nr)
 {
 #ifdef ACC_HAVE_X86
     if (acc_simd >= 2 && cpu_has_avx512()) {
-        acc_to_f64_x16(d, x, n);
+        acc_panel_f64_x16(C, ldc, x, M, nr);
         return;
     }
     if (cpu_has_avx2_fma()) {
-        acc_to_f64_avx2(d, x, n);
+        acc_panel_f64_avx2(C, ldc, x, M, nr);
         return;
     }
 #endif
-    for (long i = 0; i < n; i++)
-        d[i] = x[i];
+    for (long i = 0; i < M; i++, C += ldc, x += ACC_NR32)
+        for (long j = 0; j < nr; j++)
+            C[j] = x[j];
 }
 
-static void acc_row_f32(float *d, const double *x)
+static void acc_row_f32_generic(float *d, const double *x)
 {
-#ifdef ACC_HAVE_X86
-    if (acc_simd >= 2 && cpu_has_avx512()) {
-        acc_row_f32_x16(d, x);
-        return;
-    }
-    if (cpu_has_avx2_fma()) {
-        acc_row_f32_avx2(d, x);
-        return;
-    }
-#endif
     for (int i = 0; i < ACC_NR32; i++)
         d[i] = (float)x[i];
+}
+
+/* The widest of the three this processor has (chosen once per packing, not per row) */
+typedef void acc_row_f32_t(float *d, const double *x);
+static acc_row_f32_t *acc_row_f32(void)
+{
+#ifdef ACC_HAVE_X86
+    if (acc_simd >= 2 && cpu_has_avx512())
+        return acc_row_f32_x16;
+    if (cpu_has_avx2_fma())
+        return acc_row_f32_avx2;
+#endif
+    return acc_row_f32_generic;
 }
 
 /* Panel of B^T [0:K][j0:j0+nr] (B [N][K]) as binary32, ACC_NR32 wide, zero beyond nr
@@ -210,11 +220,12 @@ static void acc_pack32_t(float *bp, const double *B, long ldb, long j0, long nr,
 static void acc_pack32_rows(float *bp, const double *B, long ldb, long j0, long w, long N, long kn)
 {
     long np = w / ACC_NR32, full = N - j0 < w ? N - j0 : w;
+    acc_row_f32_t *conv = acc_row_f32();
     for (long k = 0; k < kn; k++) {
         const double *row = B + k * ldb + j0;
         long j = 0;
         for (; j + ACC_NR32 <= full; j += ACC_NR32)
-            acc_row_f32(bp + (j / ACC_NR32 * kn + k) * ACC_NR32, row + j);
+            conv(bp + (j / ACC_NR32 * kn + k) * ACC_NR32, row + j);
         for (; j < np * ACC_NR32; j++)
             bp[(j / ACC_NR32 * kn + k) * ACC_NR32 + j % ACC_NR32] = j < full ? (float)row[j] : 0.0f;
     }
@@ -369,8 +380,7 @@ void acc_gemm32(double *C, long ldc, const double *A, long lda, const double *B,
         }
         for (long p = 0; p < np; p++) {
             long nr = N - j0 - p * ACC_NR32 < ACC_NR32 ? N - j0 - p * ACC_NR32 : ACC_NR32;
-            for (long i = 0; i < M; i++)
-                acc_to_f64(C + i * ldc + j0 + p * ACC_NR32, cf + (p * mpad + i) * ACC_NR32, nr);
+            acc_panel_f64(C + j0 + p * ACC_NR32, ldc, cf + p * mpad * ACC_NR32, M, nr);
         }
     }
     (void)avx, (void)x16;
