@@ -78,9 +78,16 @@ ATTN_VARIANT(attn_sdpa_cudnn)
             }
             m[r] = mnew;
             double ms = mnew == -INFINITY ? 0 : gpu_r32(ctx, P_EXP, mnew * sl2);
+            /* the exp2f of each score, eight at a time; a -infinity one (masked) is 0, as written (its
+             * column of P, written below, marks it meanwhile) */
+            double *masked = pb + r * bn;
+            for (long c = 0; c < bn; c++) {
+                masked[c] = sr[c] == -INFINITY;
+                sr[c] = masked[c] ? 0 : gpu_r32(ctx, P_EXP, gpu_r32(ctx, P_EXP, sr[c] * sl2) - ms);
+            }
+            gpu_exp2f_n(ctx, P_EXP, sr, bn);
             for (long c = 0; c < bn; c++)
-                sr[c] = sr[c] == -INFINITY ? 0
-                                           : gpu_exp2f(ctx, P_EXP, gpu_r32(ctx, P_EXP, gpu_r32(ctx, P_EXP, sr[c] * sl2) - ms));
+                sr[c] = masked[c] != 0 ? 0 : sr[c];
             /* each thread's sum of this block's columns, then added to its running sum: fma(l, r, block) */
             for (int t = 0; t < CUDNN_QUAD; t++) {
                 double bs = sr[2 * t];

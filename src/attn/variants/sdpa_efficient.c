@@ -142,7 +142,8 @@ ATTN_VARIANT(attn_sdpa_efficient)
                     for (long c = 0; c < dv; c++)
                         acc[r * dv + c] = gpu_r32(ctx, O_RESCALE, acc[r * dv + c] * resc[r]);
                 for (long c = 0; c < kk; c++)
-                    sr[c] = c < nb ? gpu_exp2f(ctx, P_EXP, gpu_r32(ctx, P_EXP, sr[c] - mu)) : 0;
+                    sr[c] = c < nb ? gpu_r32(ctx, P_EXP, sr[c] - mu) : 0;
+                gpu_exp2f_n(ctx, P_EXP, sr, nb); /* the exp2f of each, eight at a time */
                 sp[r] = eff_block_sum(ctx, sr, kk, sp[r]);
                 m[r] = mi;
                 for (long c = 0; c < kk; c++)
