@@ -150,7 +150,7 @@ static void acc_panels64(double *C, long ldc, const double *A, long lda, const d
                 /* the AVX-512 tile's panels by acc_pack64_x16 (transposed in registers), which also
                  * tells whether they hold binary32 values */
                 if (cols == ACC_X16_NR)
-                    f32[p] = acc_pack64_x16(bp + p * kn * cols, bk, ldb, b_trans, jp, nr, kn, &m) && a_f32;
+                    f32[p] = acc_pack64_x16(bp + p * kn * cols, bk, ldb, b_trans, jp, nr, kn, a_f32 ? &m : NULL) && a_f32;
                 else
                     f32[p] = 0, acc_pack64(bp + p * kn * cols, bk, ldb, b_trans, jp, nr, cols, kn);
                 /* the largest |op(B)| of the panel's chunks so far bounds every partial sum so far */

@@ -176,21 +176,28 @@ X16 void acc_kern16b_x16(double *c, const double *ap, long as, const double *bp,
     x16_kern16f(c, ap, as, bp, K, 0);
 }
 
-/* Mask of the lanes of v that are not binary32 values (NaN included); *amax = max(*amax, |v|). */
-X16 static inline __attribute__((always_inline)) __mmask8 x16_not_f32(__m512d v, __m512d *amax)
+/* Mask of the lanes of v that are not binary32 values (NaN included); *amax = max(*amax, |v|). Nothing
+ * where !check (0). */
+X16 static inline __attribute__((always_inline)) __mmask8 x16_not_f32(__m512d v, __m512d *amax, const int check)
 {
+    if (!check)
+        return 0;
     *amax = _mm512_max_pd(*amax, _mm512_abs_pd(v));
     return _mm512_cmp_pd_mask(_mm512_cvtps_pd(_mm512_cvtpd_ps(v)), v, _CMP_NEQ_UQ);
 }
 
 /* The scalar x16_not_f32. */
-static inline int not_f32(double v, double *amax)
+static inline int not_f32(double v, double *amax, const int check)
 {
+    if (!check)
+        return 0;
     *amax = fabs(v) > *amax ? fabs(v) : *amax;
     return (double)(float)v != v;
 }
 
-X16 int acc_pack64_x16(double *bp, const double *B, long ldb, int b_trans, long j0, long nr, long K, double *bmax)
+/* acc_pack64_x16, with its test of the values where check */
+X16 static inline __attribute__((always_inline)) int x16_pack64(double *bp, const double *B, long ldb, int b_trans,
+                                                                long j0, long nr, long K, double *bmax, const int check)
 {
     const long w = ACC_X16_NR;
     __mmask8 bad = 0;
@@ -204,13 +211,14 @@ X16 int acc_pack64_x16(double *bp, const double *B, long ldb, int b_trans, long 
         for (long k = 0; nr == w && k < K; k++)
             for (int h = 0; h < w; h += 8) {
                 __m512d v = _mm512_loadu_pd(B + k * ldb + j0 + h);
-                bad |= x16_not_f32(v, &am);
+                bad |= x16_not_f32(v, &am, check);
                 _mm512_storeu_pd(bp + k * w + h, v);
             }
         for (long k = 0; nr < w && k < K; k++)
             for (j = 0; j < nr; j++)
-                bad |= not_f32(bp[k * w + j] = B[k * ldb + j0 + j], &m);
-        *bmax = _mm512_reduce_max_pd(am) > m ? _mm512_reduce_max_pd(am) : m;
+                bad |= not_f32(bp[k * w + j] = B[k * ldb + j0 + j], &m, check);
+        if (check)
+            *bmax = _mm512_reduce_max_pd(am) > m ? _mm512_reduce_max_pd(am) : m;
         return !bad;
     }
     for (; j + 8 <= nr; j += 8) { /* eight rows of B, 8 x 8 blocks transposed in registers */
@@ -220,7 +228,7 @@ X16 int acc_pack64_x16(double *bp, const double *B, long ldb, int b_trans, long 
             __m512d r[8], t[8], u[8];
             for (int i = 0; i < 8; i++) {
                 r[i] = _mm512_loadu_pd(b + i * ldb + k);
-                bad |= x16_not_f32(r[i], &am);
+                bad |= x16_not_f32(r[i], &am, check);
             }
             for (int i = 0; i < 8; i += 2) { /* t[i] : k even, t[i+1] : k odd, rows i, i+1 in pairs */
                 t[i] = _mm512_unpacklo_pd(r[i], r[i + 1]);
@@ -239,13 +247,19 @@ X16 int acc_pack64_x16(double *bp, const double *B, long ldb, int b_trans, long 
         }
         for (; k < K; k++)
             for (int i = 0; i < 8; i++)
-                bad |= not_f32(bp[k * w + j + i] = b[i * ldb + k], &m);
+                bad |= not_f32(bp[k * w + j + i] = b[i * ldb + k], &m, check);
     }
     for (; j < nr; j++)
         for (long k = 0; k < K; k++)
-            bad |= not_f32(bp[k * w + j] = B[(j0 + j) * ldb + k], &m);
-    *bmax = _mm512_reduce_max_pd(am) > m ? _mm512_reduce_max_pd(am) : m;
+            bad |= not_f32(bp[k * w + j] = B[(j0 + j) * ldb + k], &m, check);
+    if (check)
+        *bmax = _mm512_reduce_max_pd(am) > m ? _mm512_reduce_max_pd(am) : m;
     return !bad;
+}
+
+X16 int acc_pack64_x16(double *bp, const double *B, long ldb, int b_trans, long j0, long nr, long K, double *bmax)
+{
+    return bmax ? x16_pack64(bp, B, ldb, b_trans, j0, nr, K, bmax, 1) : x16_pack64(bp, B, ldb, b_trans, j0, nr, K, NULL, 0);
 }
 
 X16 int acc_f32_values_x16(const double *X, long ld, long rows, long cols, double *sum_max)
@@ -263,7 +277,7 @@ X16 int acc_f32_values_x16(const double *X, long ld, long rows, long cols, doubl
             s = _mm512_add_pd(s, _mm512_abs_pd(v));
         }
         for (; j < cols; j++) {
-            bad |= not_f32(x[j], &unused);
+            bad |= not_f32(x[j], &unused, 1);
             s1 += fabs(x[j]);
         }
         s1 += _mm512_reduce_add_pd(s);

@@ -31,7 +31,8 @@ void acc_kern16b_x16(double *c, const double *ap, long as, const double *bp, lon
  * largest row sum of |X[i][j]| (computed in binary64; meaningful when 1 is returned). */
 int acc_f32_values_x16(const double *X, long ld, long rows, long cols, double *sum_max);
 /* acc.c's panel of op(B)[0:K][j0:j0+nr], ACC_X16_NR wide (zero beyond nr); 1 when every value
- * packed is a binary32 value; *bmax = the largest |value| packed. */
+ * packed is a binary32 value; *bmax = the largest |value| packed. With bmax NULL, the panel alone
+ * (0 returned). */
 int acc_pack64_x16(double *bp, const double *B, long ldb, int b_trans, long j0, long nr, long K, double *bmax);
 
 #endif
