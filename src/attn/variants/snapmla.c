@@ -8,6 +8,7 @@
 #include "attn/variants/variants.h"
 #include "attn/quant.h"
 #include "num/acc_f32.h"
+#include "num/vec.h"
 
 /* The PV tile: P is quantized per 1 head row x SNAP_PAGE tokens (the kernel's fixed tile;
  * --block does not apply to these variants). */
@@ -105,8 +106,7 @@ static double snap_page_p(double *p, double *sigma_out, const double *x, const d
         for (long c = 0; c < nb; c++)
             p[c] = e[c] * sv[c];
         attn_round_n(ctx, P_SCALE, p, nb);
-        for (long c = 0; c < nb; c++)
-            amax = fabs(p[c]) > amax ? fabs(p[c]) : amax;
+        amax = vec_absmax(p, nb, amax);
     } else
         for (long c = 0; c < nb; c++) {
             double e = c < valid ? attn_round(ctx, P_EXP, exp2(attn_round(ctx, P_EXP, x[c] - mnew))) : 0.0;
@@ -116,8 +116,9 @@ static double snap_page_p(double *p, double *sigma_out, const double *x, const d
         }
     double fmax = fmt_table[FMT_E4M3].max_finite;
     double sigma = amax > 0 ? attn_round(ctx, P_SCALE, (amax > 1e-26 ? amax : 1e-26) / fmax) : 1.0;
+    vec_div(p, p, nb, sigma);
     for (long c = 0; c < nb; c++)
-        p[c] = attn_fp32(ctx, P_QUANT, p[c] / sigma);
+        p[c] = attn_fp32(ctx, P_QUANT, p[c]);
     attn_round_n(ctx, P_QUANT, p, nb);
     *sigma_out = sigma;
     return esum;
@@ -193,8 +194,7 @@ static void snap_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, const s
                 for (long cc = 0; cc < valid; cc++)
                     row[cc] = attn_round(ctx, S_DEQUANT,
                                          attn_round(ctx, S_DEQUANT, attn_round(ctx, S_DEQUANT, row[cc] * sq[r]) * sk8[j0 + cc]) * c);
-            for (long cc = 0; cc < valid; cc++)
-                mnew = row[cc] > mnew ? row[cc] : mnew;
+            mnew = attn_row_max(row, valid > 0 ? valid : 0, mnew);
             undo[r] = 1.0;
             if (valid <= 0) {
                 beta[r] = 1.0;
