@@ -6,7 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-void quant_scales(quant_scales_t *s, const double *x, long rows, long cols, long ld, const quant_cfg_t *cfg)
+void quant_scales_init(quant_scales_t *s, long rows, long cols, const quant_cfg_t *cfg)
 {
     s->rows = rows;
     s->cols = cols;
@@ -36,13 +36,20 @@ void quant_scales(quant_scales_t *s, const double *x, long rows, long cols, long
     s->ngr = (rows + s->gr - 1) / s->gr;
     s->ngc = (cols + s->gc - 1) / s->gc;
     s->scale = err_calloc((size_t)(s->ngr * s->ngc), sizeof(double));
+}
+
+void quant_scales_rows(quant_scales_t *s, const double *x, long r0, long n, long ld, const quant_cfg_t *cfg)
+{
+    long g0 = r0 / s->gr, g1 = (r0 + n + s->gr - 1) / s->gr, r1 = g1 * s->gr < s->rows ? g1 * s->gr : s->rows;
     double fmax = fmt_table[cfg->fmt].max_finite;
-    for (long r = 0; r < rows; r++) /* amax first, group by group (no division per element) */
-        for (long c0 = 0, gi = (r / s->gr) * s->ngc; c0 < cols; c0 += s->gc, gi++) {
-            long c1 = c0 + s->gc < cols ? c0 + s->gc : cols;
+    for (long i = g0 * s->ngc; i < g1 * s->ngc; i++)
+        s->scale[i] = 0;
+    for (long r = g0 * s->gr; r < r1; r++) /* amax first, group by group (no division per element) */
+        for (long c0 = 0, gi = (r / s->gr) * s->ngc; c0 < s->cols; c0 += s->gc, gi++) {
+            long c1 = c0 + s->gc < s->cols ? c0 + s->gc : s->cols;
             s->scale[gi] = vec_absmax(x + r * ld + c0, c1 - c0, s->scale[gi]);
         }
-    for (long i = 0; i < s->ngr * s->ngc; i++) {
+    for (long i = g0 * s->ngc; i < g1 * s->ngc; i++) {
         double amax = s->scale[i];
         if (cfg->static_scale > 0) {
             s->scale[i] = cfg->static_scale;
@@ -54,6 +61,12 @@ void quant_scales(quant_scales_t *s, const double *x, long rows, long cols, long
             s->scale[i] = fmt_fp32(fmt_fp32(amax > QUANT_AMAX_FLOOR ? amax : QUANT_AMAX_FLOOR) / fmax);
         }
     }
+}
+
+void quant_scales(quant_scales_t *s, const double *x, long rows, long cols, long ld, const quant_cfg_t *cfg)
+{
+    quant_scales_init(s, rows, cols, cfg);
+    quant_scales_rows(s, x, 0, rows, ld, cfg);
 }
 
 void quant_scales_free(quant_scales_t *s)

@@ -31,6 +31,11 @@ typedef struct {
 /* Scales of x [rows][cols] (row stride ld) under cfg: max(amax, floor) / fmt_max in binary32,
  * or the power of two at or above it, or the static scale. */
 void quant_scales(quant_scales_t *s, const double *x, long rows, long cols, long ld, const quant_cfg_t *cfg);
+/* The same in two steps, for a tensor whose groups are met a few rows at a time: the groups' shape
+ * (scales not yet set), then the scales of the groups rows r0 .. r0 + n - 1 fall in (every row of
+ * those groups read: x is the whole tensor), each as quant_scales sets it. */
+void quant_scales_init(quant_scales_t *s, long rows, long cols, const quant_cfg_t *cfg);
+void quant_scales_rows(quant_scales_t *s, const double *x, long r0, long n, long ld, const quant_cfg_t *cfg);
 void quant_scales_free(quant_scales_t *s);
 
 static inline double quant_scale_at(const quant_scales_t *s, long r, long c)

@@ -31,11 +31,7 @@ typedef struct {
     double *kbuf, *vbuf;
 } flashmla_cache_t;
 
-static void flashmla_scales(quant_scales_t *qs, const double *x, long rows, long d, long dc)
-{
-    quant_cfg_t qc = {QUANT_BLOCK, 1, FLASHMLA_TILE, FMT_E4M3, 1, 0, FLASHMLA_SCALE_FLOOR, 0};
-    quant_scales(qs, x, rows, dc, d, &qc);
-}
+static const quant_cfg_t flashmla_qc = {QUANT_BLOCK, 1, FLASHMLA_TILE, FMT_E4M3, 1, 0, FLASHMLA_SCALE_FLOOR, 0};
 
 /* Rows r0 .. r0+n-1 of x [.][d] into out [n][d]: the first dc columns become e4m3 x scale
  * (exact in bf16), the rest unchanged. */
@@ -61,6 +57,9 @@ static void flashmla_tile(void *arg, long j0, long nb, const double **kt, const 
 {
     flashmla_cache_t *c = arg;
     const attn_group_t *g = c->g;
+    /* the tile's scales (each row's own: 1 x 128 tiles) as its rows are dequantized, while they are in cache */
+    quant_scales_rows(&c->ks, g->k, j0, nb, g->dk, &flashmla_qc);
+    quant_scales_rows(&c->vs, g->v, j0, nb, g->dv, &flashmla_qc);
     flashmla_dequant(c->kbuf, g->k, j0, nb, g->dk, c->dc, &c->ks, c->ctx);
     flashmla_dequant(c->vbuf, g->v, j0, nb, g->dv, g->dv < c->dc ? g->dv : c->dc, &c->vs, c->ctx);
     *kt = c->kbuf;
@@ -70,8 +69,8 @@ static void flashmla_tile(void *arg, long j0, long nb, const double **kt, const 
 ATTN_VARIANT(attn_flashmla_fp8)
 {
     flashmla_cache_t c = {g, ctx, g->dk - ctx->cfg->rope_dims, {0}, {0}, NULL, NULL};
-    flashmla_scales(&c.ks, g->k, g->sk, g->dk, c.dc);
-    flashmla_scales(&c.vs, g->v, g->sk, g->dv, g->dv < c.dc ? g->dv : c.dc);
+    quant_scales_init(&c.ks, g->sk, c.dc, &flashmla_qc);
+    quant_scales_init(&c.vs, g->sk, g->dv < c.dc ? g->dv : c.dc, &flashmla_qc);
     c.kbuf = err_malloc((size_t)(FLASHMLA_BLOCK * g->dk), sizeof(double));
     c.vbuf = err_malloc((size_t)(FLASHMLA_BLOCK * g->dv), sizeof(double));
     attn_cfg_t c2 = *ctx->cfg;
