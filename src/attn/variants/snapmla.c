@@ -43,15 +43,39 @@ typedef struct {
 } snap_cfg_t;
 
 /* Each row's content scale of x [rows][d] (content = first dc columns) under the config's
- * granularity (the groups here never split a row). */
+ * granularity (the groups here never split a row): the groups (snap_scales_init), then the scales
+ * of rows r0 .. r0 + n - 1 into scale[r0 ..] (snap_scales_rows: every row of their groups read).
+ * A page's rows are whole groups but for a per-tensor scale (snap_paged), so the cache's scales
+ * are taken page by page, each as the page is quantized, while it is in cache. */
+typedef struct {
+    quant_cfg_t qc;
+    quant_scales_t qs;
+} snap_scaler_t;
+
+static void snap_scales_init(snap_scaler_t *z, long rows, long d, long dc, const snap_cfg_t *sc)
+{
+    z->qc = (quant_cfg_t){sc->gran, SNAP_BLOCK_TOKENS, sc->rope_aware ? dc : d, FMT_E4M3, 0, sc->static_scale, 0, 0};
+    quant_scales_init(&z->qs, rows, sc->rope_aware ? dc : d, &z->qc);
+}
+
+static void snap_scales_rows(snap_scaler_t *z, double *scale, const double *x, long r0, long n, long d)
+{
+    quant_scales_rows(&z->qs, x, r0, n, d, &z->qc);
+    for (long r = r0; r < r0 + n; r++)
+        scale[r] = quant_scale_at(&z->qs, r, 0);
+}
+
+static int snap_paged(const snap_cfg_t *sc)
+{
+    return sc->gran == QUANT_TOKEN || (sc->gran == QUANT_BLOCK && SNAP_PAGE % SNAP_BLOCK_TOKENS == 0);
+}
+
 static void snap_scales(double *scale, const double *x, long rows, long d, long dc, const snap_cfg_t *sc)
 {
-    quant_cfg_t qc = {sc->gran, SNAP_BLOCK_TOKENS, sc->rope_aware ? dc : d, FMT_E4M3, 0, sc->static_scale, 0, 0};
-    quant_scales_t qs;
-    quant_scales(&qs, x, rows, sc->rope_aware ? dc : d, d, &qc);
-    for (long r = 0; r < rows; r++)
-        scale[r] = quant_scale_at(&qs, r, 0);
-    quant_scales_free(&qs);
+    snap_scaler_t z;
+    snap_scales_init(&z, rows, d, dc, sc);
+    snap_scales_rows(&z, scale, x, 0, rows, d);
+    quant_scales_free(&z.qs);
 }
 
 /* Rows r0 .. r0+n-1 of x quantized with their scales into out [n][d]: content to e4m3, RoPE
@@ -143,14 +167,17 @@ static void snap_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, const s
     snap_scales(sq, g->q, R, dk, dc, &qcfg);
     snap_quant_rows(q8, sq, g->q, 0, R, dk, dc, &qcfg, ctx, Q_QUANT);
     acc_hold_f32(q8, dk, R, dk); /* the A of every page's Q.K^T, converted once (the same bits) */
-    snap_scales(sk8, g->k, sk, dk, dc, sc);
-    int v_in_cache = g->v_of_k || snap_v_is_k_prefix(g);
+    int v_in_cache = g->v_of_k || snap_v_is_k_prefix(g), paged = snap_paged(sc);
     snap_cfg_t vcfg = *sc;
     vcfg.rope_aware = 1;
-    if (v_in_cache)
-        memcpy(sv, sk8, sizeof(double) * (size_t)sk);
-    else
-        snap_scales(sv, g->v, sk, dv, dv, &vcfg);
+    snap_scaler_t kz, vz;
+    snap_scales_init(&kz, sk, dk, dc, sc);
+    snap_scales_init(&vz, sk, dv, dv, &vcfg);
+    if (!paged) { /* a per-tensor scale: every row first */
+        snap_scales_rows(&kz, sk8, g->k, 0, sk, dk);
+        if (!v_in_cache)
+            snap_scales_rows(&vz, sv, g->v, 0, sk, dv);
+    }
 
     double c = attn_round(ctx, S_DEQUANT, ctx->cfg->scale * SNAP_LOG2E);
     double *x = err_malloc((size_t)(R * SNAP_PAGE), sizeof(double));
@@ -174,6 +201,13 @@ static void snap_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, const s
         }
         long j0 = page * SNAP_PAGE;
         long nb = sk - j0 < SNAP_PAGE ? sk - j0 : SNAP_PAGE;
+        if (paged) {
+            snap_scales_rows(&kz, sk8, g->k, j0, nb, dk);
+            if (!v_in_cache)
+                snap_scales_rows(&vz, sv, g->v, j0, nb, dv);
+        }
+        if (v_in_cache) /* V is the cache's first dv columns, with its scales */
+            memcpy(sv + j0, sk8 + j0, sizeof(double) * (size_t)nb);
         snap_quant_rows(k8, sk8, g->k, j0, nb, dk, dc, sc, ctx, KV_QUANT);
         if (!v_in_cache) /* else V is k8's first dv columns */
             snap_quant_rows(v8, sv, g->v, j0, nb, dv, dv, &vcfg, ctx, KV_QUANT);
@@ -233,6 +267,8 @@ static void snap_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, const s
     attn_finish(o, R, dv, l, ctx, O_DIV, OUT_CAST);
     free(l);
     acc_release_f32();
+    quant_scales_free(&kz.qs);
+    quant_scales_free(&vz.qs);
     free(q8);
     free(sq);
     free(k8);
