@@ -252,9 +252,10 @@ static void snap_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, const s
         for (long r = 0; r < R; r++) {
             double *a = o + r * dv;
             attn_rescale_add(a, t + r * dv, dv, beta[r], 0, ctx, O_RESCALE);
-            if (undo[r] != 1.0)
-                for (long cc = 0; cc < dv; cc++)
-                    a[cc] = attn_round(ctx, O_RESCALE, a[cc] * undo[r]);
+            if (undo[r] != 1.0) { /* a[cc] = attn_round(a[cc] undo), over the row at once */
+                vec_mul(a, a, dv, undo[r]);
+                attn_round_n(ctx, O_RESCALE, a, dv);
+            }
             if (undo[r] != 1.0)
                 st[r].l = attn_round(ctx, L_SUM, st[r].l * undo[r]);
         }
