@@ -618,6 +618,38 @@ static void f32_passes_and_held(fmt_rng_t *rng)
         }
     }
     CHECK(bad == 0 && compared > 0, "fp32 GEMM over passes and held operands: %ld of %ld differ", bad, compared);
+    /* the product added into an output as an online softmax rescales it (acc_gemm32_rescale): O's rows
+     * (binary32 values) times their scale, plus the product or the product times ts, each step rounded to
+     * binary32, written out here from the loop's product; both layouts of B, every kernel width, ts 0 and not */
+    double *O0 = malloc(sizeof(double) * (size_t)(M * N)), *rsc = malloc(sizeof(double) * (size_t)M);
+    for (long i = 0; i < M * N; i++)
+        O0[i] = (float)(ldexp((double)(fmt_rng_next(rng) >> 11), -53) * 8 - 4);
+    for (long i = 0; i < M; i++)
+        rsc[i] = (float)ldexp(ldexp((double)(fmt_rng_next(rng) >> 11), -53) + 0.5, -(int)(i % 5));
+    long rbad = 0;
+    for (int fused = 0; fused < 2; fused++) {
+        f32_loop(W, A, K, B, K, M, N, K, fused);
+        for (int scaled = 0; scaled < 2; scaled++) {
+            double ts = scaled ? 0.3 : 0;
+            for (int simd = 2; simd >= (quick ? 2 : 0); simd -= 2)
+                for (int trans = 0; trans < 2; trans++) {
+                    memcpy(C, O0, sizeof(double) * (size_t)(M * N));
+                    acc_simd = simd;
+                    acc_gemm32_rescale(C, N, A, K, trans ? B : Bt, trans ? K : N, trans, M, N, K, fused, rsc, ts);
+                    acc_simd = 2;
+                    for (long i = 0; i < M * N; i++) {
+                        double t = scaled ? (double)(float)(W[i] * ts) : W[i];
+                        double want = (double)(float)((double)(float)(O0[i] * rsc[i / N]) + t);
+                        if (C[i] != want && rbad++ < 5)
+                            CHECK(0, "rescaled fp32 GEMM fused %d ts %g simd %d trans %d (%ld,%ld): %a vs %a", fused, ts,
+                                  simd, trans, i / N, i % N, C[i], want);
+                    }
+                }
+        }
+    }
+    CHECK(rbad == 0, "fp32 GEMM added into a rescaled output: %ld differ", rbad);
+    free(O0);
+    free(rsc);
     free(A);
     free(B);
     free(Bt);

@@ -1,5 +1,6 @@
 /* flash -- the machinery the tiled (flash) variants share (see flash.h) */
 #include "attn/flash.h"
+#include "num/acc_f32.h"
 #include "num/vec.h"
 
 #include <math.h>
@@ -131,6 +132,19 @@ void attn_rescale_add(double *o, const double *t, long n, double a, double ts, a
     }
     for (long c = 0; c < n; c++)
         o[c] = attn_round(ctx, site, attn_round(ctx, site, o[c] * a) + (ts == 0 ? t[c] : attn_round(ctx, site, t[c] * ts)));
+}
+
+void attn_pv_rescale(attn_ctx_t *ctx, int pv, int rs, double *o, long ldo, double *t, long ldt, const double *P,
+                     long ldp, const double *V, long ldv, long M, long N, long K, const double *a, double ts)
+{
+    const site_t *s = &ctx->site[pv];
+    if (!s->exact && (s->acc == ACC_FP32_FMA || s->acc == ACC_FP32_MULADD) && attn_site_is_fp32(ctx, rs)) {
+        acc_gemm32_rescale(o, ldo, P, ldp, V, ldv, 0, M, N, K, s->acc == ACC_FP32_FMA, a, ts);
+        return;
+    }
+    attn_gemm(ctx, pv, t, ldt, P, ldp, V, ldv, 0, M, N, K);
+    for (long r = 0; r < M; r++)
+        attn_rescale_add(o + r * ldo, t + r * ldt, N, a[r], ts, ctx, rs);
 }
 
 void attn_finish(double *o, long R, long dv, const double *l, attn_ctx_t *ctx, int div_site, int out_site)

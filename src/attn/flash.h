@@ -44,6 +44,13 @@ double attn_sum_in_order(attn_ctx_t *ctx, int site, const double *x, long n, int
  * o[c] = site(site(o[c] a) + site(t[c] ts)) (a tile's scale applied to its product). */
 void attn_rescale_add(double *o, const double *t, long n, double a, double ts, attn_ctx_t *ctx, int site);
 
+/* A tile's output update: T = P V [M][N] at accumulation site pv (P with row stride ldp, V with ldv),
+ * then each row r of T added into o (row stride ldo) by attn_rescale_add with a[r] and ts at site rs.
+ * Where pv is an FP32 model and rs rounds to binary32 (RNE), in one pass (acc_gemm32_rescale: T's
+ * values go into o as they leave the product, t untouched); else through t (row stride ldt). */
+void attn_pv_rescale(attn_ctx_t *ctx, int pv, int rs, double *o, long ldo, double *t, long ldt, const double *P,
+                     long ldp, const double *V, long ldv, long M, long N, long K, const double *a, double ts);
+
 /* The last step of a flash schedule: o[r][c] = out_site(div_site(o[r][c] / l[r])). */
 void attn_finish(double *o, long R, long dv, const double *l, attn_ctx_t *ctx, int div_site, int out_site);
 

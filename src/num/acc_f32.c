@@ -148,7 +148,44 @@ __attribute__((target("avx512f,avx512vl,avx2,fma"))) static void acc_panel_f64_x
             for (long j = 0; j < nr; j++)
                 C[j] = x[j];
 }
+
+/* acc_panel_rescale's rows of sixteen in AVX-512: its expression lane for lane (each product and sum in
+ * binary64, then to binary32 and back) */
+__attribute__((target("avx512f,avx512vl,avx2,fma"))) static void acc_panel_rescale_x16(double *C, long ldc,
+                                                                                      const float *x, long M,
+                                                                                      const double *rs, double ts)
+{
+    const __m512d tv = _mm512_set1_pd(ts);
+    for (long i = 0; i < M; i++, C += ldc, x += ACC_NR32) {
+        const __m512d av = _mm512_set1_pd(rs[i]);
+        for (int j = 0; j < ACC_NR32; j += 8) {
+            __m512d t = _mm512_cvtps_pd(_mm256_loadu_ps(x + j));
+            if (ts != 0)
+                t = _mm512_cvtps_pd(_mm512_cvtpd_ps(_mm512_mul_pd(t, tv)));
+            __m512d o = _mm512_cvtps_pd(_mm512_cvtpd_ps(_mm512_mul_pd(_mm512_loadu_pd(C + j), av)));
+            _mm512_storeu_pd(C + j, _mm512_cvtps_pd(_mm512_cvtpd_ps(_mm512_add_pd(o, t))));
+        }
+    }
+}
 #endif
+
+/* A panel of the product (x: ACC_NR32 a row, M rows) added into C's columns as an online softmax's
+ * rescale (vec_rescale_add32): C[i][j] = f32(f32(C[i][j] rs[i]) + t), t the product's value, or
+ * f32(t ts) where ts != 0; the first nr of each row. */
+static void acc_panel_rescale(double *C, long ldc, const float *x, long M, long nr, const double *rs, double ts)
+{
+#ifdef ACC_HAVE_X86
+    if (nr == ACC_NR32 && acc_simd >= 2 && cpu_has_avx512()) {
+        acc_panel_rescale_x16(C, ldc, x, M, rs, ts);
+        return;
+    }
+#endif
+    for (long i = 0; i < M; i++, C += ldc, x += ACC_NR32)
+        for (long j = 0; j < nr; j++) {
+            double t = ts != 0 ? (double)(float)(x[j] * ts) : x[j];
+            C[j] = (double)(float)((double)(float)(C[j] * rs[i]) + t);
+        }
+}
 
 static void acc_panel_f64(double *C, long ldc, const float *x, long M, long nr)
 {
@@ -290,8 +327,9 @@ void acc_release_f32(void)
     memset(&acc_held32, 0, sizeof acc_held32);
 }
 
-void acc_gemm32(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
-                long N, long K, int fused)
+/* acc_gemm32, and with rs acc_gemm32_rescale: the product's panels into C as they stand, or added into it */
+static void acc_gemm32_to(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans,
+                          long M, long N, long K, int fused, const double *rs, double tscale)
 {
     /* twelve rows a tile in AVX-512 (sixteen columns in one vector), six in AVX2 */
     const int x16 = acc_simd >= 2 && cpu_has_avx512();
@@ -380,11 +418,26 @@ void acc_gemm32(double *C, long ldc, const double *A, long lda, const double *B,
         }
         for (long p = 0; p < np; p++) {
             long nr = N - j0 - p * ACC_NR32 < ACC_NR32 ? N - j0 - p * ACC_NR32 : ACC_NR32;
-            acc_panel_f64(C + j0 + p * ACC_NR32, ldc, cf + p * mpad * ACC_NR32, M, nr);
+            if (rs)
+                acc_panel_rescale(C + j0 + p * ACC_NR32, ldc, cf + p * mpad * ACC_NR32, M, nr, rs, tscale);
+            else
+                acc_panel_f64(C + j0 + p * ACC_NR32, ldc, cf + p * mpad * ACC_NR32, M, nr);
         }
     }
     (void)avx, (void)x16;
     free(bp);
     free(own);
     free(cf);
+}
+
+void acc_gemm32(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
+                long N, long K, int fused)
+{
+    acc_gemm32_to(C, ldc, A, lda, B, ldb, b_trans, M, N, K, fused, NULL, 0);
+}
+
+void acc_gemm32_rescale(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans,
+                        long M, long N, long K, int fused, const double *rs, double ts)
+{
+    acc_gemm32_to(C, ldc, A, lda, B, ldb, b_trans, M, N, K, fused, rs, ts);
 }

@@ -7,6 +7,13 @@
 void acc_gemm32(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
                 long N, long K, int fused);
 
+/* The product T of acc_gemm32 added into C as an online softmax rescales its output: C[i][j] =
+ * f32(f32(C[i][j] rs[i]) + T[i][j]), or f32(f32(C[i][j] rs[i]) + f32(T[i][j] ts)) where ts != 0 (f32:
+ * to binary32, RNE; vec_rescale_add32's expression), T's values going into C as they leave the
+ * kernel's panels (no T written). */
+void acc_gemm32_rescale(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans,
+                        long M, long N, long K, int fused, const double *rs, double ts);
+
 /* A [M][K] (row stride lda) converted to binary32 once and used by every FP32-model product of
  * this thread whose A lies inside it (its rows and columns, the same lda) until
  * acc_release_f32 or the next hold; A must not change meanwhile. Bits are the same with or

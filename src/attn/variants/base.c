@@ -50,9 +50,7 @@ void attn_base_tiles(double *o, const attn_group_t *g, attn_ctx_t *ctx, attn_bas
             }
             alpha[r] = attn_online_row(row, nb, valid[r], tmax[r], &m[r], &l[r], ctx, O_RESCALE, P_EXP, L_SUM, P_CAST);
         }
-        attn_gemm(ctx, PV_ACC, t, dv, s, nb, vt, dv, 0, R, dv, nb);
-        for (long r = 0; r < R; r++)
-            attn_rescale_add(o + r * dv, t + r * dv, dv, alpha[r], 0, ctx, O_RESCALE);
+        attn_pv_rescale(ctx, PV_ACC, O_RESCALE, o, dv, t, dv, s, nb, vt, dv, R, dv, nb, alpha, 0);
     }
     attn_finish(o, R, dv, l, ctx, O_DIV, OUT_CAST);
     free(s);

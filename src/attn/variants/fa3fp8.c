@@ -168,11 +168,8 @@ ATTN_VARIANT(attn_fa3fp8)
             }
             alpha[r] = attn_online_row(row, nb, valid, tmax, &m[r], &l[r], ctx, P_EXP, P_EXP, L_SUM, P_QUANT);
         }
-        attn_gemm(ctx, PV_ACC, t, dv, s, nb, v8, dv, 0, R, dv, nb);
         /* the tile's V scale (one per tensor, or per block of 64 tokens = this tile) */
-        double vs = sv[j0];
-        for (long r = 0; r < R; r++)
-            attn_rescale_add(o + r * dv, t + r * dv, dv, alpha[r], vs, ctx, O_RESCALE);
+        attn_pv_rescale(ctx, PV_ACC, O_RESCALE, o, dv, t, dv, s, nb, v8, dv, R, dv, nb, alpha, sv[j0]);
     }
     attn_finish(o, R, dv, l, ctx, O_DIV, OUT_CAST);
     free(qr);

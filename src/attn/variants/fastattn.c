@@ -96,9 +96,7 @@ static void fa_rows(double *o, const attn_group_t *g, attn_ctx_t *ctx, long r0, 
                 double tmax = attn_scale_max(ctx, S_SCALE, row, vis[r], scale);
                 alpha[r] = attn_online_row(row, nb, vis[r], tmax, &m[r], &l[r], ctx, P_EXP, P_EXP, L_SUM, P_CAST);
             }
-        attn_gemm(ctx, PV_ACC, t, dv, s, nb, g->v + j0 * dv, dv, 0, Br, dv, nb);
-        for (long r = 0; r < Br; r++)
-            attn_rescale_add(ob + r * dv, t + r * dv, dv, alpha[r], 0, ctx, O_RESCALE);
+        attn_pv_rescale(ctx, PV_ACC, O_RESCALE, ob, dv, t, dv, s, nb, g->v + j0 * dv, dv, Br, dv, nb, alpha, 0);
     }
     attn_finish(ob, Br, dv, l, ctx, O_DIV, OUT_CAST);
     free(s);

@@ -52,9 +52,7 @@ static void seesaw_update(double *o, const double *scale, const double *p, long 
                           const attn_group_t *g, double *t, attn_ctx_t *ctx)
 {
     long R = g->R, dv = g->dv, w = hi - lo;
-    attn_gemm(ctx, PV_ACC, t, w, p, nb, v + lo, dv, 0, R, w, nb);
-    for (long r = 0; r < R; r++)
-        attn_rescale_add(o + r * dv + lo, t + r * w, w, scale[r], 0, ctx, O_RESCALE);
+    attn_pv_rescale(ctx, PV_ACC, O_RESCALE, o + lo, dv, t, w, p, nb, v + lo, dv, R, w, nb, scale, 0);
 }
 
 static void seesaw_cast(double *dst, const double *src, long n, attn_ctx_t *ctx)

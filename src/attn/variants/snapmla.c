@@ -248,10 +248,18 @@ static void snap_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, const s
             if (!rollback)
                 st[r].sigma = sigma;
         }
-        attn_gemm(ctx, PV_ACC, t, dv, p, nb, v_in_cache ? k8 : v8, v_in_cache ? dk : dv, 0, R, dv, nb);
+        /* O = beta O + P^ V8 for every row, then the rolled-back rows' undo; row by row where the rescale draws
+         * (its draws in the kernel's order) */
+        const int draws = attn_site_draws(ctx, O_RESCALE);
+        if (draws)
+            attn_gemm(ctx, PV_ACC, t, dv, p, nb, v_in_cache ? k8 : v8, v_in_cache ? dk : dv, 0, R, dv, nb);
+        else
+            attn_pv_rescale(ctx, PV_ACC, O_RESCALE, o, dv, t, dv, p, nb, v_in_cache ? k8 : v8, v_in_cache ? dk : dv, R,
+                            dv, nb, beta, 0);
         for (long r = 0; r < R; r++) {
             double *a = o + r * dv;
-            attn_rescale_add(a, t + r * dv, dv, beta[r], 0, ctx, O_RESCALE);
+            if (draws)
+                attn_rescale_add(a, t + r * dv, dv, beta[r], 0, ctx, O_RESCALE);
             if (undo[r] != 1.0) { /* a[cc] = attn_round(a[cc] undo), over the row at once */
                 vec_mul(a, a, dv, undo[r]);
                 attn_round_n(ctx, O_RESCALE, a, dv);
