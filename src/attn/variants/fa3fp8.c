@@ -110,10 +110,10 @@ ATTN_VARIANT(attn_fa3fp8)
     fa3_scales(sq, q, R, dk, block);
     fa3_quant_rows(q8, sq, q, 0, R, dk, ctx, Q_QUANT);
     /* K's scales. The rotated K is made a tile at a time (never all of it in memory): with
-     * block scales, each tile's scale is taken in the loop below as the tile is rotated; per
+     * block scales, each tile's scale (and V's) is taken in the loop below as the tile is made; per
      * tensor, it is the largest tile's (the scale grows with the amax it is made of). */
-    if (!had) {
-        fa3_scales(skk, g->k, sk, dk, block);
+    if (!had && !block) {
+        fa3_scales(skk, g->k, sk, dk, 0);
     } else if (!block) {
         double st = 0;
         for (long j0 = 0; j0 < sk; j0 += B) {
@@ -124,7 +124,8 @@ ATTN_VARIANT(attn_fa3fp8)
         for (long j = 0; j < sk; j++)
             skk[j] = st;
     }
-    fa3_scales(sv, g->v, sk, dv, block);
+    if (!block) /* per tensor: V's whole first; block scales are each tile's, taken as it is quantized */
+        fa3_scales(sv, g->v, sk, dv, 0);
     double *s = err_malloc((size_t)(R * B), sizeof(double)), *t = err_malloc((size_t)(R * dv), sizeof(double));
     double *m = err_malloc((size_t)R, sizeof(double)), *l = err_calloc((size_t)R, sizeof(double));
     double *alpha = err_malloc((size_t)R, sizeof(double));
@@ -135,8 +136,10 @@ ATTN_VARIANT(attn_fa3fp8)
     for (long j0 = 0; j0 < sk; j0 += B) {
         long nb = sk - j0 < B ? sk - j0 : B;
         const double *kj = fa3_k_tile(kt, g->k, j0, nb, dk, sign, ctx);
-        if (had && block) /* this tile's scale, of its rotated rows */
+        if (block) { /* this tile's scales (of its rotated rows where the transform is on): a block is a tile */
             fa3_scales(skk + j0, kj, nb, dk, 1);
+            fa3_scales(sv + j0, g->v + j0 * dv, nb, dv, 1);
+        }
         fa3_quant_rows(k8, skk + j0, kj, 0, nb, dk, ctx, K_QUANT);
         fa3_quant_rows(v8, sv, g->v, j0, nb, dv, ctx, V_QUANT);
         attn_gemm(ctx, QK_ACC, s, nb, q8, dk, k8, dk, 1, R, nb, dk);
