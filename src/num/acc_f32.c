@@ -149,8 +149,9 @@ __attribute__((target("avx512f,avx512vl,avx2,fma"))) static void acc_panel_f64_x
                 C[j] = x[j];
 }
 
-/* acc_panel_rescale's rows of sixteen in AVX-512: its expression lane for lane (each product and sum in
- * binary64, then to binary32 and back) */
+/* acc_panel_rescale's rows of sixteen in AVX-512: each product in binary64 rounded to binary32, as
+ * written; the sum of the two binary32 values in binary32 (one rounding of the exact sum, which is the
+ * binary64 sum's rounding to binary32: 53 >= 2 x 24 + 2 bits, so rounding twice changes nothing) */
 __attribute__((target("avx512f,avx512vl,avx2,fma"))) static void acc_panel_rescale_x16(double *C, long ldc,
                                                                                       const float *x, long M,
                                                                                       const double *rs, double ts)
@@ -159,11 +160,11 @@ __attribute__((target("avx512f,avx512vl,avx2,fma"))) static void acc_panel_resca
     for (long i = 0; i < M; i++, C += ldc, x += ACC_NR32) {
         const __m512d av = _mm512_set1_pd(rs[i]);
         for (int j = 0; j < ACC_NR32; j += 8) {
-            __m512d t = _mm512_cvtps_pd(_mm256_loadu_ps(x + j));
+            __m256 t = _mm256_loadu_ps(x + j);
             if (ts != 0)
-                t = _mm512_cvtps_pd(_mm512_cvtpd_ps(_mm512_mul_pd(t, tv)));
-            __m512d o = _mm512_cvtps_pd(_mm512_cvtpd_ps(_mm512_mul_pd(_mm512_loadu_pd(C + j), av)));
-            _mm512_storeu_pd(C + j, _mm512_cvtps_pd(_mm512_cvtpd_ps(_mm512_add_pd(o, t))));
+                t = _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_cvtps_pd(t), tv));
+            __m256 o = _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_loadu_pd(C + j), av));
+            _mm512_storeu_pd(C + j, _mm512_cvtps_pd(_mm256_add_ps(o, t)));
         }
     }
 }
