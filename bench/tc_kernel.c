@@ -22,6 +22,7 @@
 #include "base/mem.h"
 #include "num/acc_model.h"
 #include "num/acc_tc.h"
+#include "num/acc_tc_int.h"
 #include "num/cpu.h"
 #include "num/fmt.h"
 
@@ -72,55 +73,36 @@ static double clock_hz(void)
 enum { TL_K = 576 };
 static float tl_a[16][TL_K], tl_b[TL_K][8];
 
-/* the terms alone: sixteen rows in groups of four, blocks of 16 k, each group's four int32 sums a chain */
-__attribute__((target("avx2,fma"), noinline)) static int terms_only(void)
-{
-    __m256i tot = _mm256_setzero_si256();
-    __m256 up[4];
-    for (int r = 0; r < 4; r++)
-        up[r] = _mm256_set1_ps(1024.0f * (float)(r + 1));
-    for (long k0 = 0; k0 < TL_K; k0 += 16)
-        for (int g = 0; g < 4; g++) {
-            __m256i s[4] = {tot, tot, tot, tot};
-            _Pragma("GCC unroll 16") for (long k = k0; k < k0 + 16; k++) {
-                __m256 bv = _mm256_loadu_ps(tl_b[k]);
-                _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
-                    __m256 x = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(tl_a[4 * g + r][k]), bv), up[r]);
-                    s[r] = _mm256_add_epi32(s[r], _mm256_cvttps_epi32(x));
-                    __asm__("" : "+x"(s[r]));
-                }
-            }
-            tot = _mm256_add_epi32(tot, _mm256_add_epi32(_mm256_add_epi32(s[0], s[1]), _mm256_add_epi32(s[2], s[3])));
-            __asm__ volatile("" ::: "memory");
-        }
-    return _mm256_extract_epi32(tot, 0);
-}
-
 static float tl_b16[TL_K][16];
 
-/* the same in AVX-512: sixteen columns a vector (the AVX-512 kernel's terms) */
-__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma"), noinline)) static int terms_only16(void)
-{
-    __m512i tot = _mm512_setzero_si512();
-    __m512 up[4];
-    for (int r = 0; r < 4; r++)
-        up[r] = _mm512_set1_ps(1024.0f * (float)(r + 1));
-    for (long k0 = 0; k0 < TL_K; k0 += 16)
-        for (int g = 0; g < 4; g++) {
-            __m512i s[4] = {tot, tot, tot, tot};
-            _Pragma("GCC unroll 16") for (long k = k0; k < k0 + 16; k++) {
-                __m512 bv = _mm512_loadu_ps(tl_b16[k]);
-                _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
-                    __m512 x = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(tl_a[4 * g + r][k]), bv), up[r]);
-                    s[r] = _mm512_add_epi32(s[r], _mm512_cvttps_epi32(x));
-                    __asm__("" : "+v"(s[r]));
-                }
-            }
-            tot = _mm512_add_epi32(tot, _mm512_add_epi32(_mm512_add_epi32(s[0], s[1]), _mm512_add_epi32(s[2], s[3])));
-            __asm__ volatile("" ::: "memory");
-        }
-    return _mm_cvtsi128_si32(_mm512_castsi512_si128(tot));
-}
+/* The kernels' own inner loop (acc_tc_int.h) in both widths, and the terms alone around it: sixteen rows in
+ * groups of four, blocks of 16 k, W columns a vector, each group's four int32 sums a chain. One definition for
+ * both widths (the vector types, their prefix, zero, sum and first lane). */
+#define TL_AVX2 __attribute__((target("avx2,fma")))
+#define TL_X16 __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")))
+ACC_TCF_TERMS(tl_terms8, TL_AVX2, __m256i, __m256, 8, _mm256)
+ACC_TCF_TERMS(tl_terms16, TL_X16, __m512i, __m512, 16, _mm512)
+#define TL_TERMS_ONLY(name, tgt, vi, vf, V, terms, bp, zero, first)                                                 \
+    tgt __attribute__((noinline)) static int name(void)                                                             \
+    {                                                                                                             \
+        vi tot = zero;                                                                                            \
+        vf up[4];                                                                                                 \
+        for (int r = 0; r < 4; r++)                                                                               \
+            up[r] = V##_set1_ps(1024.0f * (float)(r + 1));                                                        \
+        for (long k0 = 0; k0 < TL_K; k0 += 16)                                                                    \
+            for (int g = 0; g < 4; g++) {                                                                         \
+                vi s[4] = {tot, tot, tot, tot};                                                                   \
+                const float *a[4] = {tl_a[4 * g], tl_a[4 * g + 1], tl_a[4 * g + 2], tl_a[4 * g + 3]};               \
+                terms(s, a, k0, k0 + 16, &bp[0][0], up);                                                          \
+                tot = V##_add_epi32(tot, V##_add_epi32(V##_add_epi32(s[0], s[1]), V##_add_epi32(s[2], s[3])));    \
+                __asm__ volatile("" ::: "memory");                                                                \
+            }                                                                                                     \
+        return first;                                                                                             \
+    }
+TL_TERMS_ONLY(terms_only, TL_AVX2, __m256i, __m256, _mm256, tl_terms8, tl_b, _mm256_setzero_si256(),
+              _mm256_extract_epi32(tot, 0))
+TL_TERMS_ONLY(terms_only16, TL_X16, __m512i, __m512, _mm512, tl_terms16, tl_b16, _mm512_setzero_si512(),
+              _mm_cvtsi128_si32(_mm512_castsi512_si128(tot)))
 #endif
 
 /* seconds for one call of f, best of 15 runs of reps calls */

@@ -1,4 +1,5 @@
-/* acc_tc_int -- what the tensor-core model's files share (not for use outside src/num/) */
+/* acc_tc_int -- what the tensor-core model's files share (not for use outside src/num/, but by bench/tc_kernel.c,
+ * which times the kernels' inner loop, ACC_TCF_TERMS, alone) */
 #ifndef AMLA_ACC_TC_INT_H
 #define AMLA_ACC_TC_INT_H
 
