@@ -32,7 +32,7 @@ CLI_OBJ = $(CLI_SRC:src/%.c=$(BUILD)/%.o)
 TEST_SRC = $(wildcard tests/t-*.c)
 TEST_BIN = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps run test unit check-asan test-asan check-valgrind fuzz fuzz-deps fuzz-build install clean results bench bench-tc
+.PHONY: all deps run test unit check-asan test-asan check-valgrind fuzz fuzz-deps fuzz-build install clean results bench bench-tc bench-gemm
 
 BIN ?= amla-lab
 
@@ -79,6 +79,12 @@ $(BUILD)/tc_kernel: bench/tc_kernel.c $(LIB_OBJ) $(HDR) | $(BUILD)
 bench-tc: deps
 	$(MAKE) $(BUILD)/tc_kernel
 	$(BUILD)/tc_kernel
+
+# the lab's FP32 and FP64 GEMMs against OpenBLAS's on the attention's two products, one thread, OpenBLAS on the
+# kernels make bench takes (build/bench --gemm)
+bench-gemm: deps
+	$(MAKE) all $(BUILD)/bench
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BUILD)/bench --gemm --reps 9
 
 # The whole suite: unit tests per module, the command-line tests, and a short run of every
 # fuzz harness (FUZZ_SMOKE_S seconds each).

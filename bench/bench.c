@@ -356,10 +356,74 @@ static void bench_md_machine(FILE *f, const machine_t *m, const char *self, int 
             cpu_has_avx512() ? "AVX-512" : cpu_has_avx2_fma() ? "AVX2" : "scalar");
 }
 
+/* --gemm: the lab's GEMMs against OpenBLAS's on the attention's two products, one thread, the same
+ * operands (BF16 values; P: exp(-|N(0,1)|) rounded to BF16): Q K^T of R x sk x dk (K transposed) and
+ * P V of R x dv x sk, fp32-fma against sgemm and fp64 against dgemm, each the best of reps runs, the
+ * two alternated; the ratio is the lab's time over BLAS's. */
+static void bench_gemm(const double *q, const double *k, const double *v, long R, long sk, long dk, long dv, int reps)
+{
+    double *p = malloc(sizeof(double) * (size_t)(R * sk)), *c = malloc(sizeof(double) * (size_t)(R * (sk > dv ? sk : dv)));
+    float *qf = malloc(sizeof(float) * (size_t)(R * dk)), *kf = malloc(sizeof(float) * (size_t)(sk * dk));
+    float *vf = malloc(sizeof(float) * (size_t)(sk * dv)), *pf = malloc(sizeof(float) * (size_t)(R * sk));
+    float *cf = malloc(sizeof(float) * (size_t)(R * (sk > dv ? sk : dv)));
+    fmt_rng_t rng;
+    fmt_rng_seed(&rng, 7);
+    for (long i = 0; i < R * sk; i++) {
+        double u1 = ((double)(fmt_rng_next(&rng) >> 11) + 0.5) * 0x1p-53, u2 = (double)(fmt_rng_next(&rng) >> 11) * 0x1p-53;
+        p[i] = fmt_round(exp(-fabs(sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2))), FMT_BF16, FMT_RNE, 0, NULL);
+        pf[i] = (float)p[i];
+    }
+    for (long i = 0; i < R * dk; i++)
+        qf[i] = (float)q[i];
+    for (long i = 0; i < sk * dk; i++)
+        kf[i] = (float)k[i];
+    for (long i = 0; i < sk * dv; i++)
+        vf[i] = (float)v[i];
+    printf("# the lab's GEMMs against OpenBLAS (%s kernels), one thread, best of %d; ratio = lab / BLAS\n",
+           openblas_get_corename(), reps);
+    printf("%-28s %-12s %10s %10s %7s\n", "product", "model", "blas s", "lab s", "ratio");
+    for (int prod = 0; prod < 2; prod++)
+        for (int f64 = 0; f64 < 2; f64++) {
+            double tb = 1e9, tl = 1e9;
+            for (int r = 0; r < reps; r++) {
+                double t0 = now();
+                if (prod == 0 && f64)
+                    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)R, (int)sk, (int)dk, 1.0, q, (int)dk, k,
+                                (int)dk, 0.0, c, (int)sk);
+                else if (prod == 0)
+                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)R, (int)sk, (int)dk, 1.0f, qf, (int)dk, kf,
+                                (int)dk, 0.0f, cf, (int)sk);
+                else if (f64)
+                    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)R, (int)dv, (int)sk, 1.0, p, (int)sk, v,
+                                (int)dv, 0.0, c, (int)dv);
+                else
+                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)R, (int)dv, (int)sk, 1.0f, pf, (int)sk,
+                                vf, (int)dv, 0.0f, cf, (int)dv);
+                double t1 = now();
+                acc_model_t m = f64 ? ACC_FP64 : ACC_FP32_FMA;
+                if (prod == 0)
+                    acc_gemm(c, sk, q, dk, k, dk, 1, R, sk, dk, m);
+                else
+                    acc_gemm(c, dv, p, sk, v, dv, 0, R, dv, sk, m);
+                double t2 = now();
+                tb = t1 - t0 < tb ? t1 - t0 : tb;
+                tl = t2 - t1 < tl ? t2 - t1 : tl;
+            }
+            char name[64];
+            if (prod == 0)
+                snprintf(name, sizeof name, "Q K^T %ld x %ld x %ld", R, sk, dk);
+            else
+                snprintf(name, sizeof name, "P V %ld x %ld x %ld", R, dv, sk);
+            printf("%-28s %-12s %10.4f %10.4f %7.2f\n", name, f64 ? "fp64" : "fp32-fma", tb, tl, tl / tb);
+        }
+    free(p), free(c), free(qf), free(kf), free(vf), free(pf), free(cf);
+}
+
 int main(int argc, char **argv)
 {
     int reps = 5, threads = omp_get_num_procs();
     const char *md = NULL, *only = NULL, *stages = NULL, *numpy = NULL;
+    int gemm = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
             reps = atoi(argv[++i]);
@@ -371,6 +435,8 @@ int main(int argc, char **argv)
             only = argv[++i]; /* run one stage reps times on one thread (for a profiler), no table */
         else if (strcmp(argv[i], "--stages") == 0 && i + 1 < argc && !md)
             stages = argv[++i]; /* the table for these stages only (a,b,...), no file */
+        else if (strcmp(argv[i], "--gemm") == 0)
+            gemm = 1; /* the lab's GEMMs against OpenBLAS's on the two products (bench_gemm), no table */
         else if (strcmp(argv[i], "--numpy") == 0 && i + 1 < argc)
             numpy = argv[++i]; /* Golden + base against this numpy script's (bench/numpy_ref.py) */
         else if (strcmp(argv[i], "--kind") == 0) { /* the processor's short name, for the report's file name */
@@ -383,7 +449,7 @@ int main(int argc, char **argv)
         }
         else {
             fprintf(stderr, "usage: bench [--reps N] [--threads N] [--md FILE | --stages A,B,...] [--only STAGE] "
-                            "[--numpy SCRIPT] [--kind]\n");
+                            "[--numpy SCRIPT] [--gemm] [--kind]\n");
             return 2;
         }
     }
@@ -414,6 +480,17 @@ int main(int argc, char **argv)
         return 1;
     }
     long R = c->shape.hq, sk = c->shape.sk, dk = c->shape.dk, dv = c->shape.dv;
+    if (gemm) {
+        machine_t m;
+        char kind[96];
+        machine_describe(&m);
+        machine_kind(kind, sizeof kind, &m);
+        printf("# %s, %s family %d model %d (%s)\n", m.name, m.vendor, m.family, m.model, kind);
+        omp_set_num_threads(1);
+        openblas_set_num_threads(1);
+        bench_gemm(in.q, in.k, in.v, R, sk, dk, dv, reps);
+        return 0;
+    }
     bench_ref_t b = {(int)R, (int)sk, (int)dk, (int)dv, c->attn.scale, in.q, in.k, in.v,
                      malloc(sizeof(double) * (size_t)(R * dv)), malloc(sizeof(double) * (size_t)(R * sk)),
                      malloc(sizeof(float) * (size_t)(R * dk)), malloc(sizeof(float) * (size_t)(sk * dk)),
