@@ -129,10 +129,61 @@ static void test_quotients(void)
     CHECK(bad == 0, "quant_round_quotients: %ld of %ld values differ from fmt_round(x / s)", bad, n);
 }
 
+/* The same definition where the quotients fall on or next to the formats' midpoints (where a binary32
+ * quotient and a binary64 one could round apart): x = RN32(m s) for m each format's midpoints (and its
+ * representable values) over its whole range, and one unit of binary32 either side of that x, against
+ * scales of 24 significant bits as a per-token scale has them (amax / 448 in binary32); plus x that are
+ * not binary32 values (0.1 and its kin), whose lanes take the scalar expression. Every format the binary32
+ * path takes (e4m3, e5m2, fp16), through binary32 and not, saturating and not. */
+static void test_quotients_near_ties(void)
+{
+    enum { N = 4099 };
+    double *x = malloc(sizeof(double) * N), *out = malloc(sizeof(double) * N);
+    const fmt_id_t fmts[] = {FMT_E4M3, FMT_E5M2, FMT_FP16};
+    fmt_rng_t rng;
+    fmt_rng_seed(&rng, 29);
+    long bad = 0, n = 0;
+    for (int fi = 0; fi < 3; fi++) {
+        const fmt_t *F = &fmt_table[fmts[fi]];
+        for (int t = 0; t < 6; t++) {
+            /* a scale of 24 bits: amax / 448 in binary32, amax uniform in [1, 8) */
+            double amax = 1.0 + 7.0 * ldexp((double)(fmt_rng_next(&rng) >> 11), -53);
+            double sc = (double)(float)(amax / 448.0);
+            for (long i = 0; i < N; i++) {
+                /* a value of the format (m bits) or a midpoint (m + 1 bits), at a random binade of its range */
+                int e = F->emin - 2 + (int)(fmt_rng_next(&rng) % (unsigned)(F->emax - F->emin + 4));
+                long frac = (long)(fmt_rng_next(&rng) % (1u << F->prec));
+                double m = ldexp((double)((1L << F->prec) + frac), e - F->prec);
+                double xv = (double)(float)(m * sc);
+                long side = (long)(fmt_rng_next(&rng) % 3) - 1; /* one binary32 unit down, none, up */
+                xv = side ? (double)nextafterf((float)xv, side > 0 ? INFINITY : -INFINITY) : xv;
+                x[i] = fmt_rng_next(&rng) & 1 ? -xv : xv;
+            }
+            x[5] = 0.1, x[6] = -0.3 * sc, x[N - 2] = 1.0 / 3.0; /* not binary32 values */
+            for (int fp32 = 0; fp32 < 2; fp32++)
+                for (int sat = 0; sat < 2; sat++) {
+                    quant_round_quotients(out, x, N, sc, fp32, fmts[fi], FMT_RNE, sat, 0, NULL);
+                    for (long i = 0; i < N; i++, n++) {
+                        double y = x[i] / sc;
+                        double want = fmt_round(fp32 ? fmt_fp32(y) : y, fmts[fi], FMT_RNE, sat, NULL);
+                        int same = (isnan(want) && isnan(out[i])) || memcmp(&want, &out[i], sizeof want) == 0;
+                        if (!same && bad++ < 5)
+                            CHECK(0, "%s s %a fp32 %d sat %d: x %a gives %a, fmt_round(x / s) %a", F->name, sc, fp32,
+                                  sat, x[i], out[i], want);
+                    }
+                }
+        }
+    }
+    CHECK(bad == 0, "quant_round_quotients near midpoints: %ld of %ld values differ from fmt_round(x / s)", bad, n);
+    free(x);
+    free(out);
+}
+
 int main(void)
 {
     test_hand();
     test_quotients();
+    test_quotients_near_ties();
     test_round_trip();
     return check_done("t-quant");
 }

@@ -99,6 +99,8 @@ void quant_round_quotients(double *out, const double *x, long n, double s, int f
         vec_div(out, x, n, s);
         return;
     }
+    if (mode == FMT_RNE && fmt_round_quot32(out, x, n, s, fp32, f, sat))
+        return; /* binary32 divisions: the same values (fmt_cast.c) */
     if (mode == FMT_RNE) {
         /* a power-of-two s (a normal one, with a normal reciprocal): x / s and x (1/s) are the
          * correctly rounded values of the same quotient, and a product is cheaper; then the

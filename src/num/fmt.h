@@ -120,6 +120,11 @@ void fmt_round_array(double *x, long n, fmt_id_t f);
 /* x[i] <- fmt_round(x[i], f, FMT_RNE, sat, NULL) for i < n, vectorized (src/fmt_cast.c). */
 void fmt_round_array_rne(double *x, long n, fmt_id_t f, int sat);
 
+/* out[i] = fmt_round(fp32 ? fmt_fp32(x[i] / s) : x[i] / s, f, FMT_RNE, sat, NULL) for i < n, by binary32
+ * divisions and roundings sixteen at a time, where x and s are binary32 values and f is e4m3, e5m2 or fp16
+ * (fmt_cast.c says why every element is the same); returns 0, nothing written, where it does not apply. */
+int fmt_round_quot32(double *out, const double *x, long n, double s, int fp32, fmt_id_t f, int sat);
+
 /* Encode n binary32 values with round-to-nearest-even (sat as in fmt_encode) into uint16_t
  * codes (bf16, fp16), uint8_t codes (e4m3, e5m2) or, for other formats, uint32_t codes;
  * every code equals fmt_encode's. The fast path for arrays (about 1e9 values per second

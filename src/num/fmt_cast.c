@@ -5,6 +5,10 @@
 #include "num/cpu.h"
 #include "num/fmt.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 /* ---- fast binary32 -> narrow encodings, RNE ----
  * Normal results: add the exponent rebias and a round-half-even increment to the binary32
  * bits, then shift (a carry into the exponent is the correct rounding up). Subnormal
@@ -150,7 +154,7 @@ __attribute__((target("avx2"))) static void fmt_round_avx2(double *x, long n, fm
 
 /* And for AVX-512 (fmt_simd 2): twice the lanes and registers enough that the cast's constants
  * stay in them (the AVX2 loop reloads one from the stack per vector) */
-#define FMT_X16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2")))
+#define FMT_X16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")))
 FMT_X16 static void fmt_cast_x16(void *out, const float *x, long n, fmt_id_t f, int sat)
 {
     fmt_cast_body(out, x, n, f, sat);
@@ -159,6 +163,78 @@ FMT_X16 static void fmt_cast_x16(void *out, const float *x, long n, fmt_id_t f, 
 FMT_X16 static void fmt_round_x16(double *x, long n, fmt_id_t f, int sat)
 {
     fmt_round_body(x, n, f, sat);
+}
+
+/* fmt_round_quot32's AVX-512 body, f's fields constants (m fraction bits, emin): sixteen quotients
+ * q = RN32(x / s) by one binary32 division, rounded to f on q's bits as fmt_round does it on a binary64's
+ * (fmt_rne_bits in the normal range, (|q| + M) - M below it); a lane the vector cannot settle (see
+ * fmt_round_quot32) redone by the scalar expression. */
+FMT_X16 static inline __attribute__((always_inline)) void quot32_x16(double *out, const double *x, long n, double s,
+                                                                       int fp32, fmt_id_t f, int sat, const int m,
+                                                                       const int emin)
+{
+    const int sh = 23 - m;
+    /* a power of two s (its reciprocal normal too): a product by 1 / s, the same exact quotient */
+    int ex;
+    const int p2 = s >= 0x1p-125 && s <= 0x1p125 && frexp(s, &ex) == 0.5;
+    const __m512 vs = _mm512_set1_ps((float)s), vr = _mm512_set1_ps((float)(1.0 / s));
+    const __m512i absm = _mm512_set1_epi32(0x7fffffff), one = _mm512_set1_epi32(1);
+    const __m512i half = _mm512_set1_epi32((1 << (sh - 1)) - 1), keep = _mm512_set1_epi32((int)(~0u << sh));
+    const __m512i low = _mm512_set1_epi32((emin + 127) << 23), dropped = _mm512_set1_epi32((1 << sh) - 1);
+    const __m512i mid = _mm512_set1_epi32(1 << (sh - 1));
+    const __m512 magic = _mm512_castsi512_ps(_mm512_set1_epi32((emin - m + 23 + 127) << 23));
+    uint32_t maxb;
+    float mx = (float)fmt_table[f].max_finite;
+    memcpy(&maxb, &mx, sizeof maxb);
+    const __m512i vmax = _mm512_set1_epi32((int)maxb);
+    long i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512d x0 = _mm512_loadu_pd(x + i), x1 = _mm512_loadu_pd(x + i + 8);
+        __m256 f0 = _mm512_cvtpd_ps(x0), f1 = _mm512_cvtpd_ps(x1);
+        /* x a binary32 value (not NaN) */
+        __mmask16 ok = (__mmask16)(_mm512_cmp_pd_mask(_mm512_cvtps_pd(f0), x0, _CMP_EQ_OQ) |
+                                   (unsigned)_mm512_cmp_pd_mask(_mm512_cvtps_pd(f1), x1, _CMP_EQ_OQ) << 8);
+        __m512 xf = _mm512_insertf32x8(_mm512_castps256_ps512(f0), f1, 1);
+        __m512 q = p2 ? _mm512_mul_ps(xf, vr) : _mm512_div_round_ps(xf, vs, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        __m512i u = _mm512_castps_si512(q), a = _mm512_and_si512(u, absm);
+        __m512i r = _mm512_and_si512(_mm512_add_epi32(_mm512_add_epi32(a, half), _mm512_and_si512(_mm512_srli_epi32(a, sh), one)), keep);
+        __m512 sub = _mm512_sub_round_ps(_mm512_add_round_ps(_mm512_castsi512_ps(a), magic, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+                                         magic, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        __mmask16 small = _mm512_cmplt_epu32_mask(a, low);
+        r = _mm512_mask_blend_epi32(small, r, _mm512_castps_si512(sub));
+        ok &= _mm512_cmple_epu32_mask(r, vmax); /* no overflow, infinity or NaN */
+        if (!fp32) /* q a midpoint of f other than the quotient itself (x - q s, exact in an FMA, not 0), or below
+                    * f's normal range */
+            ok &= ~small & (_mm512_cmpneq_epi32_mask(_mm512_and_si512(a, dropped), mid) |
+                            _mm512_cmp_ps_mask(_mm512_fmsub_ps(q, vs, xf), _mm512_setzero_ps(), _CMP_EQ_OQ));
+        __m512 y = _mm512_castsi512_ps(_mm512_or_si512(r, _mm512_andnot_si512(absm, u)));
+        _mm512_storeu_pd(out + i, _mm512_cvtps_pd(_mm512_castps512_ps256(y)));
+        _mm512_storeu_pd(out + i + 8, _mm512_cvtps_pd(_mm512_extractf32x8_ps(y, 1)));
+        for (unsigned bad = (uint16_t)~ok; bad; bad &= bad - 1) {
+            long j = i + __builtin_ctz(bad);
+            double q1 = x[j] / s;
+            out[j] = fmt_round(fp32 ? fmt_fp32(q1) : q1, f, FMT_RNE, sat, NULL);
+        }
+    }
+    for (; i < n; i++) {
+        double q1 = x[i] / s;
+        out[i] = fmt_round(fp32 ? fmt_fp32(q1) : q1, f, FMT_RNE, sat, NULL);
+    }
+}
+
+FMT_X16 static void quot32_x16_e4m3(double *out, const double *x, long n, double s, int fp32, int sat)
+{
+    quot32_x16(out, x, n, s, fp32, FMT_E4M3, sat, 3, -6);
+}
+
+FMT_X16 static void quot32_x16_e5m2(double *out, const double *x, long n, double s, int fp32, int sat)
+{
+    quot32_x16(out, x, n, s, fp32, FMT_E5M2, sat, 2, -14);
+}
+
+FMT_X16 static void quot32_x16_fp16(double *out, const double *x, long n, double s, int fp32, int sat)
+{
+    quot32_x16(out, x, n, s, fp32, FMT_FP16, sat, 10, -14);
 }
 
 #endif
@@ -199,4 +275,30 @@ void fmt_round_array_rne(double *x, long n, fmt_id_t f, int sat)
 void fmt_round_array(double *x, long n, fmt_id_t f)
 {
     fmt_round_array_rne(x, n, f, 0);
+}
+
+/* out[i] = fmt_round(q, f, RNE, sat) with q = fmt_fp32(x[i] / s) where fp32, else the binary64 x[i] / s.
+ * Where x's values and s are binary32 values (s normal and positive) and f is e4m3, e5m2 or fp16, q is
+ * one binary32 division: with fp32 it is RN32(x / s) itself (the binary64 quotient rounded to binary32 is
+ * the quotient rounded to binary32 once, 53 >= 2 * 24 + 2: Figueroa), and without it RN32(x / s) rounds
+ * to f as the binary64 quotient does but where it is a midpoint of f (f's midpoints in its normal range are
+ * binary32 values, so one other than q is at least a binary32 unit from q, and the quotient and its binary64
+ * rounding, within half a unit of q, lie on q's side of it), or below f's normal range; those lanes, and
+ * any x not a binary32 value or a rounding past f's largest finite value, are redone element by element. Returns 0, nothing written, where it
+ * does not suit (another format, s not as said, no AVX-512): the caller's loops then. */
+int fmt_round_quot32(double *out, const double *x, long n, double s, int fp32, fmt_id_t f, int sat)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (fmt_simd < 2 || !cpu_has_avx512() || !(s >= 0x1p-126 && s <= 0x1p127) || (double)(float)s != s)
+        return 0;
+    switch (f) {
+    case FMT_E4M3: quot32_x16_e4m3(out, x, n, s, fp32, sat); return 1;
+    case FMT_E5M2: quot32_x16_e5m2(out, x, n, s, fp32, sat); return 1;
+    case FMT_FP16: quot32_x16_fp16(out, x, n, s, fp32, sat); return 1;
+    default: return 0;
+    }
+#else
+    (void)out, (void)x, (void)n, (void)s, (void)fp32, (void)f, (void)sat;
+    return 0;
+#endif
 }
