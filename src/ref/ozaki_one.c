@@ -154,14 +154,16 @@ static inline __attribute__((always_inline)) int oz1_cut_body(double *o, oz1_ter
 }
 
 /* A row on its own grid hi (OZ1_EMPTY: zeros, or NaN, which the maximum skips). */
-static int oz1_cut(double *o, oz1_terms_t *ts, const double *x, long n, int hi, int beta, long r)
+static inline __attribute__((always_inline)) int oz1_cut(double *o, oz1_terms_t *ts, const double *x, long n, int hi,
+                                                         int beta, long r)
 {
     double f = hi == OZ1_EMPTY ? 0.0 : ldexp(1.0, beta - hi), g = hi == OZ1_EMPTY ? 0.0 : ldexp(1.0, hi - beta);
     return oz1_cut_body(o, ts, x, n, &f, &g, 0, r, 0);
 }
 
 /* A row of n columns, each on its own grid (f[c], g[c]). */
-static int oz1_cut_cols(double *o, oz1_terms_t *ts, const double *x, long n, const double *f, const double *g, long r)
+static inline __attribute__((always_inline)) int oz1_cut_cols(double *o, oz1_terms_t *ts, const double *x, long n,
+                                                              const double *f, const double *g, long r)
 {
     return oz1_cut_body(o, ts, x, n, f, g, 1, r, 0);
 }
@@ -261,7 +263,7 @@ static int oz1_widths(int *ba, int *bb, const double *q, const int *hq, const do
     return have && best * OZ1_SPARSE <= (double)R * (double)sk * (double)dk;
 }
 
-int ozaki_scores_one(double *h, double *l, const attn_group_t *g)
+static inline __attribute__((always_inline)) int scores_one_body(double *h, double *l, const attn_group_t *g)
 {
     long R = g->R, sk = g->sk, dk = g->dk, ch = sk < OZAKI_CHUNK ? sk : OZAKI_CHUNK;
     double budget = (double)R * (double)sk * (double)dk / OZ1_SPARSE, work = 0;
@@ -360,7 +362,8 @@ int ozaki_scores_one(double *h, double *l, const attn_group_t *g)
  * pl's product) in double-double. bv is the fewest bits that leave at most 1/OZ1_PV_SPARSE of
  * V's values a remainder (counted on OZ1_SAMPLED keys), P getting the rest: the more
  * bits P keeps exact, the smaller the plain product's rounding errors. */
-int ozaki_pv_one(double *nh, double *nl, const double *ph, const double *pl, const attn_group_t *g)
+static inline __attribute__((always_inline)) int pv_one_body(double *nh, double *nl, const double *ph, const double *pl,
+                                                             const attn_group_t *g)
 {
     long R = g->R, sk = g->sk, dv = g->dv, ch = sk < OZ1_PV_CHUNK ? sk : OZ1_PV_CHUNK;
     int B = 53 - ozaki_ceil_log2(ch), ok = B - OZAKI_MIN_P_BITS >= 1;
@@ -483,4 +486,37 @@ int ozaki_pv_one(double *nh, double *nl, const double *ph, const double *pl, con
     free(col);
     free(u8w);
     return ok;
+}
+
+/* Both compiled twice, the second for AVX-512 (its loops element by element, eight lanes a vector; the one
+ * reduction, the cut's sum of |t - q|, only tested against zero and NaN), chosen at run time. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define OZ1_X16 __attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma")))
+OZ1_X16 static int scores_one_x16(double *h, double *l, const attn_group_t *g)
+{
+    return scores_one_body(h, l, g);
+}
+
+OZ1_X16 static int pv_one_x16(double *nh, double *nl, const double *ph, const double *pl, const attn_group_t *g)
+{
+    return pv_one_body(nh, nl, ph, pl, g);
+}
+#endif
+
+int ozaki_scores_one(double *h, double *l, const attn_group_t *g)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (cpu_has_avx512())
+        return scores_one_x16(h, l, g);
+#endif
+    return scores_one_body(h, l, g);
+}
+
+int ozaki_pv_one(double *nh, double *nl, const double *ph, const double *pl, const attn_group_t *g)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (cpu_has_avx512())
+        return pv_one_x16(nh, nl, ph, pl, g);
+#endif
+    return pv_one_body(nh, nl, ph, pl, g);
 }
