@@ -109,6 +109,23 @@ int main(void)
                         }
                 for (long i = 0; i < h; i++)
                     bad += !same(o[i], w[i]);
+                /* vec_hadamard on the same values (signs of every pattern, a norm that rounds): the product by
+                 * each sign, the butterflies as above, the product by the norm, written out */
+                double sg[256], hn = 1.0 / sqrt((double)h), *u0 = o + 256, *u1 = w + 256;
+                for (long i = 0; i < h; i++) {
+                    sg[i] = (fmt_rng_next(&rng) >> 63) ? -1.0 : 1.0;
+                    u1[i] = o[i] * sg[i];
+                }
+                vec_hadamard(u0, o, sg, h, hn);
+                for (long len = 1; len < h; len *= 2)
+                    for (long i = 0; i < h; i += 2 * len)
+                        for (long j = i; j < i + len; j++) {
+                            double u = u1[j], v = u1[j + len];
+                            u1[j] = u + v;
+                            u1[j + len] = u - v;
+                        }
+                for (long i = 0; i < h; i++)
+                    bad += !same(u0[i], u1[i] * hn);
             }
         /* the flushing binary32 steps: scales and addends that put results in and around binary32's
          * subnormal range, at its overflow, and on NaN and infinities */
@@ -156,7 +173,7 @@ int main(void)
     double y[16] = {5, 0, 0, 0, 0, 0, 0, 0, NAN, 1, 1, 1, 1, 1, 1, 1};
     CHECK(vec_absmax(y, 16, 0) == 5, "absmax with a NaN after 5: %a", vec_absmax(y, 16, 0));
     CHECK(bad == 0, "%ld results differ from the plain loops", bad);
-    printf("t-vec: vec_mul, vec_div, vec_rescale_add32, vec_rescale_add32_each, vec_absmax, vec_prod, vec_fwht, vec_scale32_ftz(_f), vec_fma32_ftz, vec_axpy32_ftz, vec_narrow32 and vec_widen32 equal the plain loops (%ld runs)\n", runs);
+    printf("t-vec: vec_mul, vec_div, vec_rescale_add32, vec_rescale_add32_each, vec_absmax, vec_prod, vec_fwht, vec_hadamard, vec_scale32_ftz(_f), vec_fma32_ftz, vec_axpy32_ftz, vec_narrow32 and vec_widen32 equal the plain loops (%ld runs)\n", runs);
     free(x), free(t), free(o), free(w);
     return check_done("t-vec");
 }

@@ -130,6 +130,34 @@ VEC_X16 static void rescale_add32_x16(double *o, const double *t, long n, const 
 VEC_ABSMAX(absmax_x16, VEC_X16, __m512d, 8, _mm512_set1_pd, _mm512_loadu_pd, _mm512_and_pd, _mm512_max_pd,
            _mm512_storeu_pd, _mm512_castsi512_pd(_mm512_set1_epi64(0x7fffffffffffffffLL)))
 
+/* vec_hadamard's AVX-512 form for h = 8 nv (nv <= 16, h a power of two): the block in nv registers, each
+ * butterfly the scalar loop's (lanes with bit len clear take u + w, the others u - w, w the partner lane)
+ * */
+VEC_X16 static void hadamard_x16(double *o, const double *x, const double *sign, long h, double norm)
+{
+    __m512d v[16];
+    const long nv = h / 8;
+    for (long t = 0; t < nv; t++) {
+        __m512d a = _mm512_mul_pd(_mm512_loadu_pd(x + 8 * t), _mm512_loadu_pd(sign + 8 * t));
+        __m512d s = _mm512_permute_pd(a, 0x55); /* len 1 */
+        a = _mm512_mask_sub_pd(_mm512_add_pd(a, s), 0xaa, s, a);
+        s = _mm512_permutex_pd(a, _MM_SHUFFLE(1, 0, 3, 2)); /* len 2 */
+        a = _mm512_mask_sub_pd(_mm512_add_pd(a, s), 0xcc, s, a);
+        s = _mm512_shuffle_f64x2(a, a, _MM_SHUFFLE(1, 0, 3, 2)); /* len 4 */
+        v[t] = _mm512_mask_sub_pd(_mm512_add_pd(a, s), 0xf0, s, a);
+    }
+    for (long len = 1; len < nv; len *= 2) /* len 8, 16, ...: whole registers */
+        for (long i = 0; i < nv; i += 2 * len)
+            for (long j = i; j < i + len; j++) {
+                __m512d u = v[j], w = v[j + len];
+                v[j] = _mm512_add_pd(u, w);
+                v[j + len] = _mm512_sub_pd(u, w);
+            }
+    const __m512d vn = _mm512_set1_pd(norm);
+    for (long t = 0; t < nv; t++)
+        _mm512_storeu_pd(o + 8 * t, _mm512_mul_pd(v[t], vn));
+}
+
 /* stages len = 1 and 2 inside each vector of four (the partner lanes by permutation: lane t's
  * sum is v_t + v_partner, its difference v_partner - v_t where t is the upper of the pair), then
  * len >= 4 a vector at a time */
@@ -350,6 +378,19 @@ void vec_fwht(double *v, long h)
                 v[j] = u + w;
                 v[j + len] = u - w;
             }
+}
+
+void vec_hadamard(double *o, const double *x, const double *sign, long h, double norm)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (VEC_HAVE_X16 && h >= 8 && h <= 128) {
+        hadamard_x16(o, x, sign, h, norm);
+        return;
+    }
+#endif
+    vec_prod(o, x, sign, h);
+    vec_fwht(o, h);
+    vec_mul(o, o, h, norm);
 }
 
 /* the scalar ftz */

@@ -37,5 +37,8 @@ double vec_absmax(const double *x, long n, double m);
 /* v [h] (h a power of two) <- its unnormalized Walsh-Hadamard transform, butterflies u + w, u - w
  * stage by stage (len = 1, 2, 4, ...), each sum and difference the one the scalar loop forms. */
 void vec_fwht(double *v, long h);
+/* o [h] = norm * fwht(x * sign), each operation as vec_prod, vec_fwht and vec_mul do it in turn (h a power of
+ * two; from 8 to 128 in registers where the processor has AVX-512). */
+void vec_hadamard(double *o, const double *x, const double *sign, long h, double norm);
 
 #endif

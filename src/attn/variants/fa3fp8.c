@@ -43,10 +43,8 @@ static void fa3_rotate(double *out, const double *x, long rows, long d, const do
     int rne = !st->exact && st->mode == FMT_RNE;
     for (long r = 0; r < rows; r++) {
         double *o = out + r * d;
-        vec_prod(o, x + r * d, sign, d);
-        for (long b = 0; b < d; b += h) /* fast Walsh-Hadamard transform, exact in fp64 for these sizes */
-            vec_fwht(o + b, h);
-        vec_mul(o, o, d, norm);
+        for (long b = 0; b < d; b += h) /* signs, the fast Walsh-Hadamard transform (exact in fp64 for these sizes), norm */
+            vec_hadamard(o + b, x + r * d + b, sign + b, h, norm);
         if (rne) /* = attn_round(ctx, HADAMARD, .) element by element, vectorized */
             fmt_round_array_rne(o, d, st->fmt, st->sat);
         else
