@@ -93,9 +93,13 @@ double attn_exp_row(attn_ctx_t *ctx, int exp_site, int sum_site, double *row, lo
     for (long c = 0; c < nv; c++)
         row[c] = row[c] - m;
     attn_round_n(ctx, exp_site, row, nv);
-    for (long c = 0; c < nv; c++)
-        row[c] = exp(row[c]);
-    attn_round_n(ctx, exp_site, row, nv);
+    if (attn_site_is_fp32(ctx, exp_site))
+        vec_exp_rn32(row, nv, 0); /* (double)(float)exp(.): the same values, vectorized */
+    else {
+        for (long c = 0; c < nv; c++)
+            row[c] = exp(row[c]);
+        attn_round_n(ctx, exp_site, row, nv);
+    }
     for (long c = nv; c < nb; c++)
         row[c] = 0.0;
     return attn_sum_in_order(ctx, sum_site, row, nb, attn_site_is_fp32(ctx, exp_site));

@@ -40,5 +40,8 @@ void vec_fwht(double *v, long h);
 /* o [h] = norm * fwht(x * sign), each operation as vec_prod, vec_fwht and vec_mul do it in turn (h a power of
  * two; from 8 to 128 in registers where the processor has AVX-512). */
 void vec_hadamard(double *o, const double *x, const double *sign, long h, double norm);
+/* x[i] = (double)(float)exp(x[i]) (two: exp2) for i < n, with libm's exp (exp2) as it rounds to binary32: where the
+ * processor has AVX-512 eight at a time by a polynomial, libm's for any lane it cannot show rounds the same. */
+void vec_exp_rn32(double *x, long n, int two);
 
 #endif

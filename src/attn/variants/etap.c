@@ -92,10 +92,18 @@ ATTN_VARIANT(attn_etap)
                 continue;
             }
             alpha[r] = attn_round(ctx, P_EXP, exp(attn_round(ctx, P_EXP, m[r] - mnew)));
-            for (long j = 0; j < nb; j++) {
-                double *x = &st[j * R + r];
-                *x = j < valid ? attn_round(ctx, P_EXP, exp(attn_round(ctx, P_EXP, *x - mnew))) : 0.0;
-            }
+            if (attn_site_is_fp32(ctx, P_EXP)) { /* the same roundings, the exps vectorized on a copy of the column */
+                double e[ETAP_BLOCK];
+                for (long j = 0; j < nb; j++)
+                    e[j] = j < valid ? (double)(float)(st[j * R + r] - mnew) : 0.0;
+                vec_exp_rn32(e, valid, 0);
+                for (long j = 0; j < nb; j++)
+                    st[j * R + r] = e[j];
+            } else
+                for (long j = 0; j < nb; j++) {
+                    double *x = &st[j * R + r];
+                    *x = j < valid ? attn_round(ctx, P_EXP, exp(attn_round(ctx, P_EXP, *x - mnew))) : 0.0;
+                }
             m[r] = mnew;
             if (rows_at_once)
                 continue;

@@ -37,11 +37,7 @@ static double seesaw_softmax(double *p, long nb, long valid, double *m, double *
         return 1.0;
     }
     double scale = attn_round(ctx, P_EXP, exp(attn_round(ctx, P_EXP, *m - mnew)));
-    double sum = 0.0;
-    for (long c = 0; c < nb; c++) {
-        p[c] = c < valid ? attn_round(ctx, P_EXP, exp(attn_round(ctx, P_EXP, p[c] - mnew))) : 0.0;
-        sum = attn_round(ctx, L_SUM, sum + p[c]);
-    }
+    double sum = attn_exp_row(ctx, P_EXP, L_SUM, p, nb, valid, mnew); /* p = exp(p - m_new), its rounded sum */
     *l = attn_round(ctx, L_SUM, attn_round(ctx, L_SUM, *l * scale) + sum);
     *m = mnew;
     return scale;

@@ -123,9 +123,13 @@ static double snap_page_p(double *p, double *sigma_out, const double *x, const d
         for (long c = 0; c < nb; c++)
             e[c] = c < valid ? x[c] - mnew : 0.0;
         attn_round_n(ctx, P_EXP, e, valid);
-        for (long c = 0; c < valid; c++)
-            e[c] = exp2(e[c]);
-        attn_round_n(ctx, P_EXP, e, valid);
+        if (attn_site_is_fp32(ctx, P_EXP))
+            vec_exp_rn32(e, valid, 1); /* (double)(float)exp2(.): the same values, vectorized */
+        else {
+            for (long c = 0; c < valid; c++)
+                e[c] = exp2(e[c]);
+            attn_round_n(ctx, P_EXP, e, valid);
+        }
         esum = attn_sum_in_order(ctx, L_SUM, e, nb, attn_site_is_fp32(ctx, P_EXP));
         for (long c = 0; c < nb; c++)
             p[c] = e[c] * sv[c];
