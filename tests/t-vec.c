@@ -162,6 +162,21 @@ int main(void)
                 for (long i = 0; i < h; i++)
                     bad += !same(u0[i], u1[i] * hn);
             }
+        /* vec_mul32 and vec_fma32_scaled on every class of x and t (their binary32 casts are the steps), every
+         * length up to 37, scales that round, overflow binary32 and land in its subnormals */
+        const double sm[] = {1.0, 0x1.8p-1, 0x1p-120, 0x1p100, -3.1, 1e-30};
+        for (size_t ai = 0; ai < sizeof sm / sizeof sm[0]; ai++)
+            for (long n = 0; n <= 37; n++) {
+                double a = sm[ai], b = sm[(ai + 1) % 6];
+                vec_mul32(o, x, n, a);
+                for (long i = 0; i < n; i++)
+                    bad += !same(o[i], (double)(float)(x[i] * a));
+                for (long i = 0; i < n; i++)
+                    o[i] = w[i] = t[i];
+                vec_fma32_scaled(o, x, n, a, b);
+                for (long i = 0; i < n; i++)
+                    bad += !same(o[i], (double)fmaf((float)a, (float)x[i], (float)(b * w[i])));
+            }
         /* the flushing binary32 steps: scales and addends that put results in and around binary32's
          * subnormal range, at its overflow, and on NaN and infinities */
         const double sa[] = {1.0, 0x1p-120, 0x1p-140, 0x1p100, -3.0, 1e-30};
@@ -212,7 +227,7 @@ int main(void)
     double y[16] = {5, 0, 0, 0, 0, 0, 0, 0, NAN, 1, 1, 1, 1, 1, 1, 1};
     CHECK(vec_absmax(y, 16, 0) == 5, "absmax with a NaN after 5: %a", vec_absmax(y, 16, 0));
     CHECK(bad == 0, "%ld results differ from the plain loops", bad);
-    printf("t-vec: vec_mul, vec_div, vec_rescale_add32, vec_rescale_add32_each, vec_absmax, vec_prod, vec_fwht, vec_hadamard, vec_exp_rn32, vec_scale32_ftz(_f), vec_fma32_ftz, vec_axpy32_ftz, vec_narrow32 and vec_widen32 equal the plain loops (%ld runs)\n", runs);
+    printf("t-vec: vec_mul, vec_div, vec_rescale_add32, vec_rescale_add32_each, vec_absmax, vec_prod, vec_fwht, vec_hadamard, vec_exp_rn32, vec_mul32, vec_fma32_scaled, vec_scale32_ftz(_f), vec_fma32_ftz, vec_axpy32_ftz, vec_narrow32 and vec_widen32 equal the plain loops (%ld runs)\n", runs);
     free(x), free(t), free(o), free(w);
     return check_done("t-vec");
 }

@@ -219,6 +219,31 @@ VEC_X16 static void exp_rn32_x16(double *x, long n, int two)
         x[i] = (double)(float)(two ? exp2(x[i]) : exp(x[i]));
 }
 
+/* vec_mul32 and vec_fma32_scaled, eight at a time: the binary64 product rounded to binary32 as the cast does it
+ * (VCVTPD2PS, MXCSR's nearest), the FMA in binary32 lanes as fmaf */
+VEC_X16 static void mul32_x16(double *o, const double *x, long n, double a)
+{
+    const __m512d av = _mm512_set1_pd(a);
+    long i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm512_storeu_pd(o + i, _mm512_cvtps_pd(_mm512_cvtpd_ps(_mm512_mul_pd(_mm512_loadu_pd(x + i), av))));
+    for (; i < n; i++)
+        o[i] = (double)(float)(x[i] * a);
+}
+
+VEC_X16 static void fma32_scaled_x16(double *o, const double *t, long n, double alpha, double beta)
+{
+    const __m512d bv = _mm512_set1_pd(beta);
+    const __m256 av = _mm256_set1_ps((float)alpha);
+    long i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 c = _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_loadu_pd(o + i), bv));
+        _mm512_storeu_pd(o + i, _mm512_cvtps_pd(_mm256_fmadd_ps(av, _mm512_cvtpd_ps(_mm512_loadu_pd(t + i)), c)));
+    }
+    for (; i < n; i++)
+        o[i] = (double)fmaf((float)alpha, (float)t[i], (float)(double)(float)(beta * o[i]));
+}
+
 /* stages len = 1 and 2 inside each vector of four (the partner lanes by permutation: lane t's
  * sum is v_t + v_partner, its difference v_partner - v_t where t is the upper of the pair), then
  * len >= 4 a vector at a time */
@@ -464,6 +489,30 @@ void vec_exp_rn32(double *x, long n, int two)
 #endif
     for (long i = 0; i < n; i++)
         x[i] = (double)(float)(two ? exp2(x[i]) : exp(x[i]));
+}
+
+void vec_mul32(double *o, const double *x, long n, double a)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (VEC_HAVE_X16) {
+        mul32_x16(o, x, n, a);
+        return;
+    }
+#endif
+    for (long i = 0; i < n; i++)
+        o[i] = (double)(float)(x[i] * a);
+}
+
+void vec_fma32_scaled(double *o, const double *t, long n, double alpha, double beta)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (VEC_HAVE_X16) {
+        fma32_scaled_x16(o, t, n, alpha, beta);
+        return;
+    }
+#endif
+    for (long i = 0; i < n; i++)
+        o[i] = (double)fmaf((float)alpha, (float)t[i], (float)(double)(float)(beta * o[i]));
 }
 
 /* the scalar ftz */

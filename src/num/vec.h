@@ -43,5 +43,9 @@ void vec_hadamard(double *o, const double *x, const double *sign, long h, double
 /* x[i] = (double)(float)exp(x[i]) (two: exp2) for i < n, with libm's exp (exp2) as it rounds to binary32: where the
  * processor has AVX-512 eight at a time by a polynomial, libm's for any lane it cannot show rounds the same. */
 void vec_exp_rn32(double *x, long n, int two);
+/* o[i] = (double)(float)(x[i] * a) (the product in binary64, then cast); o[i] = fmaf(alpha, t[i], (float)(beta o[i]))
+ * with alpha, t[i] and the binary64 product beta o[i] cast to binary32 first. No flushing. */
+void vec_mul32(double *o, const double *x, long n, double a);
+void vec_fma32_scaled(double *o, const double *t, long n, double alpha, double beta);
 
 #endif

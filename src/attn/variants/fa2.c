@@ -101,8 +101,7 @@ static void fa2_range(fa2_t *f, long b0, long b1, double *o, double *m, double *
                 double cur = mnew == -INFINITY ? 0 : mnew;
                 double a = gpu_exp2f(ctx, O_RESCALE, gpu_r32(ctx, O_RESCALE, gpu_r32(ctx, O_RESCALE, m[r] - cur) * f->sl2));
                 scale[r] = a;
-                for (long c = 0; c < dv; c++)
-                    o[r * dv + c] = gpu_r32(ctx, O_RESCALE, o[r * dv + c] * a);
+                gpu_r32_scale(ctx, O_RESCALE, o + r * dv, dv, a);
             }
             m[r] = mnew;
             double ms = mnew == -INFINITY ? 0 : gpu_r32(ctx, P_EXP, mnew * f->sl2);

@@ -84,6 +84,16 @@ void gpu_ex2_fma_n(attn_ctx_t *ctx, int site, double *p, long n, double a, doubl
     gpu_ex2_n(ctx, site, p, n);
 }
 
+void gpu_r32_scale(attn_ctx_t *ctx, int site, double *x, long n, double a)
+{
+    if (ctx->site[site].exact) {
+        for (long i = 0; i < n; i++)
+            x[i] *= a;
+        return;
+    }
+    vec_mul32(x, x, n, a);
+}
+
 double gpu_fmaf(attn_ctx_t *ctx, int site, double a, double b, double c)
 {
     return ctx->site[site].exact ? a * b + c : (double)fmaf((float)a, (float)b, (float)c);

@@ -73,8 +73,7 @@ ATTN_VARIANT(attn_sdpa_cudnn)
             if (rescale) {
                 a = gpu_ex2(ctx, O_RESCALE, gpu_r32(ctx, O_RESCALE, gpu_r32(ctx, O_RESCALE, m[r] * sl2) -
                                                                         gpu_r32(ctx, O_RESCALE, mnew * sl2)));
-                for (long c = 0; c < dv; c++)
-                    o[r * dv + c] = gpu_r32(ctx, O_RESCALE, o[r * dv + c] * a);
+                gpu_r32_scale(ctx, O_RESCALE, o + r * dv, dv, a);
             }
             m[r] = mnew;
             double ms = mnew == -INFINITY ? 0 : gpu_r32(ctx, P_EXP, mnew * sl2);

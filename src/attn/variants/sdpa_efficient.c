@@ -20,6 +20,7 @@
 
 #include "attn/variants/gpu_fp.h"
 #include "attn/variants/variants.h"
+#include "num/vec.h"
 
 #define EFF_SITES(X)                                                                                               \
     X(QK_ACC, "qk_acc", "S = Q K^T, mma.sync m16n8k8 from zero over the head dim (tc-hopper-k8)", SITE_ACC_HOPPER_K8, \
@@ -139,8 +140,7 @@ ATTN_VARIANT(attn_sdpa_efficient)
                     mu = 0; /* every key so far masked: exp2f(-inf - 0), mi stays -inf */
                 }
                 if (rf && b > 0)
-                    for (long c = 0; c < dv; c++)
-                        acc[r * dv + c] = gpu_r32(ctx, O_RESCALE, acc[r * dv + c] * resc[r]);
+                    gpu_r32_scale(ctx, O_RESCALE, acc + r * dv, dv, resc[r]);
                 for (long c = 0; c < kk; c++)
                     sr[c] = c < nb ? gpu_r32(ctx, P_EXP, sr[c] - mu) : 0;
                 gpu_exp2f_n(ctx, P_EXP, sr, nb); /* the exp2f of each, eight at a time */
@@ -163,19 +163,25 @@ ATTN_VARIANT(attn_sdpa_efficient)
                 int first = b == 0, last = b == (neff[r] + kk - 1) / kk - 1;
                 double alpha = last ? gpu_div1(ctx, O_DIV, sp[r]) : 1;
                 double beta = gpu_r32(ctx, O_RESCALE, alpha * resc[r]);
-                for (long c = 0; c < dv; c++) {
-                    double *oc = oacc + r * dv + c, a = acc[r * dv + c];
-                    *oc = first ? gpu_r32(ctx, O_RESCALE, alpha * a)
-                                : gpu_fmaf(ctx, O_RESCALE, alpha, a, gpu_r32(ctx, O_RESCALE, beta * *oc));
-                }
+                double *oc = oacc + r * dv;
+                if (ctx->site[O_RESCALE].exact)
+                    for (long c = 0; c < dv; c++)
+                        oc[c] = first ? alpha * acc[r * dv + c] : alpha * acc[r * dv + c] + beta * oc[c];
+                else if (first) /* the same roundings, vectorized */
+                    vec_mul32(oc, acc + r * dv, dv, alpha);
+                else
+                    vec_fma32_scaled(oc, acc + r * dv, dv, alpha, beta);
             }
         }
         for (long r = 0; r < nr; r++) {
             double *orow = o + (r0 + r) * dv;
             if (rf) {
                 double alpha = gpu_div1(ctx, O_DIV, sp[r]);
-                for (long c = 0; c < dv; c++)
-                    orow[c] = gpu_r32(ctx, O_DIV, alpha * acc[r * dv + c]);
+                if (ctx->site[O_DIV].exact)
+                    for (long c = 0; c < dv; c++)
+                        orow[c] = alpha * acc[r * dv + c];
+                else
+                    vec_mul32(orow, acc + r * dv, dv, alpha);
             } else {
                 memcpy(orow, oacc + r * dv, sizeof(double) * (size_t)dv);
             }
