@@ -73,6 +73,54 @@ static void check_pairs(fmt_rng_t *r, long M, long N, long K, int np, int shift,
     free(want);
 }
 
+/* acc = sum of (A_i B_j^T) << 8 (i + j) over na x nb byte matrices (gemm_u8_digits, one pass over C), against the
+ * same sums in 64-bit integers here (modulo 2^64, as the weights' shifts wrap). */
+static void check_digits(fmt_rng_t *r, long M, long N, long K, int na, int nb)
+{
+    uint8_t *A = malloc((size_t)(na * M * K)), *B = malloc((size_t)(nb * N * K)), *pa[8], *pb[8];
+    const uint8_t *ca[8], *cb[8];
+    for (long i = 0; i < na * M * K; i++)
+        A[i] = (uint8_t)rnd(r);
+    for (long i = 0; i < nb * N * K; i++)
+        B[i] = (uint8_t)rnd(r);
+    for (int p = 0; p < na; p++) {
+        ca[p] = pa[p] = malloc((size_t)(gemm_u8_mpad(M) * gemm_u8_kpad(K)));
+        gemm_u8_pack_a(pa[p], A + p * M * K, K, M, K);
+    }
+    for (int p = 0; p < nb; p++) {
+        cb[p] = pb[p] = malloc((size_t)gemm_u8_packed_size(N, K));
+        gemm_u8_pack_b(pb[p], B + p * N * K, K, N, K);
+    }
+    uint64_t *acc = malloc(sizeof(uint64_t) * (size_t)(M * N));
+    for (long i = 0; i < M * N; i++)
+        acc[i] = rnd(r); /* overwritten */
+    gemm_u8_digits(acc, N, ca, na, cb, nb, M, N, K);
+    long bad = 0;
+    for (long i = 0; i < M; i++)
+        for (long n = 0; n < N; n++) {
+            uint64_t want = 0;
+            for (int x = 0; x < na; x++)
+                for (int y = 0; y < nb; y++) {
+                    uint64_t d = 0;
+                    for (long k = 0; k < K; k++)
+                        d += (uint64_t)A[x * M * K + i * K + k] * B[y * N * K + n * K + k];
+                    want += d << (8 * (x + y));
+                }
+            if (acc[i * N + n] != want && bad++ < 3)
+                CHECK(0, "gemm_u8_digits (amx %d) M %ld N %ld K %ld na %d nb %d: [%ld][%ld] %#llx, want %#llx",
+                      gemm_u8_amx && gemm_u8_has_amx(), M, N, K, na, nb, i, n, (unsigned long long)acc[i * N + n],
+                      (unsigned long long)want);
+        }
+    CHECK(bad == 0, "gemm_u8_digits: %ld of %ld sums wrong", bad, M * N);
+    for (int p = 0; p < na; p++)
+        free(pa[p]);
+    for (int p = 0; p < nb; p++)
+        free(pb[p]);
+    free(A);
+    free(B);
+    free(acc);
+}
+
 static void test_pairs(void)
 {
     fmt_rng_t r;
@@ -89,6 +137,8 @@ static void test_pairs(void)
         CHECK(gemm_u8_fits(1, 33024) && !gemm_u8_fits(1, 33025) && gemm_u8_fits(2, 16512) && !gemm_u8_fits(2, 16513),
               "gemm_u8_fits at its bound");
         check_pairs(&r, 16, 3, 33024, 1, 0, 1, 0, 1);
+        for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+            check_digits(&r, shapes[s][0], shapes[s][1], shapes[s][2], 1 + (int)s % 4, 1 + (int)(s + 2) % 5);
     }
     gemm_u8_amx = 1;
     printf("t-gemm: byte products checked %s\n",

@@ -232,7 +232,92 @@ AMX static void gemm_u8_tiles(uint64_t *acc, long ldc, int shift, int first, con
         }
     _tile_release();
 }
+
+/* gemm_u8_digits on the tiles: each 32 x 32 block of C through every weight s in turn (its pairs into the
+ * four tiles, 64 k at a time), the int32 sums shifted into the block's 64-bit sums (8 KB, in L1), the block
+ * written to acc once: where gemm_u8_pairs per weight stored the tiles and read and wrote all of acc. */
+AMX static void gemm_u8_digit_tiles(uint64_t *acc, long ldc, const uint8_t *const *a, int na, const uint8_t *const *b,
+                                    int nb, long M, long N, long K)
+{
+    long kp = gemm_u8_kpad(K), mp = gemm_u8_mpad(M), nq = gemm_u8_mpad(N);
+    gemm_u8_tilecfg_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (int t = 0; t < 8; t++) {
+        cfg.colsb[t] = 64;
+        cfg.rows[t] = 16;
+    }
+    _tile_loadconfig(&cfg);
+    int32_t out[32 * 32];
+    uint64_t blk[32 * 32];
+    for (long j0 = 0; j0 < nq; j0 += 32) /* B's 32 rows stay in cache for every strip of A */
+        for (long i0 = 0; i0 < mp; i0 += 32) {
+            for (int s = 0; s <= na + nb - 2; s++) {
+                _tile_zero(0);
+                _tile_zero(1);
+                _tile_zero(2);
+                _tile_zero(3);
+                for (int i = 0; i < na; i++) {
+                    if (s - i < 0 || s - i >= nb)
+                        continue;
+                    const uint8_t *ar = a[i] + i0 * kp, *b0 = b[s - i] + j0 * kp, *b1 = b0 + 16 * kp;
+                    for (long k0 = 0; k0 < kp; k0 += 64) {
+                        _tile_loadd(4, ar + k0, kp);
+                        _tile_loadd(5, ar + 16 * kp + k0, kp);
+                        _tile_loadd(6, b0 + k0 * 16, 64);
+                        _tile_loadd(7, b1 + k0 * 16, 64);
+                        _tile_dpbuud(0, 4, 6);
+                        _tile_dpbuud(1, 4, 7);
+                        _tile_dpbuud(2, 5, 6);
+                        _tile_dpbuud(3, 5, 7);
+                    }
+                }
+                _tile_stored(0, out, 128);
+                _tile_stored(1, out + 16, 128);
+                _tile_stored(2, out + 16 * 32, 128);
+                _tile_stored(3, out + 16 * 32 + 16, 128);
+                /* sign-extended, shifted, added (modulo 2^64), sixteen sums at a time */
+                const __m128i sh = _mm_cvtsi32_si128(8 * s);
+                for (int x = 0; x < 32 * 32; x += 16) {
+                    __m512i c = _mm512_loadu_si512(out + x);
+                    __m512i lo = _mm512_sll_epi64(_mm512_cvtepi32_epi64(_mm512_castsi512_si256(c)), sh);
+                    __m512i hi = _mm512_sll_epi64(_mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(c, 1)), sh);
+                    if (s) {
+                        lo = _mm512_add_epi64(lo, _mm512_loadu_si512(blk + x));
+                        hi = _mm512_add_epi64(hi, _mm512_loadu_si512(blk + x + 8));
+                    }
+                    _mm512_storeu_si512(blk + x, lo);
+                    _mm512_storeu_si512(blk + x + 8, hi);
+                }
+            }
+            long w = N - j0 < 32 ? N - j0 : 32;
+            for (long i = 0; i < 32 && i0 + i < M; i++)
+                memcpy(acc + (i0 + i) * ldc + j0, blk + i * 32, sizeof(uint64_t) * (size_t)w);
+        }
+    _tile_release();
+}
 #endif
+
+void gemm_u8_digits(uint64_t *acc, long ldc, const uint8_t *const *a, int na, const uint8_t *const *b, int nb, long M,
+                    long N, long K)
+{
+#ifdef GEMM_U8_X86
+    if (gemm_u8_amx && gemm_u8_has_amx()) {
+        gemm_u8_digit_tiles(acc, ldc, a, na, b, nb, M, N, K);
+        return;
+    }
+#endif
+    for (int s = 0; s <= na + nb - 2; s++) { /* weight by weight, its pairs at once */
+        const uint8_t *pa[GEMM_U8_DIGITS], *pb[GEMM_U8_DIGITS];
+        int np = 0;
+        for (int i = 0; i < na; i++)
+            if (s - i >= 0 && s - i < nb) {
+                pa[np] = a[i];
+                pb[np++] = b[s - i];
+            }
+        gemm_u8_plain(acc, ldc, 8 * s, s == 0, pa, pb, np, M, N, K);
+    }
+}
 
 void gemm_u8_pairs(uint64_t *acc, long ldc, int shift, int first, const uint8_t *const *a, const uint8_t *const *b,
                    int np, long M, long N, long K)

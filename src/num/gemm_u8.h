@@ -37,4 +37,11 @@ int gemm_u8_fits(long np, long K);
 void gemm_u8_pairs(uint64_t *acc, long ldc, int shift, int first, const uint8_t *const *a, const uint8_t *const *b,
                    int np, long M, long N, long K);
 
+/* acc [M][N] (row stride ldc) = sum over i < na, j < nb of (A_i B_j^T) << 8 (i + j), modulo 2^64: the products of two
+ * numbers' byte digits (A_i, B_j packed as gemm_u8_pairs takes them; at most GEMM_U8_DIGITS of each), as
+ * gemm_u8_pairs for each weight s = i + j in turn (first at s = 0) computes it, in one pass over C. Exact where
+ * gemm_u8_fits(min(na, nb), K). */
+#define GEMM_U8_DIGITS 8
+void gemm_u8_digits(uint64_t *acc, long ldc, const uint8_t *const *a, int na, const uint8_t *const *b, int nb, long M,
+                    long N, long K);
 #endif

@@ -159,16 +159,12 @@ void ozaki_u8_free(ozaki_u8_t *z)
 void ozaki_u8_product(double *G, long ldg, const ozaki_u8_t *A, const ozaki_u8_t *B, uint64_t *acc)
 {
     long M = A->rows, N = B->rows;
-    for (int s = 0; s <= A->nd + B->nd - 2; s++) {
-        const uint8_t *pa[OZ8_MAX_DIGITS], *pb[OZ8_MAX_DIGITS];
-        int np = 0;
-        for (int i = 0; i < A->nd; i++)
-            if (s - i >= 0 && s - i < B->nd) {
-                pa[np] = A->packed + i * A->plane;
-                pb[np++] = B->packed + (s - i) * B->plane;
-            }
-        gemm_u8_pairs(acc, N, 8 * s, s == 0, pa, pb, np, M, N, A->k);
-    }
+    const uint8_t *pa[OZ8_MAX_DIGITS], *pb[OZ8_MAX_DIGITS];
+    for (int i = 0; i < A->nd; i++)
+        pa[i] = A->packed + i * A->plane;
+    for (int j = 0; j < B->nd; j++)
+        pb[j] = B->packed + j * B->plane;
+    gemm_u8_digits(acc, N, pa, A->nd, pb, B->nd, M, N, A->k);
     int wide = OZ8_WIDE_OK;
     /* the offsets: - 2^bb ra[i] - 2^ba rb[j] + K 2^(ba + bb), modulo 2^64 */
     uint64_t *rb = err_malloc((size_t)N, sizeof(uint64_t));
