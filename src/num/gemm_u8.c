@@ -169,6 +169,19 @@ static void gemm_u8_plain(uint64_t *acc, long ldc, int shift, int first, const u
         }
 }
 
+/* The pairs (A_i, B_{s-i}) of weight s: their count */
+static int gemm_u8_weight(const uint8_t **pa, const uint8_t **pb, const uint8_t *const *a, int na,
+                          const uint8_t *const *b, int nb, int s)
+{
+    int np = 0;
+    for (int i = 0; i < na; i++)
+        if (s - i >= 0 && s - i < nb) {
+            pa[np] = a[i];
+            pb[np++] = b[s - i];
+        }
+    return np;
+}
+
 #ifdef GEMM_U8_X86
 typedef struct {
     uint8_t palette, start_row, reserved[14];
@@ -178,12 +191,10 @@ typedef struct {
 
 #define AMX __attribute__((target("amx-tile,amx-int8,avx512f,avx512vl")))
 
-/* 32 x 32 blocks of C: tiles 0-3 its four 16 x 16 int32 quarters, 4-5 two 16-row strips of
- * A, 6-7 two 16-row blocks of B, 64 k at a time, every pair into the same tiles. */
-AMX static void gemm_u8_tiles(uint64_t *acc, long ldc, int shift, int first, const uint8_t *const *a,
-                              const uint8_t *const *b, int np, long M, long N, long K)
+/* The tiles' shape: 0-3 a 32 x 32 block of C's four 16 x 16 int32 quarters, 4-5 two 16-row strips of A, 6-7
+ * two 16-row blocks of B, 64 k at a time */
+AMX static void gemm_u8_config(void)
 {
-    long kp = gemm_u8_kpad(K), mp = gemm_u8_mpad(M), nq = gemm_u8_mpad(N);
     gemm_u8_tilecfg_t cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.palette = 1;
@@ -192,30 +203,46 @@ AMX static void gemm_u8_tiles(uint64_t *acc, long ldc, int shift, int first, con
         cfg.rows[t] = 16;
     }
     _tile_loadconfig(&cfg);
+}
+
+/* out [32][32] = sum over p < np of A_p B_p^T's block at rows i0, columns j0 (every pair into the same tiles) */
+AMX static inline __attribute__((always_inline)) void gemm_u8_block(int32_t *out, const uint8_t *const *a,
+                                                                   const uint8_t *const *b, int np, long i0,
+                                                                   long j0, long kp)
+{
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    for (int p = 0; p < np; p++) {
+        const uint8_t *ar = a[p] + i0 * kp, *b0 = b[p] + j0 * kp, *b1 = b0 + 16 * kp;
+        for (long k0 = 0; k0 < kp; k0 += 64) {
+            _tile_loadd(4, ar + k0, kp);
+            _tile_loadd(5, ar + 16 * kp + k0, kp);
+            _tile_loadd(6, b0 + k0 * 16, 64);
+            _tile_loadd(7, b1 + k0 * 16, 64);
+            _tile_dpbuud(0, 4, 6);
+            _tile_dpbuud(1, 4, 7);
+            _tile_dpbuud(2, 5, 6);
+            _tile_dpbuud(3, 5, 7);
+        }
+    }
+    _tile_stored(0, out, 128);
+    _tile_stored(1, out + 16, 128);
+    _tile_stored(2, out + 16 * 32, 128);
+    _tile_stored(3, out + 16 * 32 + 16, 128);
+}
+
+/* gemm_u8_pairs on the tiles, a 32 x 32 block of C at a time */
+AMX static void gemm_u8_tiles(uint64_t *acc, long ldc, int shift, int first, const uint8_t *const *a,
+                              const uint8_t *const *b, int np, long M, long N, long K)
+{
+    long kp = gemm_u8_kpad(K), mp = gemm_u8_mpad(M), nq = gemm_u8_mpad(N);
+    gemm_u8_config();
     int32_t out[32 * 32];
     for (long j0 = 0; j0 < nq; j0 += 32) /* B's 32 rows stay in cache for every strip of A */
         for (long i0 = 0; i0 < mp; i0 += 32) {
-            _tile_zero(0);
-            _tile_zero(1);
-            _tile_zero(2);
-            _tile_zero(3);
-            for (int p = 0; p < np; p++) {
-                const uint8_t *ar = a[p] + i0 * kp, *b0 = b[p] + j0 * kp, *b1 = b0 + 16 * kp;
-                for (long k0 = 0; k0 < kp; k0 += 64) {
-                    _tile_loadd(4, ar + k0, kp);
-                    _tile_loadd(5, ar + 16 * kp + k0, kp);
-                    _tile_loadd(6, b0 + k0 * 16, 64);
-                    _tile_loadd(7, b1 + k0 * 16, 64);
-                    _tile_dpbuud(0, 4, 6);
-                    _tile_dpbuud(1, 4, 7);
-                    _tile_dpbuud(2, 5, 6);
-                    _tile_dpbuud(3, 5, 7);
-                }
-            }
-            _tile_stored(0, out, 128);
-            _tile_stored(1, out + 16, 128);
-            _tile_stored(2, out + 16 * 32, 128);
-            _tile_stored(3, out + 16 * 32 + 16, 128);
+            gemm_u8_block(out, a, b, np, i0, j0, kp);
             /* into acc, eight sums at a time: sign-extended, shifted, added (modulo 2^64) */
             long w = N - j0 < 32 ? N - j0 : 32;
             const __m128i sh = _mm_cvtsi32_si128(shift);
@@ -233,49 +260,21 @@ AMX static void gemm_u8_tiles(uint64_t *acc, long ldc, int shift, int first, con
     _tile_release();
 }
 
-/* gemm_u8_digits on the tiles: each 32 x 32 block of C through every weight s in turn (its pairs into the
- * four tiles, 64 k at a time), the int32 sums shifted into the block's 64-bit sums (8 KB, in L1), the block
- * written to acc once: where gemm_u8_pairs per weight stored the tiles and read and wrote all of acc. */
+/* gemm_u8_digits on the tiles: each 32 x 32 block of C through every weight s in turn, the int32 sums shifted
+ * into the block's 64-bit sums (8 KB, in L1), the block written to acc once: where gemm_u8_pairs per weight
+ * stored the tiles and read and wrote all of acc. */
 AMX static void gemm_u8_digit_tiles(uint64_t *acc, long ldc, const uint8_t *const *a, int na, const uint8_t *const *b,
                                     int nb, long M, long N, long K)
 {
     long kp = gemm_u8_kpad(K), mp = gemm_u8_mpad(M), nq = gemm_u8_mpad(N);
-    gemm_u8_tilecfg_t cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    for (int t = 0; t < 8; t++) {
-        cfg.colsb[t] = 64;
-        cfg.rows[t] = 16;
-    }
-    _tile_loadconfig(&cfg);
+    gemm_u8_config();
     int32_t out[32 * 32];
     uint64_t blk[32 * 32];
-    for (long j0 = 0; j0 < nq; j0 += 32) /* B's 32 rows stay in cache for every strip of A */
+    for (long j0 = 0; j0 < nq; j0 += 32)
         for (long i0 = 0; i0 < mp; i0 += 32) {
             for (int s = 0; s <= na + nb - 2; s++) {
-                _tile_zero(0);
-                _tile_zero(1);
-                _tile_zero(2);
-                _tile_zero(3);
-                for (int i = 0; i < na; i++) {
-                    if (s - i < 0 || s - i >= nb)
-                        continue;
-                    const uint8_t *ar = a[i] + i0 * kp, *b0 = b[s - i] + j0 * kp, *b1 = b0 + 16 * kp;
-                    for (long k0 = 0; k0 < kp; k0 += 64) {
-                        _tile_loadd(4, ar + k0, kp);
-                        _tile_loadd(5, ar + 16 * kp + k0, kp);
-                        _tile_loadd(6, b0 + k0 * 16, 64);
-                        _tile_loadd(7, b1 + k0 * 16, 64);
-                        _tile_dpbuud(0, 4, 6);
-                        _tile_dpbuud(1, 4, 7);
-                        _tile_dpbuud(2, 5, 6);
-                        _tile_dpbuud(3, 5, 7);
-                    }
-                }
-                _tile_stored(0, out, 128);
-                _tile_stored(1, out + 16, 128);
-                _tile_stored(2, out + 16 * 32, 128);
-                _tile_stored(3, out + 16 * 32 + 16, 128);
+                const uint8_t *pa[GEMM_U8_DIGITS], *pb[GEMM_U8_DIGITS];
+                gemm_u8_block(out, pa, pb, gemm_u8_weight(pa, pb, a, na, b, nb, s), i0, j0, kp);
                 /* sign-extended, shifted, added (modulo 2^64), sixteen sums at a time */
                 const __m128i sh = _mm_cvtsi32_si128(8 * s);
                 for (int x = 0; x < 32 * 32; x += 16) {
@@ -309,13 +308,7 @@ void gemm_u8_digits(uint64_t *acc, long ldc, const uint8_t *const *a, int na, co
 #endif
     for (int s = 0; s <= na + nb - 2; s++) { /* weight by weight, its pairs at once */
         const uint8_t *pa[GEMM_U8_DIGITS], *pb[GEMM_U8_DIGITS];
-        int np = 0;
-        for (int i = 0; i < na; i++)
-            if (s - i >= 0 && s - i < nb) {
-                pa[np] = a[i];
-                pb[np++] = b[s - i];
-            }
-        gemm_u8_plain(acc, ldc, 8 * s, s == 0, pa, pb, np, M, N, K);
+        gemm_u8_plain(acc, ldc, 8 * s, s == 0, pa, pb, gemm_u8_weight(pa, pb, a, na, b, nb, s), M, N, K);
     }
 }
 
