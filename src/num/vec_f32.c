@@ -1,5 +1,5 @@
-/* vec_f32 -- array steps that end in a binary32 rounding: exp and exp2 (vec_exp_rn32), a product and a
- * scaled FMA (vec_mul32, vec_fma32_scaled); AVX-512 where the processor has it, the plain expressions else */
+/* vec_f32 -- array steps that end in a binary32 rounding: exp and exp2 (vec_exp_rn32: AVX-512, else AVX2), a
+ * product and a scaled FMA (vec_mul32, vec_fma32_scaled: AVX-512); the plain expressions where those are not */
 #include "num/vec.h"
 
 #include <math.h>
@@ -73,6 +73,54 @@ VEC_X16 static void exp_rn32_x16(double *x, long n, int two)
         x[i] = (double)(float)(two ? exp2(x[i]) : exp(x[i]));
 }
 
+/* exp_rn32_x16 in AVX2, four lanes: the same y by the same operations (the table read by a gather, k's integer
+ * and 2^e made by adding 1.5 2^52 (k and e are below 2^31 in magnitude: exact), 2^e's bits by a shift) and
+ * the same test */
+__attribute__((target("avx2,fma"))) static void exp_rn32_avx2(double *x, long n, int two)
+{
+    const __m256d tok = _mm256_set1_pd(two ? 32.0 : 0x1.71547652b82fep+5);
+    const __m256d l2hi = _mm256_set1_pd(0x1.62e42fefa39efp-6), l2lo = _mm256_set1_pd(0x1.abc9e3b39803fp-61);
+    const __m256d ln2 = _mm256_set1_pd(0x1.62e42fefa39efp-1), inv32 = _mm256_set1_pd(0x1p-5);
+    const __m256d lo = _mm256_set1_pd(two ? -126.0 : -87.0), hi = _mm256_set1_pd(two ? 127.0 : 88.0);
+    const __m256d c2 = _mm256_set1_pd(1.0 / 2), c3 = _mm256_set1_pd(1.0 / 6), c4 = _mm256_set1_pd(1.0 / 24);
+    const __m256d c5 = _mm256_set1_pd(1.0 / 120), c6 = _mm256_set1_pd(1.0 / 720), magic = _mm256_set1_pd(0x1.8p52);
+    const __m256i low29 = _mm256_set1_epi64x((1LL << 29) - 1), mid = _mm256_set1_epi64x(1LL << 28);
+    const __m256i near = _mm256_set1_epi64x(64), nnear = _mm256_set1_epi64x(-64), bias = _mm256_set1_epi64x(1023);
+    long i = 0;
+    for (; i + 4 <= n; i += 4) {
+        __m256d v = _mm256_loadu_pd(x + i);
+        __m256d kd = _mm256_round_pd(_mm256_mul_pd(v, tok), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        __m256d r = two ? _mm256_mul_pd(_mm256_fnmadd_pd(kd, inv32, v), ln2)
+                        : _mm256_fnmadd_pd(kd, l2lo, _mm256_fnmadd_pd(kd, l2hi, v));
+        __m256i k = _mm256_sub_epi64(_mm256_castpd_si256(_mm256_add_pd(kd, magic)), _mm256_castpd_si256(magic));
+        __m256d t = _mm256_i64gather_pd(exp_tab32, _mm256_and_si256(k, _mm256_set1_epi64x(31)), 8);
+        __m256d ed = _mm256_floor_pd(_mm256_mul_pd(kd, inv32)); /* e = floor(k / 32), exact */
+        __m256i e = _mm256_sub_epi64(_mm256_castpd_si256(_mm256_add_pd(ed, magic)), _mm256_castpd_si256(magic));
+        __m256d p2 = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(e, bias), 52));
+        __m256d p = _mm256_fmadd_pd(c6, r, c5);
+        p = _mm256_fmadd_pd(p, r, c4);
+        p = _mm256_fmadd_pd(p, r, c3);
+        p = _mm256_fmadd_pd(p, r, c2);
+        __m256d q = _mm256_fmadd_pd(p, _mm256_mul_pd(r, r), r);
+        __m256d y = _mm256_mul_pd(_mm256_fmadd_pd(t, q, t), p2);
+        __m256i d = _mm256_sub_epi64(_mm256_and_si256(_mm256_castpd_si256(y), low29), mid);
+        __m256d ok = _mm256_and_pd(_mm256_and_pd(_mm256_cmp_pd(v, lo, _CMP_GE_OQ), _mm256_cmp_pd(v, hi, _CMP_LE_OQ)),
+                                   _mm256_castsi256_pd(_mm256_or_si256(_mm256_cmpgt_epi64(d, near),
+                                                                       _mm256_cmpgt_epi64(nnear, d))));
+        int good = _mm256_movemask_pd(ok);
+        double xs[4];
+        if (good != 0xf)
+            _mm256_storeu_pd(xs, v);
+        _mm256_storeu_pd(x + i, _mm256_cvtps_pd(_mm256_cvtpd_ps(y)));
+        for (unsigned bad = (unsigned)~good & 0xf; bad; bad &= bad - 1) {
+            int l = __builtin_ctz(bad);
+            x[i + l] = (double)(float)(two ? exp2(xs[l]) : exp(xs[l]));
+        }
+    }
+    for (; i < n; i++)
+        x[i] = (double)(float)(two ? exp2(x[i]) : exp(x[i]));
+}
+
 /* vec_mul32 and vec_fma32_scaled, eight at a time: the binary64 product rounded to binary32 as the cast does it
  * (VCVTPD2PS, MXCSR's nearest), the FMA in binary32 lanes as fmaf */
 VEC_X16 static void mul32_x16(double *o, const double *x, long n, double a)
@@ -99,6 +147,7 @@ VEC_X16 static void fma32_scaled_x16(double *o, const double *t, long n, double 
 }
 
 #define VEC_HAVE_X16 (vec_simd >= 2 && cpu_has_avx512())
+#define VEC_HAVE_AVX2 (vec_simd >= 1 && cpu_has_avx2_fma())
 #endif
 
 void vec_exp_rn32(double *x, long n, int two)
@@ -106,6 +155,10 @@ void vec_exp_rn32(double *x, long n, int two)
 #if defined(__x86_64__) && defined(__GNUC__)
     if (VEC_HAVE_X16) {
         exp_rn32_x16(x, n, two);
+        return;
+    }
+    if (VEC_HAVE_AVX2) {
+        exp_rn32_avx2(x, n, two);
         return;
     }
 #endif
