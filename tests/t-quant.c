@@ -182,8 +182,11 @@ static void test_quotients_near_ties(void)
 int main(void)
 {
     test_hand();
-    test_quotients();
-    test_quotients_near_ties();
+    for (fmt_simd = 2; fmt_simd >= 0; fmt_simd--) { /* AVX-512, AVX2 and the plain loops */
+        test_quotients();
+        test_quotients_near_ties();
+    }
+    fmt_simd = 2;
     test_round_trip();
     return check_done("t-quant");
 }

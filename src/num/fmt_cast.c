@@ -222,6 +222,68 @@ FMT_X16 static inline __attribute__((always_inline)) void quot32_x16(double *out
     }
 }
 
+/* quot32_x16 in AVX2, eight lanes: the same steps, masks as vectors (the comparisons of fields and codes
+ * unsigned where a NaN's rounding can pass 2^31), the division and the subnormal step in MXCSR's nearest */
+__attribute__((target("avx2,fma"))) static inline __attribute__((always_inline)) void
+quot32_avx2(double *out, const double *x, long n, double s, int fp32, fmt_id_t f, int sat, const int m, const int emin)
+{
+    const int sh = 23 - m;
+    int ex;
+    const int p2 = s >= 0x1p-125 && s <= 0x1p125 && frexp(s, &ex) == 0.5;
+    const __m256 vs = _mm256_set1_ps((float)s), vr = _mm256_set1_ps((float)(1.0 / s));
+    const __m256i absm = _mm256_set1_epi32(0x7fffffff), one = _mm256_set1_epi32(1);
+    const __m256i half = _mm256_set1_epi32((1 << (sh - 1)) - 1), keep = _mm256_set1_epi32((int)(~0u << sh));
+    const __m256i low = _mm256_set1_epi32((emin + 127) << 23), dropped = _mm256_set1_epi32((1 << sh) - 1);
+    const __m256i mid = _mm256_set1_epi32(1 << (sh - 1));
+    const __m256 magic = _mm256_castsi256_ps(_mm256_set1_epi32((emin - m + 23 + 127) << 23));
+    uint32_t maxb;
+    float mx = (float)fmt_table[f].max_finite;
+    memcpy(&maxb, &mx, sizeof maxb);
+    const __m256i vmax = _mm256_set1_epi32((int)maxb);
+    long i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256d x0 = _mm256_loadu_pd(x + i), x1 = _mm256_loadu_pd(x + i + 4);
+        __m128 f0 = _mm256_cvtpd_ps(x0), f1 = _mm256_cvtpd_ps(x1);
+        unsigned ok = (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(_mm256_cvtps_pd(f0), x0, _CMP_EQ_OQ)) |
+                      (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(_mm256_cvtps_pd(f1), x1, _CMP_EQ_OQ)) << 4;
+        __m256 xf = _mm256_set_m128(f1, f0);
+        __m256 q = p2 ? _mm256_mul_ps(xf, vr) : _mm256_div_ps(xf, vs);
+        __m256i u = _mm256_castps_si256(q), a = _mm256_and_si256(u, absm);
+        __m256i r = _mm256_and_si256(_mm256_add_epi32(_mm256_add_epi32(a, half), _mm256_and_si256(_mm256_srli_epi32(a, sh), one)), keep);
+        __m256 sub = _mm256_sub_ps(_mm256_add_ps(_mm256_castsi256_ps(a), magic), magic);
+        __m256i small = _mm256_cmpgt_epi32(low, a); /* a below 2^31: signed */
+        r = _mm256_blendv_epi8(r, _mm256_castps_si256(sub), small);
+        __m256i good = _mm256_cmpeq_epi32(_mm256_max_epu32(r, vmax), vmax); /* r <= vmax */
+        if (!fp32)
+            good = _mm256_andnot_si256(small, _mm256_and_si256(good, _mm256_or_si256(
+                _mm256_xor_si256(_mm256_cmpeq_epi32(_mm256_and_si256(a, dropped), mid), _mm256_set1_epi32(-1)),
+                _mm256_castps_si256(_mm256_cmp_ps(_mm256_fmsub_ps(q, vs, xf), _mm256_setzero_ps(), _CMP_EQ_OQ)))));
+        ok &= (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(good));
+        __m256 y = _mm256_castsi256_ps(_mm256_or_si256(r, _mm256_andnot_si256(absm, u)));
+        _mm256_storeu_pd(out + i, _mm256_cvtps_pd(_mm256_castps256_ps128(y)));
+        _mm256_storeu_pd(out + i + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(y, 1)));
+        for (unsigned bad = ~ok & 0xffu; bad; bad &= bad - 1) {
+            long j = i + __builtin_ctz(bad);
+            double q1 = x[j] / s;
+            out[j] = fmt_round(fp32 ? fmt_fp32(q1) : q1, f, FMT_RNE, sat, NULL);
+        }
+    }
+    for (; i < n; i++) {
+        double q1 = x[i] / s;
+        out[i] = fmt_round(fp32 ? fmt_fp32(q1) : q1, f, FMT_RNE, sat, NULL);
+    }
+}
+
+__attribute__((target("avx2,fma"))) static void quot32_avx2_f(double *out, const double *x, long n, double s,
+                                                               int fp32, fmt_id_t f, int sat)
+{
+    switch (f) { /* (the caller's formats only) */
+    case FMT_E4M3: quot32_avx2(out, x, n, s, fp32, FMT_E4M3, sat, 3, -6); return;
+    case FMT_E5M2: quot32_avx2(out, x, n, s, fp32, FMT_E5M2, sat, 2, -14); return;
+    default: quot32_avx2(out, x, n, s, fp32, FMT_FP16, sat, 10, -14); return;
+    }
+}
+
 FMT_X16 static void quot32_x16_e4m3(double *out, const double *x, long n, double s, int fp32, int sat)
 {
     quot32_x16(out, x, n, s, fp32, FMT_E4M3, sat, 3, -6);
@@ -285,12 +347,18 @@ void fmt_round_array(double *x, long n, fmt_id_t f)
  * binary32 values, so one other than q is at least a binary32 unit from q, and the quotient and its binary64
  * rounding, within half a unit of q, lie on q's side of it), or below f's normal range; those lanes, and
  * any x not a binary32 value or a rounding past f's largest finite value, are redone element by element. Returns 0, nothing written, where it
- * does not suit (another format, s not as said, no AVX-512): the caller's loops then. */
+ * does not suit (another format, s not as said, neither AVX-512 nor AVX2): the caller's loops then. */
 int fmt_round_quot32(double *out, const double *x, long n, double s, int fp32, fmt_id_t f, int sat)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (fmt_simd < 2 || !cpu_has_avx512() || !(s >= 0x1p-126 && s <= 0x1p127) || (double)(float)s != s)
+    if (!(s >= 0x1p-126 && s <= 0x1p127) || (double)(float)s != s || (f != FMT_E4M3 && f != FMT_E5M2 && f != FMT_FP16))
         return 0;
+    if (fmt_simd < 2 || !cpu_has_avx512()) {
+        if (fmt_simd < 1 || !cpu_has_avx2_fma())
+            return 0;
+        quot32_avx2_f(out, x, n, s, fp32, f, sat);
+        return 1;
+    }
     switch (f) {
     case FMT_E4M3: quot32_x16_e4m3(out, x, n, s, fp32, sat); return 1;
     case FMT_E5M2: quot32_x16_e5m2(out, x, n, s, fp32, sat); return 1;
