@@ -749,10 +749,11 @@ int main(int argc, char **argv)
                    "operations, six where a bound on the row sums does not rule overflow out) per four fused "
                    "multiply-adds, in binary64 lanes (eight per AVX-512 vector, where the FP32 reference's AVX2 "
                    "kernels hold eight binary32).\n"
-                   "- fa3-fp8 rotates Q and K with a Hadamard transform (K a 64-key tile at a time) and quantizes Q, "
-                   "K and V (a division per element, then two vectorized roundings: binary32, e4m3) before the "
-                   "products, and P to e4m3 after its libm exp per score; "
-                   "the SnapMLA configs and flashmla-fp8 quantize and dequantize per element; base with fp64 does its "
+                   "- fa3-fp8 rotates Q and K with a Hadamard transform (K a 64-key tile at a time, twice with a "
+                   "per-tensor scale: for the scale, then to quantize) and quantizes Q, K and V (a binary32 division "
+                   "and e4m3's rounding per element, sixteen at a time) before the products, and P to e4m3 after its "
+                   "exp per score (eight at a time; libm's for the few lanes near a binary32 midpoint); "
+                   "the SnapMLA configs and flashmla-fp8 quantize so and dequantize per element; base with fp64 does its "
                    "products in binary64, as many lanes per AVX-512 vector as the FP32 reference has per AVX2 one.\n\n");
         fclose(f);
     }

@@ -219,7 +219,7 @@ int main(void)
             }
     }
     for (vec_simd = 0; vec_simd <= 2; vec_simd++) {
-        long e = exp_cases(vec_simd >= 1 ? 200003 : 1001);
+        long e = exp_cases(vec_simd >= 1 && !check_quick() ? 200003 : 1001); /* (AMLA_QUICK: the vector paths still run) */
         CHECK(e == 0, "vec_exp_rn32 at SIMD level %d: %ld values differ from libm's rounded to binary32", vec_simd, e);
     }
     vec_simd = 2;
