@@ -165,6 +165,29 @@ FMT_X16 static void fmt_round_x16(double *x, long n, fmt_id_t f, int sat)
     fmt_round_body(x, n, f, sat);
 }
 
+/* fmt_round_quot32's scalar expression, for the lanes the vectors leave and the tails */
+static double quot32_one(double x, double s, int fp32, fmt_id_t f, int sat)
+{
+    double q = x / s;
+    return fmt_round(fp32 ? fmt_fp32(q) : q, f, FMT_RNE, sat, NULL);
+}
+
+/* Whether s is a power of two whose reciprocal is a normal binary32 too (x / s then a product by 1 / s, the same
+ * exact quotient), and the bits of f's largest finite value as a binary32 */
+static int quot32_pow2(double s)
+{
+    int ex;
+    return s >= 0x1p-125 && s <= 0x1p125 && frexp(s, &ex) == 0.5;
+}
+
+static int32_t quot32_maxbits(fmt_id_t f)
+{
+    uint32_t b;
+    float mx = (float)fmt_table[f].max_finite;
+    memcpy(&b, &mx, sizeof b);
+    return (int32_t)b;
+}
+
 /* fmt_round_quot32's AVX-512 body, f's fields constants (m fraction bits, emin): sixteen quotients
  * q = RN32(x / s) by one binary32 division, rounded to f on q's bits as fmt_round does it on a binary64's
  * (fmt_rne_bits in the normal range, (|q| + M) - M below it); a lane the vector cannot settle (see
@@ -173,20 +196,14 @@ FMT_X16 static inline __attribute__((always_inline)) void quot32_x16(double *out
                                                                        int fp32, fmt_id_t f, int sat, const int m,
                                                                        const int emin)
 {
-    const int sh = 23 - m;
-    /* a power of two s (its reciprocal normal too): a product by 1 / s, the same exact quotient */
-    int ex;
-    const int p2 = s >= 0x1p-125 && s <= 0x1p125 && frexp(s, &ex) == 0.5;
+    const int sh = 23 - m, p2 = quot32_pow2(s);
     const __m512 vs = _mm512_set1_ps((float)s), vr = _mm512_set1_ps((float)(1.0 / s));
     const __m512i absm = _mm512_set1_epi32(0x7fffffff), one = _mm512_set1_epi32(1);
     const __m512i half = _mm512_set1_epi32((1 << (sh - 1)) - 1), keep = _mm512_set1_epi32((int)(~0u << sh));
     const __m512i low = _mm512_set1_epi32((emin + 127) << 23), dropped = _mm512_set1_epi32((1 << sh) - 1);
     const __m512i mid = _mm512_set1_epi32(1 << (sh - 1));
     const __m512 magic = _mm512_castsi512_ps(_mm512_set1_epi32((emin - m + 23 + 127) << 23));
-    uint32_t maxb;
-    float mx = (float)fmt_table[f].max_finite;
-    memcpy(&maxb, &mx, sizeof maxb);
-    const __m512i vmax = _mm512_set1_epi32((int)maxb);
+    const __m512i vmax = _mm512_set1_epi32(quot32_maxbits(f));
     long i = 0;
     for (; i + 16 <= n; i += 16) {
         __m512d x0 = _mm512_loadu_pd(x + i), x1 = _mm512_loadu_pd(x + i + 8);
@@ -212,14 +229,11 @@ FMT_X16 static inline __attribute__((always_inline)) void quot32_x16(double *out
         _mm512_storeu_pd(out + i + 8, _mm512_cvtps_pd(_mm512_extractf32x8_ps(y, 1)));
         for (unsigned bad = (uint16_t)~ok; bad; bad &= bad - 1) {
             long j = i + __builtin_ctz(bad);
-            double q1 = x[j] / s;
-            out[j] = fmt_round(fp32 ? fmt_fp32(q1) : q1, f, FMT_RNE, sat, NULL);
+            out[j] = quot32_one(x[j], s, fp32, f, sat);
         }
     }
-    for (; i < n; i++) {
-        double q1 = x[i] / s;
-        out[i] = fmt_round(fp32 ? fmt_fp32(q1) : q1, f, FMT_RNE, sat, NULL);
-    }
+    for (; i < n; i++)
+        out[i] = quot32_one(x[i], s, fp32, f, sat);
 }
 
 /* quot32_x16 in AVX2, eight lanes: the same steps, masks as vectors (the comparisons of fields and codes
@@ -227,19 +241,14 @@ FMT_X16 static inline __attribute__((always_inline)) void quot32_x16(double *out
 __attribute__((target("avx2,fma"))) static inline __attribute__((always_inline)) void
 quot32_avx2(double *out, const double *x, long n, double s, int fp32, fmt_id_t f, int sat, const int m, const int emin)
 {
-    const int sh = 23 - m;
-    int ex;
-    const int p2 = s >= 0x1p-125 && s <= 0x1p125 && frexp(s, &ex) == 0.5;
+    const int sh = 23 - m, p2 = quot32_pow2(s);
     const __m256 vs = _mm256_set1_ps((float)s), vr = _mm256_set1_ps((float)(1.0 / s));
     const __m256i absm = _mm256_set1_epi32(0x7fffffff), one = _mm256_set1_epi32(1);
     const __m256i half = _mm256_set1_epi32((1 << (sh - 1)) - 1), keep = _mm256_set1_epi32((int)(~0u << sh));
     const __m256i low = _mm256_set1_epi32((emin + 127) << 23), dropped = _mm256_set1_epi32((1 << sh) - 1);
     const __m256i mid = _mm256_set1_epi32(1 << (sh - 1));
     const __m256 magic = _mm256_castsi256_ps(_mm256_set1_epi32((emin - m + 23 + 127) << 23));
-    uint32_t maxb;
-    float mx = (float)fmt_table[f].max_finite;
-    memcpy(&maxb, &mx, sizeof maxb);
-    const __m256i vmax = _mm256_set1_epi32((int)maxb);
+    const __m256i vmax = _mm256_set1_epi32(quot32_maxbits(f));
     long i = 0;
     for (; i + 8 <= n; i += 8) {
         __m256d x0 = _mm256_loadu_pd(x + i), x1 = _mm256_loadu_pd(x + i + 4);
@@ -264,14 +273,11 @@ quot32_avx2(double *out, const double *x, long n, double s, int fp32, fmt_id_t f
         _mm256_storeu_pd(out + i + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(y, 1)));
         for (unsigned bad = ~ok & 0xffu; bad; bad &= bad - 1) {
             long j = i + __builtin_ctz(bad);
-            double q1 = x[j] / s;
-            out[j] = fmt_round(fp32 ? fmt_fp32(q1) : q1, f, FMT_RNE, sat, NULL);
+            out[j] = quot32_one(x[j], s, fp32, f, sat);
         }
     }
-    for (; i < n; i++) {
-        double q1 = x[i] / s;
-        out[i] = fmt_round(fp32 ? fmt_fp32(q1) : q1, f, FMT_RNE, sat, NULL);
-    }
+    for (; i < n; i++)
+        out[i] = quot32_one(x[i], s, fp32, f, sat);
 }
 
 __attribute__((target("avx2,fma"))) static void quot32_avx2_f(double *out, const double *x, long n, double s,
