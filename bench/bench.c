@@ -2,6 +2,7 @@
  * per core and on all cores, against a plain BLAS attention of the same shape measured in the
  * same run (the lab's speed targets); writes results/bench.md with --md */
 #include <cblas.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -419,6 +420,19 @@ static void bench_gemm(const double *q, const double *k, const double *v, long R
     free(p), free(c), free(qf), free(kf), free(vf), free(pf), free(cf);
 }
 
+/* A count option's value: a whole number from 1 to max, else a one-line error and exit 2 */
+static int count_arg(const char *opt, const char *v, int max)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (errno || end == v || *end || x < 1 || x > max) {
+        fprintf(stderr, "bench: %s takes a whole number from 1 to %d, not '%s'\n", opt, max, v);
+        exit(2);
+    }
+    return (int)x;
+}
+
 int main(int argc, char **argv)
 {
     int reps = 5, threads = omp_get_num_procs();
@@ -426,9 +440,9 @@ int main(int argc, char **argv)
     int gemm = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
-            reps = atoi(argv[++i]);
+            reps = count_arg("--reps", argv[++i], BENCH_MAX_REPS);
         else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
-            threads = atoi(argv[++i]);
+            threads = count_arg("--threads", argv[++i], 4096);
         else if (strcmp(argv[i], "--md") == 0 && i + 1 < argc && !stages)
             md = argv[++i];
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
@@ -455,8 +469,6 @@ int main(int argc, char **argv)
     }
     bench_native_blas(argv);
     mem_reuse_freed(); /* as amla-lab does */
-    reps = reps < 1 ? 1 : reps > BENCH_MAX_REPS ? BENCH_MAX_REPS : reps;
-    threads = threads < 1 ? 1 : threads;
 
     /* every registered variant (all), then base under every other accumulation model */
     run_cfg_t *c = malloc(sizeof *c);
@@ -530,7 +542,17 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    if (stages) { /* keep the listed stages */
+    if (stages) { /* keep the listed stages (each a stage's name) */
+        for (const char *p = stages; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+            size_t len = strchr(p, ',') ? (size_t)(strchr(p, ',') - p) : strlen(p);
+            int known = 0;
+            for (int i = 0; i < nst && !known; i++)
+                known = strlen(st[i].name) == len && strncmp(st[i].name, p, len) == 0;
+            if (!known) {
+                fprintf(stderr, "bench: --stages: no stage '%.*s'\n", (int)len, p);
+                return 2;
+            }
+        }
         int n = 0;
         for (int i = 0; i < nst; i++)
             if (listed(stages, st[i].name))

@@ -45,6 +45,17 @@ if command -v python3 >/dev/null 2>&1; then
         fail=$((fail + 1)); echo "FAIL: layout-check"; grep FAIL "$out"
     fi
 fi
+# the bench program's bad arguments: exit 2 and one line naming what is wrong, before any timing (make test builds it)
+if [ -x "$build/bench" ]; then
+    for args in "--reps x" "--reps 0" "--threads 2x" "--stages base,nosuch" "--frobnicate"; do
+        # shellcheck disable=SC2086
+        "$build/bench" $args >/dev/null 2>"$out"; rc=$?
+        n=$(grep -vc 'running on its .* kernels instead' "$out")
+        if [ "$rc" -eq 2 ] && [ "$n" -eq 1 ]; then pass=$((pass + 1)); else
+            fail=$((fail + 1)); echo "FAIL: bench $args: exit $rc, $n lines: $(cat "$out")"; fi
+    done
+    echo "bench: bad arguments rejected"
+fi
 # the Python helper (python/amla_lab.py) against the lab, with Debian's numpy and pytest (the
 # interpreter that has them: Debian's, whatever python3 is first on PATH)
 py=""
