@@ -79,6 +79,17 @@ double attn_sum_in_order(attn_ctx_t *ctx, int site, const double *x, long n, int
     return s;
 }
 
+void attn_exp_n(attn_ctx_t *ctx, int site, double *x, long n, int two)
+{
+    if (attn_site_is_fp32(ctx, site)) { /* (double)(float)exp(.): the same values, vectorized */
+        vec_exp_rn32(x, n, two);
+        return;
+    }
+    for (long i = 0; i < n; i++)
+        x[i] = two ? exp2(x[i]) : exp(x[i]);
+    attn_round_n(ctx, site, x, n);
+}
+
 double attn_exp_row(attn_ctx_t *ctx, int exp_site, int sum_site, double *row, long nb, long valid, double m)
 {
     if (attn_site_draws(ctx, exp_site) || attn_site_draws(ctx, sum_site)) { /* the draws in the kernel's order */
@@ -93,13 +104,7 @@ double attn_exp_row(attn_ctx_t *ctx, int exp_site, int sum_site, double *row, lo
     for (long c = 0; c < nv; c++)
         row[c] = row[c] - m;
     attn_round_n(ctx, exp_site, row, nv);
-    if (attn_site_is_fp32(ctx, exp_site))
-        vec_exp_rn32(row, nv, 0); /* (double)(float)exp(.): the same values, vectorized */
-    else {
-        for (long c = 0; c < nv; c++)
-            row[c] = exp(row[c]);
-        attn_round_n(ctx, exp_site, row, nv);
-    }
+    attn_exp_n(ctx, exp_site, row, nv, 0);
     for (long c = nv; c < nb; c++)
         row[c] = 0.0;
     return attn_sum_in_order(ctx, sum_site, row, nb, attn_site_is_fp32(ctx, exp_site));

@@ -22,6 +22,10 @@ double attn_row_max(const double *x, long n, double init);
  * largest as the loop t = row[c] > t ? row[c] : t from t = -inf gives it (-inf when n = 0). */
 double attn_scale_max(attn_ctx_t *ctx, int site, double *row, long n, double scale);
 
+/* x[i] = site(exp(x[i])) (two: exp2) for i < n, the rounding a pass over x (vec_exp_rn32 where the site is
+ * binary32 RNE); for a site that does not draw from the stochastic stream. */
+void attn_exp_n(attn_ctx_t *ctx, int site, double *x, long n, int two);
+
 /* P = exp(S - m) over a row: row[c] = exp_site(exp(exp_site(row[c] - m))) for c < valid, 0 up to
  * nb; returns their sum rounded at sum_site in order. Where neither site draws from the
  * stochastic stream, each step a pass over the row (the roundings vectorized), else element by

@@ -254,7 +254,7 @@ X16 static inline __attribute__((always_inline)) int x16_pack64(double *bp, cons
             bad |= not_f32(bp[k * w + j] = B[(j0 + j) * ldb + k], &m, check);
     if (check)
         *bmax = _mm512_reduce_max_pd(am) > m ? _mm512_reduce_max_pd(am) : m;
-    return !bad;
+    return check && !bad;
 }
 
 X16 int acc_pack64_x16(double *bp, const double *B, long ldb, int b_trans, long j0, long nr, long K, double *bmax)

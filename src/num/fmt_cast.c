@@ -352,8 +352,9 @@ void fmt_round_array(double *x, long n, fmt_id_t f)
  * to f as the binary64 quotient does but where it is a midpoint of f (f's midpoints in its normal range are
  * binary32 values, so one other than q is at least a binary32 unit from q, and the quotient and its binary64
  * rounding, within half a unit of q, lie on q's side of it), or below f's normal range; those lanes, and
- * any x not a binary32 value or a rounding past f's largest finite value, are redone element by element. Returns 0, nothing written, where it
- * does not suit (another format, s not as said, neither AVX-512 nor AVX2): the caller's loops then. */
+ * any x not a binary32 value or a rounding past f's largest finite value, are redone element by element.
+ * Returns 0, nothing written, where it does not suit (another format, s not as said, neither AVX-512 nor
+ * AVX2): the caller's loops then. */
 int fmt_round_quot32(double *out, const double *x, long n, double s, int fp32, fmt_id_t f, int sat)
 {
 #if defined(__x86_64__) && defined(__GNUC__)

@@ -131,8 +131,7 @@ VEC_ABSMAX(absmax_x16, VEC_X16, __m512d, 8, _mm512_set1_pd, _mm512_loadu_pd, _mm
            _mm512_storeu_pd, _mm512_castsi512_pd(_mm512_set1_epi64(0x7fffffffffffffffLL)))
 
 /* vec_hadamard's AVX-512 form for h = 8 nv (nv <= 16, h a power of two): the block in nv registers, each
- * butterfly the scalar loop's (lanes with bit len clear take u + w, the others u - w, w the partner lane)
- * */
+ * butterfly the scalar loop's (lanes with bit len clear take u + w, the others u - w, w the partner lane) */
 VEC_X16 static void hadamard_x16(double *o, const double *x, const double *sign, long h, double norm)
 {
     __m512d v[16];

@@ -41,7 +41,8 @@ void vec_fwht(double *v, long h);
  * two; from 8 to 128 in registers where the processor has AVX-512). */
 void vec_hadamard(double *o, const double *x, const double *sign, long h, double norm);
 /* x[i] = (double)(float)exp(x[i]) (two: exp2) for i < n, with libm's exp (exp2) as it rounds to binary32: where the
- * processor has AVX-512 eight at a time by a polynomial, libm's for any lane it cannot show rounds the same. */
+ * processor has AVX-512 (AVX2) eight (four) at a time by a polynomial, libm's for any lane it cannot show rounds the
+ * same (vec_f32.c). */
 void vec_exp_rn32(double *x, long n, int two);
 /* o[i] = (double)(float)(x[i] * a) (the product in binary64, then cast); o[i] = fmaf(alpha, t[i], (float)(beta o[i]))
  * with alpha, t[i] and the binary64 product beta o[i] cast to binary32 first. No flushing. */

@@ -92,11 +92,12 @@ ATTN_VARIANT(attn_etap)
                 continue;
             }
             alpha[r] = attn_round(ctx, P_EXP, exp(attn_round(ctx, P_EXP, m[r] - mnew)));
-            if (attn_site_is_fp32(ctx, P_EXP)) { /* the same roundings, the exps vectorized on a copy of the column */
+            if (!attn_site_draws(ctx, P_EXP)) { /* the same roundings, a pass over a copy of the column each */
                 double e[ETAP_BLOCK];
                 for (long j = 0; j < nb; j++)
-                    e[j] = j < valid ? (double)(float)(st[j * R + r] - mnew) : 0.0;
-                vec_exp_rn32(e, valid, 0);
+                    e[j] = j < valid ? st[j * R + r] - mnew : 0.0;
+                attn_round_n(ctx, P_EXP, e, valid);
+                attn_exp_n(ctx, P_EXP, e, valid, 0);
                 for (long j = 0; j < nb; j++)
                     st[j * R + r] = e[j];
             } else

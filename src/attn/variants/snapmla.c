@@ -123,13 +123,7 @@ static double snap_page_p(double *p, double *sigma_out, const double *x, const d
         for (long c = 0; c < nb; c++)
             e[c] = c < valid ? x[c] - mnew : 0.0;
         attn_round_n(ctx, P_EXP, e, valid);
-        if (attn_site_is_fp32(ctx, P_EXP))
-            vec_exp_rn32(e, valid, 1); /* (double)(float)exp2(.): the same values, vectorized */
-        else {
-            for (long c = 0; c < valid; c++)
-                e[c] = exp2(e[c]);
-            attn_round_n(ctx, P_EXP, e, valid);
-        }
+        attn_exp_n(ctx, P_EXP, e, valid, 1);
         esum = attn_sum_in_order(ctx, L_SUM, e, nb, attn_site_is_fp32(ctx, P_EXP));
         for (long c = 0; c < nb; c++)
             p[c] = e[c] * sv[c];
@@ -267,9 +261,8 @@ static void snap_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, const s
             if (undo[r] != 1.0) { /* a[cc] = attn_round(a[cc] undo), over the row at once */
                 vec_mul(a, a, dv, undo[r]);
                 attn_round_n(ctx, O_RESCALE, a, dv);
-            }
-            if (undo[r] != 1.0)
                 st[r].l = attn_round(ctx, L_SUM, st[r].l * undo[r]);
+            }
         }
         free(beta);
         free(undo);
