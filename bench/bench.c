@@ -486,6 +486,20 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench: %s\n", e.msg);
         return 1;
     }
+    /* every --stages name (and --only's) a stage, before anything is made */
+    for (const char *p = stages ? stages : only; p; p = stages && strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+        size_t len = stages && strchr(p, ',') ? (size_t)(strchr(p, ',') - p) : strlen(p);
+        int known = len == 6 && strncmp(p, "golden", 6) == 0;
+        for (int v = 0; v < c->nvariants && !known; v++)
+            known = strlen(c->vspec[v]) == len && strncmp(c->vspec[v], p, len) == 0;
+        if (!known) {
+            fprintf(stderr, "bench: %s: no stage '%.*s'\n", stages ? "--stages" : "--only", (int)len, p);
+            free(c);
+            return 2;
+        }
+        if (!stages)
+            break;
+    }
     attn_input_t in = {.s = c->shape, .q = NULL, .k = NULL, .v = NULL};
     if (gen_sample(&in, &c->gen, c->seed, 0, &e)) {
         fprintf(stderr, "bench: %s\n", e.msg);
@@ -542,17 +556,7 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    if (stages) { /* keep the listed stages (each a stage's name) */
-        for (const char *p = stages; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
-            size_t len = strchr(p, ',') ? (size_t)(strchr(p, ',') - p) : strlen(p);
-            int known = 0;
-            for (int i = 0; i < nst && !known; i++)
-                known = strlen(st[i].name) == len && strncmp(st[i].name, p, len) == 0;
-            if (!known) {
-                fprintf(stderr, "bench: --stages: no stage '%.*s'\n", (int)len, p);
-                return 2;
-            }
-        }
+    if (stages) { /* keep the listed stages */
         int n = 0;
         for (int i = 0; i < nst; i++)
             if (listed(stages, st[i].name))
