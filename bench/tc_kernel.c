@@ -80,8 +80,8 @@ static float tl_b16[TL_K][16];
  * both widths (the vector types, their prefix, zero, sum and first lane). */
 #define TL_AVX2 __attribute__((target("avx2,fma")))
 #define TL_X16 __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")))
-ACC_TCF_TERMS(tl_terms8, TL_AVX2, __m256i, __m256, 8, _mm256)
-ACC_TCF_TERMS(tl_terms16, TL_X16, __m512i, __m512, 16, _mm512)
+ACC_TCF_TERMS(tl_terms8, TL_AVX2, __m256i, __m256, 8, _mm256, _mm256_loadu_si256)
+ACC_TCF_TERMS(tl_terms16, TL_X16, __m512i, __m512, 16, _mm512, _mm512_loadu_si512)
 #define TL_TERMS_ONLY(name, tgt, vi, vf, V, terms, bp, zero, first)                                                 \
     tgt __attribute__((noinline)) static int name(void)                                                             \
     {                                                                                                             \
@@ -93,7 +93,7 @@ ACC_TCF_TERMS(tl_terms16, TL_X16, __m512i, __m512, 16, _mm512)
             for (int g = 0; g < 4; g++) {                                                                         \
                 vi s[4] = {tot, tot, tot, tot};                                                                   \
                 const float *a[4] = {tl_a[4 * g], tl_a[4 * g + 1], tl_a[4 * g + 2], tl_a[4 * g + 3]};               \
-                terms(s, a, k0, k0 + 16, &bp[0][0], up);                                                          \
+                terms(s, a, k0, k0 + 16, &bp[0][0], up, NULL, NULL, NULL, 0, 0);                                                          \
                 tot = V##_add_epi32(tot, V##_add_epi32(V##_add_epi32(s[0], s[1]), V##_add_epi32(s[2], s[3])));    \
                 __asm__ volatile("" ::: "memory");                                                                \
             }                                                                                                     \

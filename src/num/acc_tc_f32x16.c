@@ -54,7 +54,7 @@ T16 static inline void tcf16_store_c(double *cr, __mmask16 cols, __m512 v)
 }
 
 /* The terms of four rows (acc_tc_int.h) */
-ACC_TCF_TERMS(tcf16_terms, T16, __m512i, __m512, 16, _mm512)
+ACC_TCF_TERMS(tcf16_terms, T16, __m512i, __m512, 16, _mm512, _mm512_loadu_si512)
 
 T16 static inline __attribute__((always_inline)) void
 tcf16_rows(const int mr, const int single, const int whole, double *C, long ldc, long j0, long nr,
@@ -163,21 +163,12 @@ tcf16_rows(const int mr, const int single, const int whole, double *C, long ldc,
         tcf16_store_c(C + r * ldc + j0, cols, promote ? outer[r] : c[r]);
 }
 
-/* One block of four rows with the exponents as int8 quads (acc_tcf8_quads), as the AVX2 kernel's
- * tcf8_block_q does it, lane for lane: the products' maximum over k as saturating int8 sums in a tree,
- * then per row in int32 lanes as binary32 exponent fields (1 .. 254), the products' (every live one
- * has at least f + 1: the caller's range check) or f + 1 where all are zero, against C's own field (0
- * for a zero C); a lane with neither takes f + 1, where it computes 0 from 0. That floor is exact but
- * for a C alone below 2^(f - 126) whose bits reach below 2^-126, never one the blocks make (every bit of
- * a block's result is on its grid, at least 2^(emin_a + emin_b - f) >= 2^-126), so only the C the
- * caller gives is watched (tcf16_rows_q). The block's integer is converted toward zero by the
- * conversion's own rounding (embedded: MXCSR is left alone). At most 32 products. */
-T16 static inline __attribute__((always_inline)) void
-tcf16_block_q(const int single, const int trunc, __m512 *c, const float *const *a, const int32_t *eq,
-              const int32_t *bq, long k0, long k1, long kh, const float *bp, int f, __m512i qbias, __m512i keep,
-              __m512i keep32)
+/* The products' exponent maximum over k0 .. k1 - 1 (int8 quads, at most 32) as saturating int8 sums in a tree
+ * (that of a group's first block: each later one is folded in along its previous block's terms, tcf16_terms) */
+T16 static inline __attribute__((always_inline)) __m512i tcf16_emax_q(const int32_t *eq, const int32_t *bq, long k0,
+                                                                       long k1)
 {
-    __m512i up[4], s0[4], s1[4], t[32];
+    __m512i t[32];
     const long n = k1 - k0;
     t[0] = _mm512_set1_epi8(ACC_TCF8_QNONE); /* (n >= 1: replaced) */
     _Pragma("GCC unroll 32") for (long k = 0; k < n; k++)
@@ -185,7 +176,25 @@ tcf16_block_q(const int single, const int trunc, __m512 *c, const float *const *
     _Pragma("GCC unroll 5") for (long w = 1; w < n; w *= 2)
         _Pragma("GCC unroll 16") for (long k = 0; k + w < n; k += 2 * w)
             t[k] = _mm512_max_epi8(t[k], t[k + w]);
-    const __m512i em = t[0];
+    return t[0];
+}
+
+/* One block of four rows with the exponents as int8 quads (acc_tcf8_quads), as the AVX2 kernel's
+ * tcf8_block_q does it, lane for lane: em the products' maximum over k (saturating int8 sums), then per
+ * row in int32 lanes as binary32 exponent fields (1 .. 254), the products' (every live one
+ * has at least f + 1: the caller's range check) or f + 1 where all are zero, against C's own field (0
+ * for a zero C); a lane with neither takes f + 1, where it computes 0 from 0. That floor is exact but
+ * for a C alone below 2^(f - 126) whose bits reach below 2^-126, never one the blocks make (every bit of
+ * a block's result is on its grid, at least 2^(emin_a + emin_b - f) >= 2^-126), so only the C the
+ * caller gives is watched (tcf16_rows_q). The block's integer is converted toward zero by the
+ * conversion's own rounding (embedded: MXCSR is left alone). At most 32 products. Returns the next
+ * block's maximum (nk0 .. nk0 + nn - 1; nn <= k1 - k0, 0 where there is none), folded in along the terms. */
+T16 static inline __attribute__((always_inline)) __m512i
+tcf16_block_q(const int single, const int trunc, __m512 *c, const float *const *a, const int32_t *eq,
+              const int32_t *bq, long k0, long k1, long kh, const float *bp, int f, __m512i qbias, __m512i keep,
+              __m512i keep32, __m512i em, long nk0, long nn)
+{
+    __m512i up[4], s0[4], s1[4], en = _mm512_set1_epi8(ACC_TCF8_QNONE);
     /* each byte's field (qbias: a relative exponent's field, modulo 256): exact for a live one, f + 1
      * where no product is live */
     const __m512i fb = _mm512_mask_blend_epi8(_mm512_cmpeq_epi8_mask(em, _mm512_set1_epi8(ACC_TCF8_QNONE)),
@@ -202,8 +211,9 @@ tcf16_block_q(const int single, const int trunc, __m512 *c, const float *const *
     }
     const __m512 upf[4] = {_mm512_castsi512_ps(up[0]), _mm512_castsi512_ps(up[1]), _mm512_castsi512_ps(up[2]),
                            _mm512_castsi512_ps(up[3])};
-    tcf16_terms(s0, a, k0, kh, bp, upf);
-    tcf16_terms(s1, a, kh, k1, bp, upf);
+    const long nh = nn < kh - k0 ? nn : kh - k0; /* the next block's exponents taken along the first half */
+    tcf16_terms(s0, a, k0, kh, bp, upf, &en, eq, bq, nk0, nh);
+    tcf16_terms(s1, a, kh, k1, bp, upf, &en, eq, bq, nk0 + nh, nn - nh);
     __m512i sum[4];
     __mmask16 o = 0;
     _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
@@ -225,6 +235,7 @@ tcf16_block_q(const int single, const int trunc, __m512 *c, const float *const *
         __m512i dn = _mm512_sub_epi32(_mm512_set1_epi32(254 << 23), up[r]); /* 2^(emax - f): exact product */
         c[r] = _mm512_mul_ps(x, _mm512_castsi512_ps(dn));
     }
+    return en;
 }
 
 /* Rows i .. i + mr - 1 (mr <= 4; the group computes four, rows past mr copies of real ones) against one
@@ -253,12 +264,22 @@ tcf16_rows_q(const int whole, int mr, double *C, long ldc, long j0, long nr, con
         __m512i fc = _mm512_and_si512(_mm512_castps_si512(c[r]), _mm512_set1_epi32(0x7f800000));
         cmin = _mm512_min_epu32(cmin, _mm512_sub_epi32(fc, _mm512_set1_epi32(1 << 23)));
     }
+    __m512i em = tcf16_emax_q(eq, bq, 0, whole || bsz < K ? bsz : K);
     for (long k0 = 0; k0 < K; k0 += bsz) {
         long k1 = whole || k0 + bsz < K ? k0 + bsz : K, kh = k0 + (k1 - k0) / 2;
-        if (single[k0 / bsz])
-            tcf16_block_q(1, p < 24, c, a, eq, bq, k0, k1, k1, bp, f, bias, keep, keep32);
-        else
-            tcf16_block_q(0, p < 24, c, a, eq, bq, k0, k1, kh, bp, f, bias, keep, keep32);
+        /* the next block's products (none after the last): a constant where K holds whole blocks */
+        if (whole && k1 < K) {
+            if (single[k0 / bsz])
+                em = tcf16_block_q(1, p < 24, c, a, eq, bq, k0, k1, k1, bp, f, bias, keep, keep32, em, k1, bsz);
+            else
+                em = tcf16_block_q(0, p < 24, c, a, eq, bq, k0, k1, kh, bp, f, bias, keep, keep32, em, k1, bsz);
+        } else {
+            long nn = k1 >= K ? 0 : k1 + bsz < K ? bsz : K - k1;
+            if (single[k0 / bsz])
+                em = tcf16_block_q(1, p < 24, c, a, eq, bq, k0, k1, k1, bp, f, bias, keep, keep32, em, k1, nn);
+            else
+                em = tcf16_block_q(0, p < 24, c, a, eq, bq, k0, k1, kh, bp, f, bias, keep, keep32, em, k1, nn);
+        }
         /* promotion: the tensor-core value added into the FP32 accumulator (RNE) */
         if (promote && ((k0 + bsz) % promote == 0 || k0 + bsz >= K))
             _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {

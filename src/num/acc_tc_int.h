@@ -96,13 +96,18 @@ void acc_tcf16_transpose(void *dst, const void *src, long K);
 #define ACC_TCF16_MR 4
 #define ACC_TCF16_PAIRS 16
 /* The kernels' inner loop, one definition for both widths (W lanes; vi, vf the vector types, V the intrinsics'
- * prefix): the terms k0 .. k1 - 1 of four rows added into s, each exact (a product of 12-bit operands),
+ * prefix, LD its integer load): the terms k0 .. k1 - 1 of four rows added into s, each exact (a product of 12-bit operands),
  * scaled exactly onto its row's grid (up) and truncated toward zero; unrolled where the block is a constant,
  * the empty asm keeping each sum a chain, as written (the compiler's reassociation into a tree of all the
- * terms spills them). */
-#define ACC_TCF_TERMS(name, attr, vi, vf, W, V)                                                              \
+ * terms spills them). Where nn > 0, the next block's exponents (int8 quads: eq the group's line, bq op(B)'s,
+ * from nk0, nn of them, nn <= k1 - k0) are folded into *en by saturating sums and maxima, one k along with
+ * each of these: a block's scales wait on the block before it (through C), its exponent maximum does not, and
+ * so computed it fills the ports the terms leave, where as a tree of its own before the block it delays it. */
+#define ACC_TCF_TERMS(name, attr, vi, vf, W, V, LD)                                                            \
     attr static inline __attribute__((always_inline)) void name(vi *s, const float *const *a, long k0, long k1, \
-                                                                const float *bp, const vf *up)                \
+                                                                const float *bp, const vf *up, vi *en,        \
+                                                                const int32_t *eq, const int32_t *bq,         \
+                                                                long nk0, long nn)                            \
     {                                                                                                         \
         _Pragma("GCC unroll 32") for (long k = k0; k < k1; k++) {                                             \
             vf bv = V##_loadu_ps(bp + k * W);                                                                 \
@@ -110,6 +115,9 @@ void acc_tcf16_transpose(void *dst, const void *src, long K);
                 s[r] = V##_add_epi32(s[r], V##_cvttps_epi32(V##_mul_ps(V##_mul_ps(V##_set1_ps(a[r][k]), bv), up[r]))); \
                 __asm__("" : "+v"(s[r]));                                                                     \
             }                                                                                                 \
+            if (k - k0 < nn)                                                                                  \
+                *en = V##_max_epi8(*en, V##_adds_epi8(V##_set1_epi32(eq[nk0 + k - k0]),                       \
+                                                      LD((const vi *)(bq + (nk0 + k - k0) * W)))); \
         }                                                                                                     \
     }
 
