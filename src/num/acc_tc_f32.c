@@ -344,7 +344,10 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
         bq = err_malloc((size_t)(nbp * K * np + 1), sizeof(int32_t));
     if (quads) {
         const float *bl[4] = {be, be, be, be};
-        acc_tcf8_quads(bq, bl, nbp * K * np, bb);
+        if (wide)
+            acc_tcf16_bquads(bq, be, nbp * K * np, bb);
+        else
+            acc_tcf8_quads(bq, bl, nbp * K * np, bb);
         if (held && !tcf_held.q4) {
             tcf_held.q4 = err_malloc((size_t)((tcf_held.m + 3) / 4 * ak), sizeof(int32_t));
             tcf_quads(tcf_held.q4, tcf_held.e, ak, tcf_held.m, ak, ba);

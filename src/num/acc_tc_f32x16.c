@@ -397,6 +397,26 @@ T16 void acc_tcf16_pairs(int32_t *q, const float *lo, const float *hi, long n)
         q[i] = acc_tcf_pair(lo[i], hi[i]);
 }
 
+T16 void acc_tcf16_bquads(int32_t *q, const float *e, long n, int bias)
+{
+    const __m512 ninf = _mm512_set1_ps(-INFINITY);
+    const __m512i vb = _mm512_set1_epi32(bias), low8 = _mm512_set1_epi32(0xff);
+    const __m512i none = _mm512_set1_epi32(ACC_TCF8_QNONE & 0xff);
+    /* byte 0 of each 32-bit word into all four of its bytes */
+    const __m512i spread = _mm512_set_epi8(12, 12, 12, 12, 8, 8, 8, 8, 4, 4, 4, 4, 0, 0, 0, 0, 12, 12, 12, 12, 8, 8, 8, 8, 4,
+                                           4, 4, 4, 0, 0, 0, 0, 12, 12, 12, 12, 8, 8, 8, 8, 4, 4, 4, 4, 0, 0, 0, 0, 12, 12,
+                                           12, 12, 8, 8, 8, 8, 4, 4, 4, 4, 0, 0, 0, 0);
+    long i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 x = _mm512_loadu_ps(e + i);
+        __m512i b = _mm512_and_si512(_mm512_sub_epi32(_mm512_cvttps_epi32(x), vb), low8);
+        b = _mm512_mask_mov_epi32(b, _mm512_cmp_ps_mask(x, ninf, _CMP_EQ_OQ), none);
+        _mm512_storeu_si512(q + i, _mm512_shuffle_epi8(b, spread));
+    }
+    const float *el[4] = {e + i, e + i, e + i, e + i};
+    acc_tcf8_quads(q + i, el, n - i, bias); /* the rest */
+}
+
 T16 long acc_tcf16_convert(float *v, float *e, const double *x, long n, int emin, acc_tcf_range_t *g)
 {
     const __m512i e11 = _mm512_set1_epi64(0x7ff), low41 = _mm512_set1_epi64((1LL << 41) - 1);

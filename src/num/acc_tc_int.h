@@ -149,6 +149,9 @@ void acc_tcf16_rows(int mr, double *C, long ldc, long j0, long nr, const float *
 #define ACC_TCF8_QNONE (-128)
 #define ACC_TCF8_NOQ (-(1 << 30))
 void acc_tcf8_quads(int32_t *q, const float *const *e, long n, int bias);
+/* The same for op(B)'s line (e[0] .. e[3] all e: each byte e[i] - bias), sixteen at a time (AVX-512,
+ * acc_tc_f32x16.c; t-acc compares the two) */
+void acc_tcf16_bquads(int32_t *q, const float *e, long n, int bias);
 
 /* The same kernel and helpers in AVX2, eight columns at a time (acc_tc_f32x8.c, acc_tc_pack8.c): acc_tcf8_rows
  * as acc_tcf16_rows on the nr columns from j0 in panels of eight (panel p's operands at bp, be or bq
