@@ -93,7 +93,7 @@ ACC_TCF_TERMS(tl_terms16, TL_X16, __m512i, __m512, 16, _mm512, _mm512_loadu_si51
             for (int g = 0; g < 4; g++) {                                                                         \
                 vi s[4] = {tot, tot, tot, tot};                                                                   \
                 const float *a[4] = {tl_a[4 * g], tl_a[4 * g + 1], tl_a[4 * g + 2], tl_a[4 * g + 3]};               \
-                terms(s, a, k0, k0 + 16, &bp[0][0], up, NULL, NULL, NULL, 0, 0);                                                          \
+                terms(s, a, k0, k0 + 16, &bp[0][0], up, NULL, NULL, NULL, 0);                                                          \
                 tot = V##_add_epi32(tot, V##_add_epi32(V##_add_epi32(s[0], s[1]), V##_add_epi32(s[2], s[3])));    \
                 __asm__ volatile("" ::: "memory");                                                                \
             }                                                                                                     \

@@ -422,16 +422,13 @@ __attribute__((target("avx2,fma"))) int acc_tc_gemm_f32(double *C, long ldc, con
         for (int g = 0; qbias != ACC_TCF8_NOQ && g < mp / 4; g++) /* i is a multiple of 4: groups (i + 4g ..) */
             eq[g] = ap + (i / 4 + (4 * g < mr ? g : 0)) * apk;
         acc_tcf_job_t job = {tc->f, tc->b, acc, tc->promote, qbias, single, rs ? rs + i : NULL, lim};
-        if (!wide) { /* every panel in one call: a mask of the groups left to the binary64 lanes per panel */
-            memset(lows, 0, sizeof(int) * (size_t)nbp);
-            acc_tcf8_rows(mr, C + i * ldc, ldc, 0, N, a, ea, pairs || quads ? eq : NULL, K, bp, be, bq, &job, lows);
-        }
+        /* every panel in one call: a mask of the groups left to the binary64 lanes per panel */
+        memset(lows, 0, sizeof(int) * (size_t)nbp);
+        (wide ? acc_tcf16_rows : acc_tcf8_rows)(mr, C + i * ldc, ldc, 0, N, a, ea, pairs || quads ? eq : NULL, K, bp, be,
+                                                bq, &job, lows);
         for (long j0 = 0; j0 < N; j0 += np) {
             long nr = N - j0 < np ? N - j0 : np;
-            int low = wide ? 0 : lows[j0 / np];
-            if (wide)
-                acc_tcf16_rows(mr, C + i * ldc, ldc, j0, nr, a, ea, pairs || quads ? eq : NULL, K, bp + j0 * K,
-                               be + j0 * K, bq ? bq + j0 * K : NULL, &job, &low);
+            int low = lows[j0 / np];
             for (int g = 0; g * 4 < mr; g++) { /* these four rows in binary64 lanes (their C untouched; |C| < 2^127 as they need) */
                 long i0 = i + 4 * g, gr = mr - 4 * g < 4 ? mr - 4 * g : 4;
                 if (low >> g & 1 && rs) { /* scaled here (C left as it was: not yet), then any C */

@@ -188,11 +188,11 @@ T16 static inline __attribute__((always_inline)) __m512i tcf16_emax_q(const int3
  * a block's result is on its grid, at least 2^(emin_a + emin_b - f) >= 2^-126), so only the C the
  * caller gives is watched (tcf16_rows_q). The block's integer is converted toward zero by the
  * conversion's own rounding (embedded: MXCSR is left alone). At most 32 products. Returns the next
- * block's maximum (nk0 .. nk0 + nn - 1; nn <= k1 - k0, 0 where there is none), folded in along the terms. */
+ * block's maximum (its exponents at neq and nbq, nn <= k1 - k0 of them, 0 where there is none: tcf16_terms),
+ * folded in along the terms. */
 T16 static inline __attribute__((always_inline)) __m512i
-tcf16_block_q(const int single, const int trunc, __m512 *c, const float *const *a, const int32_t *eq,
-              const int32_t *bq, long k0, long k1, long kh, const float *bp, int f, __m512i qbias, __m512i keep,
-              __m512i keep32, __m512i em, long nk0, long nn)
+tcf16_block_q(const int single, const int trunc, __m512 *c, const float *const *a, long k0, long k1, long kh, const float *bp, int f, __m512i qbias, __m512i keep, __m512i keep32,
+              __m512i em, const int32_t *neq, const int32_t *nbq, long nn)
 {
     __m512i up[4], s0[4], s1[4], en = _mm512_set1_epi8(ACC_TCF8_QNONE);
     /* each byte's field (qbias: a relative exponent's field, modulo 256): exact for a live one, f + 1
@@ -212,8 +212,8 @@ tcf16_block_q(const int single, const int trunc, __m512 *c, const float *const *
     const __m512 upf[4] = {_mm512_castsi512_ps(up[0]), _mm512_castsi512_ps(up[1]), _mm512_castsi512_ps(up[2]),
                            _mm512_castsi512_ps(up[3])};
     const long nh = nn < kh - k0 ? nn : kh - k0; /* the next block's exponents taken along the first half */
-    tcf16_terms(s0, a, k0, kh, bp, upf, &en, eq, bq, nk0, nh);
-    tcf16_terms(s1, a, kh, k1, bp, upf, &en, eq, bq, nk0 + nh, nn - nh);
+    tcf16_terms(s0, a, k0, kh, bp, upf, &en, neq, nbq, nh);
+    tcf16_terms(s1, a, kh, k1, bp, upf, &en, neq + nh, nbq + nh * 16, nn - nh);
     __m512i sum[4];
     __mmask16 o = 0;
     _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
@@ -238,9 +238,11 @@ tcf16_block_q(const int single, const int trunc, __m512 *c, const float *const *
     return en;
 }
 
-/* Rows i .. i + mr - 1 (mr <= 4; the group computes four, rows past mr copies of real ones) against one
- * panel with the exponents as int8 quads (eq: the group's line; bq: op(B)'s), block by block; C read
- * and written only where the group's tile is left to this kernel (*low clear). */
+/* Rows i .. i + mr - 1 (mr <= 4; the group computes four, rows past mr copies of real ones) against the nr
+ * columns from j0 in panels of sixteen (panel p's operands at bp and bq + 16 p K) with the exponents as int8
+ * quads (eq: the group's line), block by block, panel after panel: the exponent maximum of each block, the
+ * next panel's first included, folded in along the block before it. C read and written only where a panel's
+ * tile is left to this kernel (low[p] clear). */
 T16 static inline __attribute__((always_inline)) void
 tcf16_rows_q(const int whole, int mr, double *C, long ldc, long j0, long nr, const float *const *a,
              const int32_t *eq, long K, const float *bp, const int32_t *bq, const int bsz, const acc_tcf_job_t *job,
@@ -252,50 +254,64 @@ tcf16_rows_q(const int whole, int mr, double *C, long ldc, long j0, long nr, con
     const __m512i keep = _mm512_set1_epi64((long long)(~0ULL << (53 - p))); /* p significant bits of an integer */
     const __m512i keep32 = _mm512_set1_epi32((int)(~0U << (24 - p)));       /* of a binary32 */
     const __m512i bias = _mm512_set1_epi8((char)((job->qbias + 127) & 0xff)); /* a relative exponent's field, mod 256 */
-    const __mmask16 cols = (__mmask16)((1u << nr) - 1);
-    __m512 c[4], outer[4];
     const double *rs = acc ? job->rs : NULL;
-    __m512i cmin = _mm512_set1_epi32(-1);
-    __mmask16 big = 0;
-    _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
-        outer[r] = _mm512_setzero_ps();
-        c[r] = tcf16_load_c(C + r * ldc + j0, cols, acc && r < mr, rs && r < mr ? rs + r : NULL, job->lim, &big);
-        /* C's field less one (times 2^23), unsigned: a C below 2^(f - 126) seen (tcf16_block_q) */
-        __m512i fc = _mm512_and_si512(_mm512_castps_si512(c[r]), _mm512_set1_epi32(0x7f800000));
-        cmin = _mm512_min_epu32(cmin, _mm512_sub_epi32(fc, _mm512_set1_epi32(1 << 23)));
-    }
-    __m512i em = tcf16_emax_q(eq, bq, 0, whole || bsz < K ? bsz : K);
-    for (long k0 = 0; k0 < K; k0 += bsz) {
-        long k1 = whole || k0 + bsz < K ? k0 + bsz : K, kh = k0 + (k1 - k0) / 2;
-        /* the next block's products (none after the last): a constant where K holds whole blocks */
-        if (whole && k1 < K) {
-            if (single[k0 / bsz])
-                em = tcf16_block_q(1, p < 24, c, a, eq, bq, k0, k1, k1, bp, f, bias, keep, keep32, em, k1, bsz);
-            else
-                em = tcf16_block_q(0, p < 24, c, a, eq, bq, k0, k1, kh, bp, f, bias, keep, keep32, em, k1, bsz);
-        } else {
-            long nn = k1 >= K ? 0 : k1 + bsz < K ? bsz : K - k1;
-            if (single[k0 / bsz])
-                em = tcf16_block_q(1, p < 24, c, a, eq, bq, k0, k1, k1, bp, f, bias, keep, keep32, em, k1, nn);
-            else
-                em = tcf16_block_q(0, p < 24, c, a, eq, bq, k0, k1, kh, bp, f, bias, keep, keep32, em, k1, nn);
+    const long n0 = whole || bsz < K ? bsz : K, npan = (nr + 15) / 16; /* a panel's first block; the panels */
+    __m512i em = _mm512_setzero_si512();
+    int have = 0; /* em is this panel's first block's (folded in along the last panel's last block) */
+    for (long pi = 0; pi < npan; pi++) {
+        const float *bpp = bp + pi * K * 16;
+        const int32_t *bqp = bq + pi * K * 16;
+        const long jp = j0 + 16 * pi, w = nr - 16 * pi < 16 ? nr - 16 * pi : 16;
+        const __mmask16 cols = (__mmask16)((1u << w) - 1);
+        const int more = pi + 1 < npan; /* a panel after this one */
+        if (!have)
+            em = tcf16_emax_q(eq, bqp, 0, n0);
+        __m512 c[4], outer[4];
+        __m512i cmin = _mm512_set1_epi32(-1);
+        __mmask16 big = 0;
+        _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
+            outer[r] = _mm512_setzero_ps();
+            c[r] = tcf16_load_c(C + r * ldc + jp, cols, acc && r < mr, rs && r < mr ? rs + r : NULL, job->lim, &big);
+            /* C's field less one (times 2^23), unsigned: a C below 2^(f - 126) seen (tcf16_block_q) */
+            __m512i fc = _mm512_and_si512(_mm512_castps_si512(c[r]), _mm512_set1_epi32(0x7f800000));
+            cmin = _mm512_min_epu32(cmin, _mm512_sub_epi32(fc, _mm512_set1_epi32(1 << 23)));
         }
-        /* promotion: the tensor-core value added into the FP32 accumulator (RNE) */
-        if (promote && ((k0 + bsz) % promote == 0 || k0 + bsz >= K))
-            _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
-                outer[r] = _mm512_add_ps(outer[r], c[r]);
-                c[r] = _mm512_setzero_ps();
+        for (long k0 = 0; k0 < K; k0 += bsz) {
+            long k1 = whole || k0 + bsz < K ? k0 + bsz : K, kh = k0 + (k1 - k0) / 2;
+            /* the next block's exponents: this panel's, else the next panel's first (none after the last) */
+            const int32_t *neq = k1 < K ? eq + k1 : eq, *nbq = k1 < K ? bqp + k1 * 16 : bqp + K * 16;
+            const int one = single[k0 / bsz];
+            if (whole && (k1 < K || more)) { /* a whole block next: a constant */
+                have = 1;
+                if (one)
+                    em = tcf16_block_q(1, p < 24, c, a, k0, k1, k1, bpp, f, bias, keep, keep32, em, neq, nbq, bsz);
+                else
+                    em = tcf16_block_q(0, p < 24, c, a, k0, k1, kh, bpp, f, bias, keep, keep32, em, neq, nbq, bsz);
+            } else { /* (the next panel's first block along this panel's last only where it is as long) */
+                long nn = k1 < K ? (k1 + bsz < K ? bsz : K - k1) : more && k1 - k0 >= n0 ? n0 : 0;
+                have = k1 < K || nn > 0;
+                if (one)
+                    em = tcf16_block_q(1, p < 24, c, a, k0, k1, k1, bpp, f, bias, keep, keep32, em, neq, nbq, nn);
+                else
+                    em = tcf16_block_q(0, p < 24, c, a, k0, k1, kh, bpp, f, bias, keep, keep32, em, neq, nbq, nn);
             }
+            /* promotion: the tensor-core value added into the FP32 accumulator (RNE) */
+            if (promote && ((k0 + bsz) % promote == 0 || k0 + bsz >= K))
+                _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
+                    outer[r] = _mm512_add_ps(outer[r], c[r]);
+                    c[r] = _mm512_setzero_ps();
+                }
+        }
+        /* a C below 2^(f - 126) (C's field 1 .. f) seen, or a scaled C above lim: the caller recomputes these
+         * rows of the panel (their C unscaled) */
+        if (big || _mm512_cmpeq_epi32_mask(_mm512_min_epu32(cmin, _mm512_set1_epi32((f - 1) << 23)), cmin)) {
+            low[pi] = 1;
+            continue;
+        }
+        _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++)
+            if (r < mr)
+                tcf16_store_c(C + r * ldc + jp, cols, promote ? outer[r] : c[r]);
     }
-    /* a C below 2^(f - 126) (C's field 1 .. f) seen, or a scaled C above lim: the caller recomputes these rows
-     * (their C unscaled) */
-    if (big || _mm512_cmpeq_epi32_mask(_mm512_min_epu32(cmin, _mm512_set1_epi32((f - 1) << 23)), cmin)) {
-        *low = 1;
-        return;
-    }
-    _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++)
-        if (r < mr)
-            tcf16_store_c(C + r * ldc + j0, cols, promote ? outer[r] : c[r]);
 }
 
 /* tcf16_rows with its row count a constant, so that the accumulators stay in registers */
@@ -331,18 +347,23 @@ T16 void acc_tcf16_rows(int mr, double *C, long ldc, long j0, long nr, const flo
     /* one int32 sum per block where the block's terms and C (each below 2^(f+2)) cannot leave
      * it; else two halves, added where their sum does not overflow */
     const int single = (double)(bsz + 1) * ldexp(1.0, f + 2) < 0x1p31;
-    /* the models' blocks (Volta 4, Ampere 8, Hopper 16, Hopper FP8 32) as constants where K holds
-     * whole blocks: each block's loops unrolled */
-    switch (K % bsz ? 0 : bsz * 2 + single) {
-    case 4 * 2 + 1: tcf16_mr(1, 1, 4, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, acc, promote, rs, lim, low); break;
-    case 8 * 2 + 1: tcf16_mr(1, 1, 8, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, acc, promote, rs, lim, low); break;
-    case 16 * 2: tcf16_mr(0, 1, 16, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, acc, promote, rs, lim, low); break;
-    case 32 * 2 + 1: tcf16_mr(1, 1, 32, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, acc, promote, rs, lim, low); break;
-    default:
-        if (single)
-            tcf16_mr(1, 0, bsz, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, acc, promote, rs, lim, low);
-        else
-            tcf16_mr(0, 0, bsz, mr, C, ldc, j0, nr, a, ea, ep, K, bp, be, bq, f, acc, promote, rs, lim, low);
+    for (long pi = 0; pi * 16 < nr; pi++) { /* panel by panel */
+        const long jp = j0 + 16 * pi, w = nr - 16 * pi < 16 ? nr - 16 * pi : 16, o = pi * K * 16;
+        const float *bpp = bp + o, *bep = be + o;
+        const int32_t *bqp = bq ? bq + o : NULL;
+        /* the models' blocks (Volta 4, Ampere 8, Hopper 16, Hopper FP8 32) as constants where K holds
+         * whole blocks: each block's loops unrolled */
+        switch (K % bsz ? 0 : bsz * 2 + single) {
+        case 4 * 2 + 1: tcf16_mr(1, 1, 4, mr, C, ldc, jp, w, a, ea, ep, K, bpp, bep, bqp, f, acc, promote, rs, lim, low + pi); break;
+        case 8 * 2 + 1: tcf16_mr(1, 1, 8, mr, C, ldc, jp, w, a, ea, ep, K, bpp, bep, bqp, f, acc, promote, rs, lim, low + pi); break;
+        case 16 * 2: tcf16_mr(0, 1, 16, mr, C, ldc, jp, w, a, ea, ep, K, bpp, bep, bqp, f, acc, promote, rs, lim, low + pi); break;
+        case 32 * 2 + 1: tcf16_mr(1, 1, 32, mr, C, ldc, jp, w, a, ea, ep, K, bpp, bep, bqp, f, acc, promote, rs, lim, low + pi); break;
+        default:
+            if (single)
+                tcf16_mr(1, 0, bsz, mr, C, ldc, jp, w, a, ea, ep, K, bpp, bep, bqp, f, acc, promote, rs, lim, low + pi);
+            else
+                tcf16_mr(0, 0, bsz, mr, C, ldc, jp, w, a, ea, ep, K, bpp, bep, bqp, f, acc, promote, rs, lim, low + pi);
+        }
     }
 }
 

@@ -156,8 +156,8 @@ tcf8_block(const int single, const int pairs, __m256 *c, const float *const *a, 
         s0[r] = _mm256_cvttps_epi32(_mm256_mul_ps(c[r], up[r]));
         s1[r] = _mm256_setzero_si256();
     }
-    tcf8_terms(s0, a, k0, kh, bp, up, NULL, NULL, NULL, 0, 0);
-    tcf8_terms(s1, a, kh, k1, bp, up, NULL, NULL, NULL, 0, 0);
+    tcf8_terms(s0, a, k0, kh, bp, up, NULL, NULL, NULL, 0);
+    tcf8_terms(s1, a, kh, k1, bp, up, NULL, NULL, NULL, 0);
     _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
         /* the block's integer, rounded toward zero to binary32 (then to p bits); where the halves'
          * sum leaves int32 (both halves' signs differ from the sum's), joined exactly in binary64 */
@@ -223,8 +223,8 @@ tcf8_block_q(const int single, const int trunc, __m256 *c, const float *const *a
     }
     const __m256 upf[4] = {_mm256_castsi256_ps(up[0]), _mm256_castsi256_ps(up[1]), _mm256_castsi256_ps(up[2]),
                            _mm256_castsi256_ps(up[3])};
-    tcf8_terms(s0, a, k0, kh, bp, upf, NULL, NULL, NULL, 0, 0);
-    tcf8_terms(s1, a, kh, k1, bp, upf, NULL, NULL, NULL, 0, 0);
+    tcf8_terms(s0, a, k0, kh, bp, upf, NULL, NULL, NULL, 0);
+    tcf8_terms(s1, a, kh, k1, bp, upf, NULL, NULL, NULL, 0);
     __m256i sum[4], o = _mm256_setzero_si256();
     _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
         sum[r] = single ? s0[r] : _mm256_add_epi32(s0[r], s1[r]);

@@ -82,16 +82,17 @@ void acc_tcf16_pairs(int32_t *q, const float *lo, const float *hi, long n);
 void acc_tcf16_transpose(void *dst, const void *src, long K);
 
 /* The binary32-lane kernel's AVX-512 form (acc_tc_f32x16.c): rows i .. i + mr - 1 (mr <= 4) of
- * C against the sixteen columns j0 .. j0 + nr - 1 (nr <= 16) packed in bp (operands), k-major,
- * sixteen per k; a[r] the rows' operands. The exponents: for blocks of at least ACC_TCF16_PAIRS
+ * C against the nr columns from j0 in panels of sixteen (panel p's operands at bp, be or bq + 16 p K,
+ * k-major, sixteen per k; the last panel may be narrower), one after the other in one call (low[p] for
+ * panel p); a[r] the rows' operands. The exponents: for blocks of at least ACC_TCF16_PAIRS
  * products, in bq (each in both halves of its lane: acc_tcf_pair(e, e)) and ep[h] (rows 2h and
  * 2h + 1 paired; row 2h alone where mr = 2h + 1: its pair's high half is not used), whose
  * maximum takes half the instructions; for smaller blocks, where the int16 pairs' packing costs
  * more than it saves, as binary32 values in be and ea[r]; or, where job->qbias says so, as int8
  * quads (acc_tcf8_quads: ep[0] the group's line, four rows computed, those past mr copies of real
  * ones), for blocks of at most 32 products. Where a block's exponent maximum falls below f - 126 (with
- * quads: where the C given has a lane below 2^(f - 126)), *low is set and C is left as it was (the
- * caller recomputes the tile otherwise); with job->rs, C's rows scaled as they are loaded, as the AVX2 kernel
+ * quads: where the C given has a lane below 2^(f - 126)), low[p] is set and the panel's C is left as it
+ * was (the caller recomputes the tile otherwise); with job->rs, C's rows scaled as they are loaded, as the AVX2 kernel
  * does it (a tile whose scaled C passes lim is left too, unscaled). Only where cpu_has_avx512() says so. */
 #define ACC_TCF16_MR 4
 #define ACC_TCF16_PAIRS 16
@@ -99,15 +100,15 @@ void acc_tcf16_transpose(void *dst, const void *src, long K);
  * prefix, LD its integer load): the terms k0 .. k1 - 1 of four rows added into s, each exact (a product of 12-bit operands),
  * scaled exactly onto its row's grid (up) and truncated toward zero; unrolled where the block is a constant,
  * the empty asm keeping each sum a chain, as written (the compiler's reassociation into a tree of all the
- * terms spills them). Where nn > 0, the next block's exponents (int8 quads: eq the group's line, bq op(B)'s,
- * from nk0, nn of them, nn <= k1 - k0) are folded into *en by saturating sums and maxima, one k along with
+ * terms spills them). Where nn > 0, the next block's exponents (int8 quads: neq[i] the group's, nbq + i W
+ * op(B)'s, i < nn <= k1 - k0) are folded into *en by saturating sums and maxima, one k along with
  * each of these: a block's scales wait on the block before it (through C), its exponent maximum does not, and
  * so computed it fills the ports the terms leave, where as a tree of its own before the block it delays it. */
 #define ACC_TCF_TERMS(name, attr, vi, vf, W, V, LD)                                                            \
     attr static inline __attribute__((always_inline)) void name(vi *s, const float *const *a, long k0, long k1, \
                                                                 const float *bp, const vf *up, vi *en,        \
-                                                                const int32_t *eq, const int32_t *bq,         \
-                                                                long nk0, long nn)                            \
+                                                                const int32_t *neq, const int32_t *nbq,       \
+                                                                long nn)                                      \
     {                                                                                                         \
         _Pragma("GCC unroll 32") for (long k = k0; k < k1; k++) {                                             \
             vf bv = V##_loadu_ps(bp + k * W);                                                                 \
@@ -116,8 +117,8 @@ void acc_tcf16_transpose(void *dst, const void *src, long K);
                 __asm__("" : "+v"(s[r]));                                                                     \
             }                                                                                                 \
             if (k - k0 < nn)                                                                                  \
-                *en = V##_max_epi8(*en, V##_adds_epi8(V##_set1_epi32(eq[nk0 + k - k0]),                       \
-                                                      LD((const vi *)(bq + (nk0 + k - k0) * W)))); \
+                *en = V##_max_epi8(*en, V##_adds_epi8(V##_set1_epi32(neq[k - k0]),                            \
+                                                      LD((const vi *)(nbq + (k - k0) * W))));         \
         }                                                                                                     \
     }
 
