@@ -7,6 +7,7 @@
 
 #include "attn/variants/variants.h"
 #include "attn/quant.h"
+#include "num/acc_f32.h"
 #include "num/vec.h"
 
 #define FA3_BLOCK 64   /* rows of Q and tokens of K, V per scale (block quantization), KV tile */
@@ -107,6 +108,7 @@ ATTN_VARIANT(attn_fa3fp8)
            *sv = err_malloc((size_t)sk, sizeof(double));
     fa3_scales(sq, q, R, dk, block);
     fa3_quant_rows(q8, sq, q, 0, R, dk, ctx, Q_QUANT);
+    acc_hold_f32(q8, dk, R, dk); /* the A of every tile's Q.K^T, converted once (the same bits) */
     /* K's scales. The rotated K is made a tile at a time (never all of it in memory): with
      * block scales, each tile's scale (and V's) is taken in the loop below as the tile is made; per
      * tensor, it is the largest tile's (the scale grows with the amax it is made of). */
@@ -173,6 +175,7 @@ ATTN_VARIANT(attn_fa3fp8)
         attn_pv_rescale(ctx, PV_ACC, O_RESCALE, o, dv, t, dv, s, nb, v8, dv, R, dv, nb, alpha, sv[j0]);
     }
     attn_finish(o, R, dv, l, ctx, O_DIV, OUT_CAST);
+    acc_release_f32();
     free(qr);
     free(sign);
     free(kt);
