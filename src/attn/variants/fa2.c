@@ -19,6 +19,7 @@
 #include "attn/variants/fa2.h"
 #include "attn/variants/gpu_fp.h"
 #include "attn/variants/variants.h"
+#include "num/vec.h"
 
 #define FA2_QUAD 4                     /* threads sharing a row of the m16n8 accumulator */
 #define FA2_LOG2E 0x1.71547652b82fep0  /* M_LOG2E */
@@ -93,9 +94,7 @@ static void fa2_range(fa2_t *f, long b0, long b1, double *o, double *m, double *
             for (long c = 0; c < bn; c++)
                 if (c >= nb || j0 + c > g->limit[r])
                     sr[c] = -INFINITY;
-            double mb = -INFINITY;
-            for (long c = 0; c < bn; c++)
-                mb = sr[c] > mb ? sr[c] : mb;
+            double mb = attn_row_max(sr, bn, -INFINITY);
             double mnew = m[r] > mb ? m[r] : mb;
             if (!first) { /* a row masked so far rescales by 0: its O and sums stay 0 */
                 double cur = mnew == -INFINITY ? 0 : mnew;
@@ -105,8 +104,15 @@ static void fa2_range(fa2_t *f, long b0, long b1, double *o, double *m, double *
             }
             m[r] = mnew;
             double ms = mnew == -INFINITY ? 0 : gpu_r32(ctx, P_EXP, mnew * f->sl2);
-            for (long c = 0; c < bn; c++)
-                sr[c] = gpu_r32(ctx, P_EXP, gpu_r32(ctx, P_EXP, sr[c] * f->sl2) - ms);
+            if (ctx->site[P_EXP].exact) {
+                for (long c = 0; c < bn; c++)
+                    sr[c] = sr[c] * f->sl2 - ms;
+            } else { /* gpu_r32(gpu_r32(s sl2) - ms), sixteen (eight) at a time */
+                vec_mul32(sr, sr, bn, f->sl2);
+#pragma omp simd
+                for (long c = 0; c < bn; c++)
+                    sr[c] = (double)(float)(sr[c] - ms);
+            }
             gpu_exp2f_n(ctx, P_EXP, sr, bn);
             /* thread t holds columns 8j + 2t and 8j + 2t + 1 and adds them one at a time; the
              * rescale of its sum is contracted with the first add: fma(l, scale, p) */
@@ -115,8 +121,8 @@ static void fa2_range(fa2_t *f, long b0, long b1, double *o, double *m, double *
                     for (int e = 0; e < 2; e++)
                         lr[t] = !first && j == 0 && e == 0 ? gpu_fmaf(ctx, L_SUM, lr[t], scale[r], sr[2 * t])
                                                            : gpu_r32(ctx, L_SUM, lr[t] + sr[8 * j + 2 * t + e]);
-            for (long c = 0; c < bn; c++)
-                f->pb[r * bn + c] = attn_round(ctx, P_CAST, sr[c]);
+            memcpy(f->pb + r * bn, sr, sizeof(double) * (size_t)bn);
+            attn_round_n(ctx, P_CAST, f->pb + r * bn, bn);
         }
         gpu_gemm(ctx, PV_ACC, 1, o, dv, f->pb, bn, g->v + j0 * dv, dv, 0, R, dv, nb);
     }
