@@ -19,7 +19,6 @@
 #include "attn/variants/fa2.h"
 #include "attn/variants/gpu_fp.h"
 #include "attn/variants/variants.h"
-#include "num/vec.h"
 
 #define FA2_QUAD 4                     /* threads sharing a row of the m16n8 accumulator */
 #define FA2_LOG2E 0x1.71547652b82fep0  /* M_LOG2E */
@@ -104,15 +103,7 @@ static void fa2_range(fa2_t *f, long b0, long b1, double *o, double *m, double *
             }
             m[r] = mnew;
             double ms = mnew == -INFINITY ? 0 : gpu_r32(ctx, P_EXP, mnew * f->sl2);
-            if (ctx->site[P_EXP].exact) {
-                for (long c = 0; c < bn; c++)
-                    sr[c] = sr[c] * f->sl2 - ms;
-            } else { /* gpu_r32(gpu_r32(s sl2) - ms), sixteen (eight) at a time */
-                vec_mul32(sr, sr, bn, f->sl2);
-#pragma omp simd
-                for (long c = 0; c < bn; c++)
-                    sr[c] = (double)(float)(sr[c] - ms);
-            }
+            gpu_r32_scale_sub(ctx, P_EXP, sr, bn, f->sl2, ms);
             gpu_exp2f_n(ctx, P_EXP, sr, bn);
             /* thread t holds columns 8j + 2t and 8j + 2t + 1 and adds them one at a time; the
              * rescale of its sum is contracted with the first add: fma(l, scale, p) */

@@ -94,6 +94,19 @@ void gpu_r32_scale(attn_ctx_t *ctx, int site, double *x, long n, double a)
     vec_mul32(x, x, n, a);
 }
 
+void gpu_r32_scale_sub(attn_ctx_t *ctx, int site, double *x, long n, double a, double b)
+{
+    if (ctx->site[site].exact) {
+        for (long i = 0; i < n; i++)
+            x[i] = x[i] * a - b;
+        return;
+    }
+    vec_mul32(x, x, n, a);
+#pragma omp simd
+    for (long i = 0; i < n; i++)
+        x[i] = (double)(float)(x[i] - b);
+}
+
 double gpu_fmaf(attn_ctx_t *ctx, int site, double a, double b, double c)
 {
     return ctx->site[site].exact ? a * b + c : (double)fmaf((float)a, (float)b, (float)c);

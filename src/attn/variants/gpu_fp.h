@@ -56,6 +56,8 @@ static inline double gpu_r32(attn_ctx_t *ctx, int site, double x)
 double gpu_fmaf(attn_ctx_t *ctx, int site, double a, double b, double c);
 /* x[i] = gpu_r32(x[i] a) for i < n, vectorized (vec_mul32) */
 void gpu_r32_scale(attn_ctx_t *ctx, int site, double *x, long n, double a);
+/* x[i] = gpu_r32(gpu_r32(x[i] a) - b) for i < n (a softmax row's scaled scores less its maximum), vectorized */
+void gpu_r32_scale_sub(attn_ctx_t *ctx, int site, double *x, long n, double a, double b);
 double gpu_div1(attn_ctx_t *ctx, int site, double x);
 double gpu_exp2f(attn_ctx_t *ctx, int site, double x);
 /* x[i] = gpu_exp2f(x[i]) for i < n, on sfu_cuda_exp2f_n */

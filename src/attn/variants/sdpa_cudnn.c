@@ -80,10 +80,11 @@ ATTN_VARIANT(attn_sdpa_cudnn)
             /* the exp2f of each score, eight at a time; a -infinity one (masked) is 0, as written (its
              * column of P, written below, marks it meanwhile) */
             double *masked = pb + r * bn;
-            for (long c = 0; c < bn; c++) {
+            for (long c = 0; c < bn; c++)
                 masked[c] = sr[c] == -INFINITY;
-                sr[c] = masked[c] ? 0 : gpu_r32(ctx, P_EXP, gpu_r32(ctx, P_EXP, sr[c] * sl2) - ms);
-            }
+            gpu_r32_scale_sub(ctx, P_EXP, sr, bn, sl2, ms);
+            for (long c = 0; c < bn; c++)
+                sr[c] = masked[c] != 0 ? 0 : sr[c];
             gpu_exp2f_n(ctx, P_EXP, sr, bn);
             for (long c = 0; c < bn; c++)
                 sr[c] = masked[c] != 0 ? 0 : sr[c];
@@ -95,8 +96,8 @@ ATTN_VARIANT(attn_sdpa_cudnn)
                         bs = gpu_r32(ctx, L_SUM, bs + sr[8 * j + 2 * t + e]);
                 lr[t] = b == 0 ? bs : gpu_fmaf(ctx, L_SUM, lr[t], a, bs);
             }
-            for (long c = 0; c < bn; c++)
-                pb[r * bn + c] = attn_round(ctx, P_CAST, sr[c]);
+            memcpy(pb + r * bn, sr, sizeof(double) * (size_t)bn);
+            attn_round_n(ctx, P_CAST, pb + r * bn, bn);
         }
         gpu_gemm(ctx, PV_ACC, 1, o, dv, pb, bn, g->v + j0 * dv, dv, 0, R, dv, nb);
     }

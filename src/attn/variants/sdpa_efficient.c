@@ -141,13 +141,20 @@ ATTN_VARIANT(attn_sdpa_efficient)
                 }
                 if (rf && b > 0)
                     gpu_r32_scale(ctx, O_RESCALE, acc + r * dv, dv, resc[r]);
-                for (long c = 0; c < kk; c++)
-                    sr[c] = c < nb ? gpu_r32(ctx, P_EXP, sr[c] - mu) : 0;
+                if (ctx->site[P_EXP].exact)
+                    for (long c = 0; c < nb; c++)
+                        sr[c] -= mu;
+                else /* gpu_r32(s - mu), a vector loop */
+#pragma omp simd
+                    for (long c = 0; c < nb; c++)
+                        sr[c] = (double)(float)(sr[c] - mu);
+                for (long c = nb; c < kk; c++)
+                    sr[c] = 0;
                 gpu_exp2f_n(ctx, P_EXP, sr, nb); /* the exp2f of each, eight at a time */
                 sp[r] = eff_block_sum(ctx, sr, kk, sp[r]);
                 m[r] = mi;
-                for (long c = 0; c < kk; c++)
-                    pr[c] = attn_round(ctx, P_CAST, sr[c]);
+                memcpy(pr, sr, sizeof(double) * (size_t)kk);
+                attn_round_n(ctx, P_CAST, pr, kk);
             }
             if (rf) { /* a finished row's zero P leaves its accumulator as it is */
                 gpu_gemm(ctx, PV_ACC, 1, acc, dv, pb, kk, g->v + j0 * dv, dv, 0, nr, dv, ncols);
