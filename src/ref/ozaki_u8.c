@@ -72,6 +72,7 @@ OZ8_WIDE static int64_t oz8_split_wide(uint8_t *d, long ld, const double *x, lon
     __m512i vs = _mm512_setzero_si512();
     long j = 0;
     for (; j + 8 <= n; j += 8) {
+        _mm_prefetch((const char *)(x + j + 512), _MM_HINT_T1); /* 4 kB ahead (Golden: 0.989 of the time) */
         __m512i u = _mm512_add_epi64(_mm512_cvttpd_epi64(_mm512_loadu_pd(x + j)), vc);
         vs = _mm512_add_epi64(vs, u);
         for (int i = 0; i < nd; i++)
