@@ -76,9 +76,7 @@ static double etk_softmax(etk_t *f, long r, int first, int check_inf)
 {
     attn_ctx_t *ctx = f->ctx;
     double *p = f->s + r * ETK_BLOCK, *l = f->l + r * ETK_WARPS * ETK_ROWS;
-    double mx = first ? -INFINITY : f->m[r];
-    for (long c = 0; c < ETK_BLOCK; c++)
-        mx = p[c] > mx ? p[c] : mx;
+    double mx = attn_row_max(p, ETK_BLOCK, first ? -INFINITY : f->m[r]);
     double scale = 0;
     if (!first) {
         double cur = check_inf && mx == -INFINITY ? 0 : mx;
