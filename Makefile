@@ -73,12 +73,12 @@ run: deps
 unit: $(TEST_BIN) $(BIN) $(BUILD)/bench $(BUILD)/tc_kernel
 
 # the bench program (make bench runs it; make test only builds it, so that it cannot rot)
-$(BUILD)/bench: bench/bench.c bench/machine.c bench/machine.h $(LIB_OBJ) $(HDR) | $(BUILD)
-	$(CC) $(ALL_CFLAGS) -Isrc -o $@ bench/bench.c bench/machine.c $(LIB_OBJ) $(LIBS)
+$(BUILD)/bench: bench/bench.c bench/machine.c bench/machine.h bench/floors.c bench/floors.h $(LIB_OBJ) $(HDR) | $(BUILD)
+	$(CC) $(ALL_CFLAGS) -Isrc -o $@ bench/bench.c bench/machine.c bench/floors.c $(LIB_OBJ) $(LIBS)
 
 # the tensor-core block model's cycles per row, product and eight columns (bench/tc_kernel.c)
-$(BUILD)/tc_kernel: bench/tc_kernel.c $(LIB_OBJ) $(HDR) | $(BUILD)
-	$(CC) $(ALL_CFLAGS) -Isrc -o $@ bench/tc_kernel.c $(LIB_OBJ) $(LIBS)
+$(BUILD)/tc_kernel: bench/tc_kernel.c bench/floors.c bench/floors.h $(LIB_OBJ) $(HDR) | $(BUILD)
+	$(CC) $(ALL_CFLAGS) -Isrc -o $@ bench/tc_kernel.c bench/floors.c $(LIB_OBJ) $(LIBS)
 
 bench-tc: deps
 	$(MAKE) $(BUILD)/tc_kernel

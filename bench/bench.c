@@ -24,6 +24,7 @@
 #include "num/gemm_u8.h"
 #include "ref/golden.h"
 
+#include "floors.h"
 #include "machine.h"
 
 void openblas_set_num_threads(int);
@@ -355,6 +356,71 @@ static void bench_md_machine(FILE *f, const machine_t *m, const char *self, int 
     fprintf(f, ". The lab's GEMM and tensor-core models run their %s kernels (the widest this processor has; every "
                "width gives the same bits).\n\n",
             cpu_has_avx512() ? "AVX-512" : cpu_has_avx2_fma() ? "AVX2" : "scalar");
+}
+
+/* The report's floors (floors.c): each kernel's time for the sample's two products alone and its ratio to the
+ * FP32 BLAS attention timed just before it, and for each kind of stage whether its target leaves room for the rest
+ * of its work; flashmla's products alone against base's whole time (rbase: base's ratio in the table, NAN where
+ * base did not run). */
+static void bench_md_floors(FILE *f, const floors_t *fl, double rbase)
+{
+    const struct {
+        const char *what;
+        double t, r, target;
+    } k[] = {
+        {"FP32 fma chains (base's products, and those of every variant on fp32-fma)", fl->fp32, fl->r_fp32,
+         BENCH_TARGET_PLAIN},
+        {"FP16 accumulator (fastattn-fp16acc, base with fp16-acc)", fl->fp16acc, fl->r_fp16acc, BENCH_TARGET_PLAIN},
+        {"tensor-core block model, tc-hopper (flashmla, fa2, the SDPA kernels, base with tc-*)", fl->tc, fl->r_tc,
+         BENCH_TARGET_TC},
+        {"its terms alone, on operands in cache: a product, its scaling, truncating conversion and integer "
+         "addition per product, nothing of a block's exponent maximum or normalization (the tensor-core models' "
+         "formulation)",
+         fl->terms, fl->r_terms, BENCH_TARGET_TC},
+    };
+    fprintf(f, "- Floors (bench/floors.c): the sample's two products alone (Q K^T, then P V with P BF16 values in "
+               "(0, 1]), through the lab's GEMM as base makes them under each model (blocks of 512 keys, Q held), K "
+               "and V read from memory as a stage reads them; one core, three runs, each after an FP32 BLAS attention "
+               "(the ratio: the median of each run's time over the BLAS run's before it). A stage is no faster than "
+               "its products:\n\n"
+               "| kernel | the two products, s | × FP32 BLAS attention | target of its stages |\n"
+               "| --- | ---: | ---: | ---: |\n");
+    for (int i = 0; i < 4; i++)
+        if (k[i].t > 0)
+            fprintf(f, "| %s | %.4f | %.2f | ≤ %.0f |\n", k[i].what, k[i].t, k[i].r, k[i].target);
+    /* a floor this far above a target puts the target out of this kernel's reach whatever the drift of the
+     * machine's speed between runs (about 15%, README); nearer, only "above" */
+    const double sure = 1.15;
+    fprintf(f, "\n  The FP16 accumulator's products alone take %.2f× the FP32 BLAS attention here, %s its stages' "
+               "target of %.0f%s. The tensor-core model's take %.2f×",
+            fl->r_fp16acc, fl->r_fp16acc > BENCH_TARGET_PLAIN ? "above" : "within", BENCH_TARGET_PLAIN,
+            fl->r_fp16acc > sure * BENCH_TARGET_PLAIN
+                ? ": out of reach of this kernel on this processor (binary64 lanes: four multiply-adds and a "
+                  "five-operation rounding per four products, eight lanes a vector, where the reference does sixteen "
+                  "products a fused multiply-add)"
+                : "",
+            fl->r_tc);
+    if (fl->r_tc < BENCH_TARGET_TC)
+        fprintf(f, ": a stage on it meets %.0f× only where the rest of its work (the softmax, the combination of "
+                   "blocks, its operands' conversion beyond these) takes less than %.2f FP32 BLAS attentions.",
+                BENCH_TARGET_TC, BENCH_TARGET_TC - fl->r_tc);
+    else
+        fprintf(f, ", above its stages' target of %.0f%s.", BENCH_TARGET_TC,
+                fl->r_tc > sure * BENCH_TARGET_TC ? ": out of reach of this kernel on this processor" : "");
+    if (!isnan(rbase)) {
+        double r = fl->r_tc / rbase;
+        fprintf(f, " flashmla's products alone take %.2f× base's whole time in this run, %s the target of flashmla / "
+                   "base, %.0f%s.",
+                r, r > BENCH_TARGET_FLASHMLA ? "above" : "within", BENCH_TARGET_FLASHMLA,
+                r > sure * BENCH_TARGET_FLASHMLA ? ": out of reach of this kernel on this processor" : "");
+    }
+    fprintf(f, "\n");
+}
+
+/* the FP32 BLAS attention once more, for floors_measure's pairs */
+static double ref32_time(void *b)
+{
+    return ref_time(b, 0, 1);
 }
 
 /* --gemm: the lab's GEMMs against OpenBLAS's on the attention's two products, one thread, the same
@@ -740,6 +806,9 @@ int main(int argc, char **argv)
                    "variants are bound by arithmetic, not by memory (a pass over K and V is %.0f%% of base's time).\n",
                 kv_bytes / 1e6, bw / 1e9, kv_bytes / bw, macs, ref1[1], blas_rate,
                 base_i >= 0 ? 100 * kv_bytes / bw / st[base_i].t1 : NAN);
+        floors_t fl;
+        if (floors_measure(&fl, in.q, in.k, in.v, R, sk, dk, dv, ref32_time, &b) == 0)
+            bench_md_floors(f, &fl, base_i >= 0 ? st[base_i].r1 : NAN);
         fprintf(f, "- Golden computes Q K^T exactly through one FP64 GEMM of one Ozaki slice per row (the few BF16 "
                    "values below a row's slice are summed term by term), the softmax in double-double (an exp of about "
                    "ten double-double operations per score) and P V through one GEMM of twice the rows (P's exact leading "

@@ -3,7 +3,8 @@
  * blocks of 16) and one thread:
  *   - the per-term work alone in a loop of nothing else (a broadcast, the product, its scaling onto a grid,
  *     the truncating conversion, the integer addition: four rows, eight columns, as the kernel does it),
- *     the floor of this formulation; and on a processor with AVX-512, the same sixteen columns a vector;
+ *     the floor of this formulation (floors.c, which make bench also runs); and on a processor with AVX-512,
+ *     the same sixteen columns a vector;
  *   - Q K^T of 128 x 8 x 576 with Q held (one panel of eight keys: the block kernel and its packing of K),
  *     with the operands' exponents in a narrow range (the kernels' int8 quads) and with one A value
  *     per row far above the rest (its int16 pairs, the path every product took before the quads);
@@ -22,13 +23,10 @@
 #include "base/mem.h"
 #include "num/acc_model.h"
 #include "num/acc_tc.h"
-#include "num/acc_tc_int.h"
 #include "num/cpu.h"
 #include "num/fmt.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#endif
+#include "floors.h"
 
 static double now(void)
 {
@@ -69,56 +67,6 @@ static double clock_hz(void)
     return 4.0 * (double)n / best;
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-enum { TL_K = 576 };
-static float tl_a[16][TL_K], tl_b[TL_K][8];
-
-static float tl_b16[TL_K][16];
-
-/* The kernels' own inner loop (acc_tc_int.h) in both widths, and the terms alone around it: sixteen rows in
- * groups of four, blocks of 16 k, W columns a vector, each group's four int32 sums a chain. One definition for
- * both widths (the vector types, their prefix, zero, sum and first lane). */
-#define TL_AVX2 __attribute__((target("avx2,fma")))
-#define TL_X16 __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")))
-ACC_TCF_TERMS(tl_terms8, TL_AVX2, __m256i, __m256, 8, _mm256, _mm256_loadu_si256)
-ACC_TCF_TERMS(tl_terms16, TL_X16, __m512i, __m512, 16, _mm512, _mm512_loadu_si512)
-#define TL_TERMS_ONLY(name, tgt, vi, vf, V, terms, bp, zero, first)                                                 \
-    tgt __attribute__((noinline)) static int name(void)                                                             \
-    {                                                                                                             \
-        vi tot = zero;                                                                                            \
-        vf up[4];                                                                                                 \
-        for (int r = 0; r < 4; r++)                                                                               \
-            up[r] = V##_set1_ps(1024.0f * (float)(r + 1));                                                        \
-        for (long k0 = 0; k0 < TL_K; k0 += 16)                                                                    \
-            for (int g = 0; g < 4; g++) {                                                                         \
-                vi s[4] = {tot, tot, tot, tot};                                                                   \
-                const float *a[4] = {tl_a[4 * g], tl_a[4 * g + 1], tl_a[4 * g + 2], tl_a[4 * g + 3]};               \
-                terms(s, a, k0, k0 + 16, &bp[0][0], up, NULL, NULL, NULL, 0);                                                          \
-                tot = V##_add_epi32(tot, V##_add_epi32(V##_add_epi32(s[0], s[1]), V##_add_epi32(s[2], s[3])));    \
-                __asm__ volatile("" ::: "memory");                                                                \
-            }                                                                                                     \
-        return first;                                                                                             \
-    }
-TL_TERMS_ONLY(terms_only, TL_AVX2, __m256i, __m256, _mm256, tl_terms8, tl_b, _mm256_setzero_si256(),
-              _mm256_extract_epi32(tot, 0))
-TL_TERMS_ONLY(terms_only16, TL_X16, __m512i, __m512, _mm512, tl_terms16, tl_b16, _mm512_setzero_si512(),
-              _mm_cvtsi128_si32(_mm512_castsi512_si128(tot)))
-#endif
-
-/* seconds for one call of f, best of 15 runs of reps calls */
-static double best_of(void (*f)(void *), void *arg, int reps)
-{
-    double best = 1e9;
-    for (int t = 0; t < 15; t++) {
-        double t0 = now();
-        for (int i = 0; i < reps; i++)
-            f(arg);
-        double dt = (now() - t0) / reps;
-        best = dt < best ? dt : best;
-    }
-    return best;
-}
-
 typedef struct {
     double *C, *A, *B;
     long M, N, K, ldb;
@@ -135,22 +83,10 @@ static void run_gemm(void *p)
         acc_tc_gemm(g->C, g->N, g->A, g->K, g->B, g->ldb, g->b_trans, g->M, g->N, g->K, ACC_TC_HOPPER, e, e);
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-static void run_terms(void *p)
-{
-    *(volatile int *)p = terms_only();
-}
-
-static void run_terms16(void *p)
-{
-    *(volatile int *)p = terms_only16();
-}
-#endif
-
 /* cycles per row, product and eight columns of one GEMM */
 static double gemm_cycles(gemm_t *g, double hz, int reps)
 {
-    return best_of(run_gemm, g, reps) * hz / ((double)g->M * (double)g->K * (double)g->N / 8);
+    return floors_best_of(run_gemm, g, reps, 15) * hz / ((double)g->M * (double)g->K * (double)g->N / 8);
 }
 
 int main(void)
@@ -177,23 +113,11 @@ int main(void)
         p[i] = fmt_round(exp(-fabs(normal_bf16())), FMT_BF16, FMT_RNE, 0, NULL);
     for (long r = 0; r < M; r++) /* exponents spanning more than 63 binades: the pairs */
         qw[r * K] = 0x1p60;
-#if defined(__x86_64__) && defined(__GNUC__)
-    for (int i = 0; i < 16; i++)
-        for (int k = 0; k < TL_K; k++)
-            tl_a[i][k] = (float)((i * 7 + k) % 13 - 6);
-    for (int k = 0; k < TL_K; k++)
-        for (int j = 0; j < 16; j++) {
-            tl_b16[k][j] = (float)((k + j) % 5 - 2);
-            if (j < 8)
-                tl_b[k][j] = tl_b16[k][j];
-        }
-    int sink;
     printf("  the terms alone (broadcast, product, scaling, truncating conversion, addition): %.2f\n",
-           best_of(run_terms, &sink, 200) * hz / (16.0 * TL_K));
+           floors_terms_seconds(0) * hz / (16.0 * FLOORS_TERMS_K));
     if (cpu_has_avx512())
         printf("  the same in AVX-512, sixteen columns a vector:                 %.2f\n",
-               best_of(run_terms16, &sink, 200) * hz / (16.0 * TL_K * 2));
-#endif
+               floors_terms_seconds(1) * hz / (16.0 * FLOORS_TERMS_K * 2));
     /* which kernel the products below ran (acc_tc_f32.c's choice) */
     printf("  products by the %s\n", acc_simd >= 2 && cpu_has_avx512()
                                           ? "AVX-512 kernel (panels of sixteen columns: 128 x 8 is half a panel)"
