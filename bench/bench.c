@@ -834,6 +834,10 @@ int main(int argc, char **argv)
                         ? "out of this design's reach"
                         : "at the edge of what the GEMM work alone allows (the exps, the cuts and the byte products come "
                           "on top)");
+        /* the vector widths: the lab's binary64 lanes, and the reference's (OpenBLAS's AVX-512 kernels by name) */
+        const char *cn = openblas_get_corename();
+        int lab512 = cpu_has_avx512(),
+            ref512 = strstr(cn, "SkylakeX") || strstr(cn, "Cooperlake") || strstr(cn, "SapphireRapids");
         fprintf(f,
                    "- A tensor-core model does, per product, an exponent maximum and a scaled truncation besides the "
                    "product (binary32/int32 lanes where the operands allow, binary64 lanes otherwise), and per block of "
@@ -842,14 +846,19 @@ int main(int argc, char **argv)
                    "time in AVX-512: a 17-step partial-product square and a gathered quadratic per lane).\n"
                    "- The FP16 accumulator rounds to binary16 after every 4 products: one vector rounding (five "
                    "operations, six where a bound on the row sums does not rule overflow out) per four fused "
-                   "multiply-adds, in binary64 lanes (eight per AVX-512 vector, where the FP32 reference's AVX2 "
-                   "kernels hold eight binary32).\n"
+                   "multiply-adds, in binary64 lanes (%s per %s vector, where the FP32 reference's %s kernels hold %s "
+                   "binary32).\n"
                    "- fa3-fp8 rotates Q and K with a Hadamard transform (K a 64-key tile at a time, twice with a "
                    "per-tensor scale: for the scale, then to quantize) and quantizes Q, K and V (a binary32 division "
                    "and e4m3's rounding per element, sixteen at a time) before the products, and P to e4m3 after its "
                    "exp per score (eight at a time; libm's for the few lanes near a binary32 midpoint); "
                    "the SnapMLA configs and flashmla-fp8 quantize so and dequantize per element; base with fp64 does its "
-                   "products in binary64, as many lanes per AVX-512 vector as the FP32 reference has per AVX2 one.\n\n");
+                   "products in binary64, %s.\n\n",
+                lab512 ? "eight" : "four", lab512 ? "AVX-512" : "AVX2", ref512 ? "AVX-512" : "AVX2",
+                ref512 ? "sixteen" : "eight",
+                lab512 == ref512 ? "half as many lanes a vector as the FP32 reference's binary32"
+                : lab512         ? "as many lanes per AVX-512 vector as the FP32 reference has per AVX2 one"
+                                 : "a quarter as many lanes a vector as the FP32 reference's binary32");
         fclose(f);
     }
     free(xs);
