@@ -81,12 +81,11 @@ static void run_terms16(void *p)
 }
 #endif
 
-double floors_terms_seconds(int wide)
-{
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (!cpu_has_avx2_fma() || (wide && !cpu_has_avx512()))
-        return 0;
-    for (int i = 0; i < 16; i++) /* small integers: every product and sum exact, none zero throughout */
+/* the terms' operands: small integers, every product and sum exact, none zero throughout */
+static void terms_setup(void)
+{
+    for (int i = 0; i < 16; i++)
         for (int k = 0; k < FLOORS_TERMS_K; k++)
             tl_a[i][k] = (float)((i * 7 + k) % 13 - 6);
     for (int k = 0; k < FLOORS_TERMS_K; k++)
@@ -95,6 +94,15 @@ double floors_terms_seconds(int wide)
             if (j < 8)
                 tl_b[k][j] = tl_b16[k][j];
         }
+}
+#endif
+
+double floors_terms_seconds(int wide)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (!cpu_has_avx2_fma() || (wide && !cpu_has_avx512()))
+        return 0;
+    terms_setup();
     int sink;
     return floors_best_of(wide ? run_terms16 : run_terms8, &sink, 200, 15);
 #else
@@ -200,7 +208,8 @@ int floors_measure(floors_t *f, const double *q, const double *k, const double *
     f->terms = f->r_terms = 0;
 #if defined(__x86_64__) && defined(__GNUC__)
     floors_terms_t tt = {cpu_has_avx512(), 0};
-    if (cpu_has_avx2_fma() && floors_terms_seconds(tt.wide) > 0) { /* (its operands set, its code warm) */
+    if (cpu_has_avx2_fma()) {
+        terms_setup();
         double calls = (double)R * (double)sk * (double)(dk + dv) / (16.0 * FLOORS_TERMS_K * (tt.wide ? 16 : 8));
         f->r_terms = paired(run_terms, &tt, 200, calls, ref, ref_arg, &f->terms);
     }
