@@ -175,6 +175,7 @@ typedef struct {
     const char *name;
     int slot;
     double target, t1, r1, tn, rn, eff, mem;
+    double phase[GOLDEN_T_N]; /* Golden: each phase's time over the BLAS run's, medians (golden_times) */
 } bench_stage_t;
 
 /* Time every stage: per core (one sample on one thread against BLAS on one thread) and on all
@@ -182,20 +183,27 @@ typedef struct {
 static void bench_time(bench_stage_t *st, const run_cfg_t *c, const attn_input_t *in, bench_ref_t *b, int reps,
                        int threads)
 {
-    double t[BENCH_MAX_REPS], q[BENCH_MAX_REPS];
+    double t[BENCH_MAX_REPS], q[BENCH_MAX_REPS], ph[GOLDEN_T_N][BENCH_MAX_REPS];
     long per = in->s.hq * in->s.sq * in->s.dv;
     double *ot = malloc(sizeof(double) * (size_t)(per * threads));
     int fp64 = st->slot == 0;
     /* the ratio: the median of each run's time over the BLAS run just before it, so that a
      * machine whose speed drifts over minutes (a shared VM) is compared with itself */
     for (int i = 0; i < reps; i++) {
-        double tr = ref_time(b, fp64, 1), t0 = now();
+        double tr = ref_time(b, fp64, 1), g0[GOLDEN_T_N], g1[GOLDEN_T_N];
+        golden_times(g0);
+        double t0 = now();
         run_stage(c, st->slot, ot, in);
         t[i] = now() - t0;
         q[i] = t[i] / tr;
+        golden_times(g1);
+        for (int p = 0; p < GOLDEN_T_N; p++)
+            ph[p][i] = (g1[p] - g0[p]) / tr;
     }
     st->t1 = median(t, reps);
     st->r1 = median(q, reps);
+    for (int p = 0; p < GOLDEN_T_N; p++)
+        st->phase[p] = median(ph[p], reps);
     for (int i = 0; i < reps; i++) {
         double tr = ref_time(b, fp64, threads), t0 = now();
 #pragma omp parallel num_threads(threads)
@@ -597,7 +605,7 @@ int main(int argc, char **argv)
 
     bench_stage_t st[BENCH_MAX_STAGES];
     int nst = 0, base_i = -1, flashmla_i = -1, sparse_i = -1;
-    st[nst++] = (bench_stage_t){"golden", 0, BENCH_TARGET_GOLDEN, 0, 0, 0, 0, 0, 0};
+    st[nst++] = (bench_stage_t){.name = "golden", .slot = 0, .target = BENCH_TARGET_GOLDEN};
     for (int v = 0; v < c->nvariants && nst < BENCH_MAX_STAGES; v++) {
         const attn_cfg_t *a = &c->vcfg[v];
         const char *name = c->vspec[v];
@@ -608,7 +616,7 @@ int main(int argc, char **argv)
         base_i = strcmp(name, "base") == 0 ? nst : base_i;
         flashmla_i = strcmp(name, "flashmla") == 0 ? nst : flashmla_i;
         sparse_i = strcmp(name, "flashmla-sparse") == 0 ? nst : sparse_i;
-        st[nst++] = (bench_stage_t){name, v + 1, tc ? BENCH_TARGET_TC : BENCH_TARGET_PLAIN, 0, 0, 0, 0, 0, 0};
+        st[nst++] = (bench_stage_t){.name = name, .slot = v + 1, .target = tc ? BENCH_TARGET_TC : BENCH_TARGET_PLAIN};
     }
     double *o = malloc(sizeof(double) * (size_t)(R * dv));
     if (only) {
@@ -666,6 +674,10 @@ int main(int argc, char **argv)
         total++;
         printf("%-26s %9.4f %7.2f %7.1f %4s %9.4f %7.2f %6.2f %6.2fx\n", st[i].name, st[i].t1, st[i].r1, st[i].target,
                met(st[i].r1, st[i].target), st[i].tn, st[i].rn, st[i].eff, st[i].mem);
+        if (st[i].slot == 0) /* Golden's phases, the same way (golden_times) */
+            printf("%-26s Q K^T %.2f, softmax %.2f, P V %.2f (its FP64 GEMM %.2f), division %.2f\n", "  its phases",
+                   st[i].phase[GOLDEN_T_SCORES], st[i].phase[GOLDEN_T_SOFTMAX], st[i].phase[GOLDEN_T_PV],
+                   st[i].phase[GOLDEN_T_PV_FP64], st[i].phase[GOLDEN_T_DIVIDE]);
         fflush(stdout);
     }
     double fr = flashmla_i >= 0 && base_i >= 0 ? paired_ratio(c, st[flashmla_i].slot, st[base_i].slot, &in, reps) : NAN;
@@ -819,6 +831,23 @@ int main(int argc, char **argv)
                                     "P's remainder times V is the one FP64 GEMM left, of R rows: about 0.5 FP64 "
                                     "attentions of GEMM work, plus the byte products."
                                   : "");
+        if (strcmp(st[0].name, "golden") == 0) { /* Golden's phases, and what of them its bits fix */
+            const double *p = st[0].phase;
+            double fixed = p[GOLDEN_T_PV_FP64] + p[GOLDEN_T_SOFTMAX], all = 0;
+            for (int i = 0; i < GOLDEN_T_N; i++)
+                all += i == GOLDEN_T_PV_FP64 ? 0 : p[i];
+            fprintf(f, "- Golden's phases here (one core; each phase's time over the FP64 BLAS attention run just before "
+                       "it, medians): Q K^T %.2f×, the softmax %.2f×, P V %.2f× (of which its FP64 GEMM %.2f×), the "
+                       "division %.2f×; %.2f× in all. The FP64 GEMM of P's remainder (OpenBLAS's own order of its "
+                       "rounding errors) and the double-double softmax (its sequence of operations) fix Golden's bits "
+                       "where they change the last one, so they stay as they are: %.2f× between them. Golden ≤ 1× "
+                       "(issue 34) leaves %.2f× for the exact products, the slices' cuts and the byte planes, which take "
+                       "%.2f× here%s.\n",
+                    p[GOLDEN_T_SCORES], p[GOLDEN_T_SOFTMAX], p[GOLDEN_T_PV], p[GOLDEN_T_PV_FP64], p[GOLDEN_T_DIVIDE], all,
+                    fixed, 1 - fixed, all - fixed,
+                    all - fixed > 1 - fixed ? ": with Golden's bits unchanged it needs those at a fraction of their time"
+                                            : "");
+        }
         double gw = gemm_u8_has_amx() ? 0.5 : 1.5; /* Golden's FP64 GEMM work, in FP64 attentions */
         if (!isnan(rnp)) /* the floor of Golden + base in BLAS work, against numpy's */
             fprintf(f, "- Against numpy: bench/numpy_ref.py's Golden is one binary64 attention through BLAS (%.4f s, no "

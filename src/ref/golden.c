@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/progress.h"
 #include "num/dd.h"
 #include "ref/dot2.h"
 #include "ref/ozaki.h"
@@ -23,6 +24,26 @@ void golden_paths(long *ozaki, long *dot2)
     b = golden_count[1];
     *ozaki = a;
     *dot2 = b;
+}
+
+static double golden_secs[GOLDEN_T_N]; /* golden_times, but for GOLDEN_T_PV_FP64 (ozaki's) */
+
+void golden_times(double t[GOLDEN_T_N])
+{
+    for (int i = 0; i < GOLDEN_T_N; i++) {
+#pragma omp atomic read
+        t[i] = golden_secs[i];
+    }
+    t[GOLDEN_T_PV_FP64] = ozaki_pv_fp64_seconds();
+}
+
+/* Adds the time since *t0 to phase p, and restarts *t0. */
+static void golden_timed(golden_phase_t p, double *t0)
+{
+    double t = progress_now();
+#pragma omp atomic
+    golden_secs[p] += t - *t0;
+    *t0 = t;
 }
 
 static void golden_count_path(int dot2)
@@ -58,11 +79,13 @@ static void golden_group(double *o, double *lse, const attn_group_t *g, dd_t sca
     dd_t *l = err_malloc((size_t)R, sizeof(dd_t));
 
     /* S = Q K^T as pairs, then P = exp((S - m) scale) in place, m = max hi over the row. */
+    double t0 = progress_now();
     ozaki_init();
     int exact = ozaki_scores(ph, pl, g);
     golden_count_path(!exact);
     if (!exact)
         dot2_gemm(ph, pl, sk, g->q, NULL, g->dk, g->k, g->dk, 1, R, sk, g->dk);
+    golden_timed(GOLDEN_T_SCORES, &t0);
     for (long r = 0; r < R; r++) {
         double *h = ph + r * sk, *lo = pl + r * sk;
         long lim = g->limit[r];
@@ -81,11 +104,13 @@ static void golden_group(double *o, double *lse, const attn_group_t *g, dd_t sca
             lse[r] = sum.hi > 0 ? (ms.hi + (ms.lo + (log(sum.hi) + sum.lo / sum.hi))) : -INFINITY;
         }
     }
+    golden_timed(GOLDEN_T_SOFTMAX, &t0);
     /* O = (P V) / l */
     int sliced = ozaki_pv(nh, nl, ph, pl, g);
     golden_count_path(!sliced);
     if (!sliced)
         dot2_gemm(nh, nl, g->dv, ph, pl, sk, g->v, g->dv, 0, R, g->dv, sk);
+    golden_timed(GOLDEN_T_PV, &t0);
     for (long r = 0; r < R; r++)
         for (long c = 0; c < g->dv; c++) {
             long i = r * g->dv + c;
@@ -93,6 +118,7 @@ static void golden_group(double *o, double *lse, const attn_group_t *g, dd_t sca
             dd_t q = l[r].hi > 0 ? dd_div(n, l[r]) : (dd_t){NAN, 0.0};
             o[i] = q.hi + q.lo;
         }
+    golden_timed(GOLDEN_T_DIVIDE, &t0);
     free(ph);
     free(pl);
     free(nh);

@@ -42,4 +42,10 @@ double golden_bound(double o_abs, double w, double z, double a, long sk, long dk
  * since the process started (for tests and the bench). */
 void golden_paths(long *ozaki, long *dot2);
 
+/* Seconds spent in each of Golden's phases since the process started, summed over threads (for the bench):
+ * Q K^T, the softmax, P V, of which P V's FP64 GEMMs (on the one-slice path with AMX: the plain product of P's
+ * remainder only), and the final division. */
+typedef enum { GOLDEN_T_SCORES, GOLDEN_T_SOFTMAX, GOLDEN_T_PV, GOLDEN_T_PV_FP64, GOLDEN_T_DIVIDE, GOLDEN_T_N } golden_phase_t;
+void golden_times(double t[GOLDEN_T_N]);
+
 #endif

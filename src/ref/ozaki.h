@@ -29,6 +29,9 @@ int ozaki_pv_one(double *nh, double *nl, const double *ph, const double *pl, con
  * started (for tests and the bench). */
 void ozaki_one_stats(long *products, long *terms);
 
+/* Seconds ozaki_pv_one spent in its FP64 GEMMs, summed over threads, since the process started (golden_times). */
+double ozaki_pv_fp64_seconds(void);
+
 /* Bits of the largest k-term sum's growth: the least b with 2^b >= k. */
 static inline int ozaki_ceil_log2(long k)
 {

@@ -20,6 +20,22 @@ void oz1_counted(long terms)
     oz1_count[1] += terms;
 }
 
+static double oz1_fp64_seconds;
+
+void oz1_timed_fp64(double s)
+{
+#pragma omp atomic
+    oz1_fp64_seconds += s;
+}
+
+double ozaki_pv_fp64_seconds(void)
+{
+    double s;
+#pragma omp atomic read
+    s = oz1_fp64_seconds;
+    return s;
+}
+
 void ozaki_one_stats(long *products, long *terms)
 {
     long a, b;

@@ -31,6 +31,8 @@
 
 /* Counts a product done here and its remainder terms (ozaki_one_stats). */
 void oz1_counted(long terms);
+/* Adds the seconds of P V's FP64 GEMMs (ozaki_pv_fp64_seconds). */
+void oz1_timed_fp64(double s);
 
 typedef struct {
     long r, c;

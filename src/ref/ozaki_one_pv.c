@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "base/err.h"
+#include "base/progress.h"
 #include "num/cpu.h"
 #include "ref/ozaki_one_int.h"
 #include "ref/ozaki_u8.h"
@@ -153,11 +154,15 @@ static inline __attribute__((always_inline)) int pv_one_body(double *nh, double 
             ozaki_u8_product(cb, dv, &pz, &vz, u8w);
             ozaki_u8_free(&pz);
             ozaki_u8_free(&vz);
+        }
+        double t0 = progress_now();
+        if (u8)
             cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)R, (int)dv, (int)n, 1.0, pall + R * n, (int)n,
                         vs, (int)dv, 0.0, cb + R * dv, (int)dv);
-        } else
+        else
             cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(2 * R), (int)dv, (int)n, 1.0, pall, (int)n,
                         vs, (int)dv, 0.0, cb, (int)dv);
+        oz1_timed_fp64(progress_now() - t0);
         const double *ce = cb + R * dv;
 #pragma omp simd
         for (long x = 0; x < R * dv; x++) {
