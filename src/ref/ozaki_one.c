@@ -82,13 +82,19 @@ static int oz1_widths(int *ba, int *bb, const double *q, const int *hq, const do
 
 static inline __attribute__((always_inline)) int scores_one_body(double *h, double *l, const attn_group_t *g)
 {
-    long R = g->R, sk = g->sk, dk = g->dk, ch = sk < OZAKI_CHUNK ? sk : OZAKI_CHUNK;
+    long R = g->R, sk = g->sk, dk = g->dk;
     double budget = (double)R * (double)sk * (double)dk / OZ1_SPARSE, work = 0;
-    int *hq = err_malloc((size_t)R, sizeof(int)), *hk = err_malloc((size_t)ch, sizeof(int)), ba = 0, bb = 0;
+    int *hq = err_malloc((size_t)R, sizeof(int)), ba = 0, bb = 0;
     int ok = 1;
     for (long i = 0; i < R && ok; i++)
         ok = oz1_hi(&hq[i], g->q + i * dk, dk);
     ok = ok && oz1_widths(&ba, &bb, g->q, hq, g->k, R, sk, dk);
+    /* with AMX the products go through byte digit planes (the same exact sums), fewer keys a chunk: every chunk's
+     * scores are its own, so its size changes no bit */
+    int u8 = ok && ozaki_u8_usable(ba, bb, dk);
+    long ch = u8 ? OZ1_U8_CHUNK : OZAKI_CHUNK;
+    ch = sk < ch ? sk : ch;
+    int *hk = err_malloc((size_t)ch, sizeof(int));
     double *qs = err_malloc((size_t)(R * dk), sizeof(double)), *ks = err_malloc((size_t)(ch * dk), sizeof(double));
     double *gm = err_malloc((size_t)(R * ch), sizeof(double)), *fq = err_malloc((size_t)R, sizeof(double));
     double *fk = err_malloc((size_t)ch, sizeof(double));
@@ -101,7 +107,6 @@ static inline __attribute__((always_inline)) int scores_one_body(double *h, doub
     work = (double)tq.n * (double)sk;
     long nterms = tq.n;
     /* Q's slice as byte digit planes, once, where the products go through AMX */
-    int u8 = ok && ozaki_u8_usable(ba, bb, dk);
     ozaki_u8_t qz = {0};
     uint64_t *u8w = u8 ? err_malloc((size_t)(R * ch), sizeof(uint64_t)) : NULL;
     if (u8)
