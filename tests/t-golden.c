@@ -84,6 +84,34 @@ static void test_dd_exp_array(void)
     }
     dd_simd = 2;
     CHECK(bad == 0, "dd_exp_array: %ld of %ld elements differ from the scalar path", bad, 2 * n);
+    /* dd_sum_rows against dd_sum_array row by row: 21 rows (a group of eight long ones, a group of eight with short
+     * ones, then five alone) of lengths from 0 to n, at every simd level */
+    enum { NR = 21 };
+    long lens[NR] = {n,    n - 1, 1029, n - 2, 1030, n - 3, 515, 1027, n, 4, 0,   7, n - 2, 1, 3, 1029,
+                     n - 3, 5,     0,    1030, 2},
+         ld = n;
+    double *rh = malloc(sizeof(double) * (size_t)(NR * ld)), *rl = malloc(sizeof(double) * (size_t)(NR * ld));
+    for (long i = 0; i < NR * ld; i++) {
+        double u = ldexp((double)(fmt_rng_next(&rng) >> 11), -53);
+        dd_t v = dd_fast_two_sum(ldexp(u, (int)(i % 61) - 30), ldexp(u - 0.5, (int)(i % 61) - 85));
+        rh[i] = v.hi;
+        rl[i] = v.lo;
+    }
+    long sbad = 0;
+    for (dd_simd = 0; dd_simd <= 2; dd_simd++) {
+        dd_t s[NR];
+        dd_sum_rows(s, rh, rl, ld, lens, NR);
+        for (int r = 0; r < NR; r++) {
+            dd_t want = dd_sum_array(rh + r * ld, rl + r * ld, lens[r]);
+            if (memcmp(&want, &s[r], sizeof want) && sbad++ < 5)
+                CHECK(0, "dd_sum_rows (simd level %d) row %d of %ld: %a + %a, dd_sum_array %a + %a", dd_simd, r,
+                      lens[r], s[r].hi, s[r].lo, want.hi, want.lo);
+        }
+    }
+    dd_simd = 2;
+    CHECK(sbad == 0, "dd_sum_rows: %ld rows differ from dd_sum_array", sbad);
+    free(rh);
+    free(rl);
     free(h);
     free(l);
     free(x);

@@ -77,6 +77,7 @@ static void golden_group(double *o, double *lse, const attn_group_t *g, dd_t sca
     double *nh = err_malloc((size_t)(R * g->dv), sizeof(double));
     double *nl = err_malloc((size_t)(R * g->dv), sizeof(double));
     dd_t *l = err_malloc((size_t)R, sizeof(dd_t));
+    double *mx = err_malloc((size_t)R, sizeof(double));
 
     /* S = Q K^T as pairs, then P = exp((S - m) scale) in place, m = max hi over the row. */
     double t0 = progress_now();
@@ -86,23 +87,27 @@ static void golden_group(double *o, double *lse, const attn_group_t *g, dd_t sca
     if (!exact)
         dot2_gemm(ph, pl, sk, g->q, NULL, g->dk, g->k, g->dk, 1, R, sk, g->dk);
     golden_timed(GOLDEN_T_SCORES, &t0);
-    for (long r = 0; r < R; r++) {
-        double *h = ph + r * sk, *lo = pl + r * sk;
-        long lim = g->limit[r];
-        double m = -INFINITY;
+    for (long r0 = 0; r0 < R; r0 += 8) { /* eight rows' exps, then their sums together while in cache */
+        long nb = R - r0 < 8 ? R - r0 : 8, n[8];
+        for (long r = r0; r < r0 + nb; r++) {
+            double *h = ph + r * sk, *lo = pl + r * sk;
+            long lim = g->limit[r];
+            double m = -INFINITY;
 #pragma omp simd reduction(max : m)
-        for (long j = 0; j <= lim; j++)
-            m = h[j] > m ? h[j] : m;
-        dd_exp_array(h, lo, lim + 1, m, scale);
-        for (long j = lim + 1; j < sk; j++)
-            h[j] = lo[j] = 0.0;
-        dd_t sum = dd_sum_array(h, lo, lim + 1);
-        l[r] = sum;
-        /* log-sum-exp of the scaled scores: m scale + ln(l), in double-double to the last step */
-        if (lse) {
-            dd_t ms = dd_mul(scale, (dd_t){m, 0.0});
-            lse[r] = sum.hi > 0 ? (ms.hi + (ms.lo + (log(sum.hi) + sum.lo / sum.hi))) : -INFINITY;
+            for (long j = 0; j <= lim; j++)
+                m = h[j] > m ? h[j] : m;
+            dd_exp_array(h, lo, lim + 1, m, scale);
+            for (long j = lim + 1; j < sk; j++)
+                h[j] = lo[j] = 0.0;
+            n[r - r0] = lim + 1;
+            mx[r] = m;
         }
+        dd_sum_rows(l + r0, ph + r0 * sk, pl + r0 * sk, sk, n, nb);
+    }
+    /* log-sum-exp of the scaled scores: m scale + ln(l), in double-double to the last step */
+    for (long r = 0; lse && r < R; r++) {
+        dd_t ms = dd_mul(scale, (dd_t){mx[r], 0.0}), sum = l[r];
+        lse[r] = sum.hi > 0 ? (ms.hi + (ms.lo + (log(sum.hi) + sum.lo / sum.hi))) : -INFINITY;
     }
     golden_timed(GOLDEN_T_SOFTMAX, &t0);
     /* O = (P V) / l */
@@ -124,6 +129,7 @@ static void golden_group(double *o, double *lse, const attn_group_t *g, dd_t sca
     free(nh);
     free(nl);
     free(l);
+    free(mx);
 }
 
 typedef struct {
