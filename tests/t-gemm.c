@@ -157,22 +157,38 @@ static void slice(double *x, long n, int b, fmt_rng_t *r)
     }
 }
 
+/* A random nonnegative slice of integers 0 <= x < 2^b, the largest included. */
+static void slice_nonneg(double *x, long n, int b, fmt_rng_t *r)
+{
+    for (long i = 0; i < n; i++) {
+        uint64_t u = rnd(r);
+        x[i] = (double)(u % 13 == 0 ? ((int64_t)1 << b) - 1 : (int64_t)((u >> 11) & (((uint64_t)1 << b) - 1)));
+    }
+}
+
 /* G = A B^T through ozaki_u8 against 128-bit sums, for slices of ba and bb bits and K terms
- * (ba + bb + log2 K <= 53: every entry exact in binary64), B given directly or transposed. */
+ * (ba + bb + log2 K <= 53: every entry exact in binary64), B given directly or transposed; A
+ * also as a nonnegative slice below 2^(ba + 1), its planes without an offset. */
 static void check_product(fmt_rng_t *r, long M, long N, long K, int ba, int bb)
 {
     double *A = malloc(sizeof(double) * (size_t)(M * K)), *B = malloc(sizeof(double) * (size_t)(N * K));
     double *Bt = malloc(sizeof(double) * (size_t)(N * K)), *G = malloc(sizeof(double) * (size_t)(M * (N + 3)));
     uint64_t *work = malloc(sizeof(uint64_t) * (size_t)(M * N));
-    slice(A, M * K, ba, r);
     slice(B, N * K, bb, r);
     for (long n = 0; n < N; n++)
         for (long k = 0; k < K; k++)
             Bt[k * N + n] = B[n * K + k];
-    for (int bt = 0; bt < 2; bt++) {
+    for (int bt = 0; bt < 4; bt++) {
+        int nonneg = bt / 2;
+        if (bt % 2 == 0) {
+            if (nonneg)
+                slice_nonneg(A, M * K, ba + 1, r);
+            else
+                slice(A, M * K, ba, r);
+        }
         ozaki_u8_t za, zb;
-        ozaki_u8_planes(&za, A, M, K, ba, OZAKI_U8_A);
-        ozaki_u8_planes(&zb, bt ? Bt : B, N, K, bb, bt ? OZAKI_U8_BT : OZAKI_U8_B);
+        ozaki_u8_planes(&za, A, M, K, nonneg ? ba + 1 : ba, nonneg, OZAKI_U8_A);
+        ozaki_u8_planes(&zb, bt % 2 ? Bt : B, N, K, bb, 0, bt % 2 ? OZAKI_U8_BT : OZAKI_U8_B);
         ozaki_u8_product(G, N + 3, &za, &zb, work); /* a row stride other than N */
         long bad = 0;
         for (long i = 0; i < M; i++)
@@ -182,8 +198,10 @@ static void check_product(fmt_rng_t *r, long M, long N, long K, int ba, int bb)
                     s += (i128_t)(int64_t)A[i * K + k] * (i128_t)(int64_t)B[n * K + k];
                 double want = (double)(int64_t)s;
                 if (memcmp(&want, &G[i * (N + 3) + n], sizeof want) && bad++ < 3)
-                    CHECK(0, "ozaki_u8_product (amx %d) M %ld N %ld K %ld ba %d bb %d bt %d: [%ld][%ld] %a, want %a",
-                          gemm_u8_amx && gemm_u8_has_amx(), M, N, K, ba, bb, bt, i, n, G[i * (N + 3) + n], want);
+                    CHECK(0, "ozaki_u8_product (amx %d) M %ld N %ld K %ld ba %d bb %d bt %d nonneg %d: [%ld][%ld] %a, "
+                             "want %a",
+                          gemm_u8_amx && gemm_u8_has_amx(), M, N, K, ba, bb, bt % 2, nonneg, i, n, G[i * (N + 3) + n],
+                          want);
             }
         CHECK(bad == 0, "ozaki_u8_product: %ld of %ld entries wrong", bad, M * N);
         ozaki_u8_free(&za);

@@ -288,16 +288,20 @@ static void test_lse(void)
 
 /* Golden's exact slice products through AMX's byte products (where the processor has them)
  * give the same bits as through binary64 GEMMs: sums that are exact are the same numbers.
- * MLA's shape at a reduced context, and a causal, unaligned one (the last chunks partial). */
+ * MLA's shape at a reduced context, a causal, unaligned one (the last chunks partial), and one whose keys are all
+ * alike (every P is 1, more than its planes' cap holds: P V's planes without the cap). */
 static void test_u8_same_bits(void)
 {
-    static const attn_shape_t shapes[] = {{16, 1, 1, 1100, 576, 512, 0}, {5, 1, 3, 700, 96, 64, 1}};
+    static const attn_shape_t shapes[] = {{16, 1, 1, 1100, 576, 512, 0}, {5, 1, 3, 700, 96, 64, 1},
+                                          {8, 1, 1, 600, 64, 48, 0}};
     long identical = 0, elements = 0;
     for (size_t c = 0; c < sizeof shapes / sizeof *shapes; c++) {
         attn_input_t in = {.s = shapes[c], .q = NULL, .k = NULL, .v = NULL};
         gen_cfg_t g = {GEN_NORMAL, 0, 4, -1, 1, (int)c, FMT_BF16, {0, 0, 0, 0, 0, 0}};
         err_t e = {0};
         gen_sample(&in, &g, 11, 0, &e);
+        for (long j = 1; c == 2 && j < in.s.sk; j++)
+            memcpy(in.k + j * in.s.dk, in.k, sizeof(double) * (size_t)in.s.dk);
         long n = in.s.hq * in.s.sq * in.s.dv, nl = in.s.hq * in.s.sq;
         double *o[2], *lse[2];
         for (int amx = 0; amx < 2; amx++) {

@@ -110,7 +110,7 @@ static inline __attribute__((always_inline)) int scores_one_body(double *h, doub
     ozaki_u8_t qz = {0};
     uint64_t *u8w = u8 ? err_malloc((size_t)(R * ch), sizeof(uint64_t)) : NULL;
     if (u8)
-        ozaki_u8_planes(&qz, qs, R, dk, ba, OZAKI_U8_A);
+        ozaki_u8_planes(&qz, qs, R, dk, ba, 0, OZAKI_U8_A);
     for (long j0 = 0; j0 < sk && ok; j0 += ch) {
         long n = sk - j0 < ch ? sk - j0 : ch;
         tk.n = 0;
@@ -127,7 +127,7 @@ static inline __attribute__((always_inline)) int scores_one_body(double *h, doub
         }
         if (u8) { /* the same exact sums through 8-bit digit planes */
             ozaki_u8_t kz;
-            ozaki_u8_planes(&kz, ks, n, dk, bb, OZAKI_U8_B);
+            ozaki_u8_planes(&kz, ks, n, dk, bb, 0, OZAKI_U8_B);
             ozaki_u8_product(gm, n, &qz, &kz, u8w);
             ozaki_u8_free(&kz);
         } else

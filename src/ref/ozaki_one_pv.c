@@ -63,6 +63,46 @@ static void oz1_pv_terms(double *nh, double *nl, double *col, const oz1_terms_t 
     oz1_pv_terms_body(nh, nl, col, ts, pall, fp, R, n, j0);
 }
 
+/* cb [R][dv] = p1 V1 exactly through byte digit planes, the same integers as the binary64 GEMM: p1 [R][n]
+ * (nonnegative, at most 2^bp) takes no offset and the planes for values below 2^(bp - 1), P's range where its
+ * row maximum is 1 (3 planes, not 4, for BF16 MLA inputs); the few above (that maximum) are capped there while
+ * the planes are cut, and their excess e times V1's row added after, e v exactly (integers whose partial sums
+ * are no larger than the whole's: below 2^53). More than 2 R of them (ties at the maximum): no cap, the planes for
+ * all of p1. V1 = vs [n][dv], bv bits. w: R dv words of work. */
+static void pv_u8(double *cb, double *p1, const double *vs, long R, long n, long dv, int bp, int bv, uint64_t *w)
+{
+    int nd = (bp - 1 + 7) / 8;
+    double cap = ldexp(1.0, 8 * nd) - 1.0;
+    long ne = 0, most = 2 * R, *at = err_malloc((size_t)most, sizeof(long));
+    double *ex = err_malloc((size_t)most, sizeof(double));
+    for (long x = 0; x < R * n && ne <= most; x++)
+        if (p1[x] > cap) {
+            if (ne < most) {
+                at[ne] = x;
+                ex[ne] = p1[x] - cap;
+                p1[x] = cap;
+            }
+            ne++;
+        }
+    if (ne > most) /* back to P's values, all of them in the planes */
+        for (long e = 0; e < most; e++)
+            p1[at[e]] += ex[e];
+    ozaki_u8_t pz, vz;
+    ozaki_u8_planes(&pz, p1, R, n, ne > most ? bp + 1 : 8 * nd, 1, OZAKI_U8_A);
+    ozaki_u8_planes(&vz, vs, dv, n, bv, 0, OZAKI_U8_BT);
+    ozaki_u8_product(cb, dv, &pz, &vz, w);
+    ozaki_u8_free(&pz);
+    ozaki_u8_free(&vz);
+    for (long e = 0; e < ne && ne <= most; e++) {
+        long i = at[e] / n, j = at[e] % n;
+        for (long c = 0; c < dv; c++)
+            cb[i * dv + c] += ex[e] * vs[j * dv + c];
+        p1[at[e]] += ex[e];
+    }
+    free(at);
+    free(ex);
+}
+
 /* N = P V: P = ph + pl (rows scaled so that max P = 1) is cut once on each row's grid to bp
  * bits (p1, exact integers) and a remainder pr = P - p1 (below 2^-bp of the row's grid, with
  * pl); V is cut once per column to bv bits (V1) with its sparse remainders V2:
@@ -147,14 +187,8 @@ static inline __attribute__((always_inline)) int pv_one_body(double *nh, double 
             ok = 0;
             break;
         }
-        if (u8) { /* p1 V1 through byte digit planes (the same exact sums), pr V1 alone in binary64 */
-            ozaki_u8_t pz, vz;
-            ozaki_u8_planes(&pz, pall, R, n, bp, OZAKI_U8_A);
-            ozaki_u8_planes(&vz, vs, dv, n, bv, OZAKI_U8_BT);
-            ozaki_u8_product(cb, dv, &pz, &vz, u8w);
-            ozaki_u8_free(&pz);
-            ozaki_u8_free(&vz);
-        }
+        if (u8) /* p1 V1 through byte digit planes (the same exact sums), pr V1 alone in binary64 */
+            pv_u8(cb, pall, vs, R, n, dv, bp, bv, u8w);
         double t0 = progress_now();
         if (u8)
             cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)R, (int)dv, (int)n, 1.0, pall + R * n, (int)n,

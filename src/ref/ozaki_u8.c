@@ -12,14 +12,14 @@
 
 int ozaki_u8_simd = 1;
 
-static int oz8_digits(int b)
+static int oz8_digits(int b, int nonneg)
 {
-    return (b + 2 + 7) / 8;
+    return nonneg ? (b + 7) / 8 : (b + 2 + 7) / 8;
 }
 
 int ozaki_u8_usable(int ba, int bb, long K)
 {
-    int na = oz8_digits(ba), nb = oz8_digits(bb);
+    int na = oz8_digits(ba, 0), nb = oz8_digits(bb, 0);
     /* the largest weight 2^(8 (na + nb - 2)) below 2^64: the 64-bit sums' shifts stay defined */
     return gemm_u8_amx && gemm_u8_has_amx() && na <= OZ8_MAX_DIGITS && nb <= OZ8_MAX_DIGITS && na + nb - 2 < 8 &&
            gemm_u8_fits(na < nb ? na : nb, K);
@@ -113,17 +113,18 @@ OZ8_WIDE static void oz8_colsum_wide(int64_t *sum, const double *x, long k, long
 #define oz8_colsum_wide oz8_colsum_body
 #endif
 
-void ozaki_u8_planes(ozaki_u8_t *z, const double *x, long rows, long k, int b, ozaki_u8_side_t side)
+void ozaki_u8_planes(ozaki_u8_t *z, const double *x, long rows, long k, int b, int nonneg, ozaki_u8_side_t side)
 {
-    z->nd = oz8_digits(b);
+    z->nd = oz8_digits(b, nonneg);
     z->b = b;
+    z->c = nonneg ? 0 : (int64_t)1 << b;
     z->rows = rows;
     z->k = k;
     z->plane = side == OZAKI_U8_A ? gemm_u8_mpad(rows) * gemm_u8_kpad(k) : gemm_u8_packed_size(rows, k);
     z->packed = err_malloc64((size_t)(z->plane * z->nd), 1);
     z->rsum = err_malloc((size_t)rows, sizeof(int64_t));
     uint8_t *d = err_malloc((size_t)(rows * k * z->nd), 1);
-    int64_t c = (int64_t)1 << b;
+    int64_t c = z->c;
     int wide = OZ8_WIDE_OK;
     if (side == OZAKI_U8_BT) { /* x [k][rows]: planes in its layout, the sums down its columns */
         if (wide) {
@@ -167,13 +168,13 @@ void ozaki_u8_product(double *G, long ldg, const ozaki_u8_t *A, const ozaki_u8_t
         pb[j] = B->packed + j * B->plane;
     gemm_u8_digits(acc, N, pa, A->nd, pb, B->nd, M, N, A->k);
     int wide = OZ8_WIDE_OK;
-    /* the offsets: - 2^bb ra[i] - 2^ba rb[j] + K 2^(ba + bb), modulo 2^64 */
-    uint64_t *rb = err_malloc((size_t)N, sizeof(uint64_t));
-    uint64_t kab = (uint64_t)A->k << (A->b + B->b);
+    /* the offsets a and b: - b ra[i] - a rb[j] + K a b, modulo 2^64 */
+    uint64_t *rb = err_malloc((size_t)N, sizeof(uint64_t)), ca = (uint64_t)A->c, cb = (uint64_t)B->c;
+    uint64_t kab = (uint64_t)A->k * ca * cb;
     for (long j = 0; j < N; j++)
-        rb[j] = ((uint64_t)B->rsum[j] << A->b) - kab;
+        rb[j] = (uint64_t)B->rsum[j] * ca - kab;
     for (long i = 0; i < M; i++) {
-        uint64_t ra = (uint64_t)A->rsum[i] << B->b;
+        uint64_t ra = (uint64_t)A->rsum[i] * cb;
         if (wide)
             oz8_double_wide(G + i * ldg, acc + i * N, N, ra, rb);
         else
