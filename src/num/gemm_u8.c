@@ -80,6 +80,20 @@ void gemm_u8_pack_a(uint8_t *ap, const uint8_t *A, long lda, long M, long K)
 
 /* Block nb of 16 rows of B: its rows as 32-bit words (four k each), transposed: word t of
  * line c at t * 16 + c, so that k-block kb's tile is the 16 lines from word kb * 16 * 16. */
+void gemm_u8_pack_b16(uint8_t *dst, const uint8_t *rows, long kp)
+{
+    long kw = kp / 4;
+#ifdef GEMM_U8_X86
+    if (cpu_has_avx512()) {
+        acc_tcf16_transpose(dst, rows, kw);
+        return;
+    }
+#endif
+    for (long t = 0; t < kw; t++)
+        for (int c = 0; c < 16; c++)
+            memcpy(dst + (t * 16 + c) * 4, rows + c * kp + t * 4, 4);
+}
+
 void gemm_u8_pack_b(uint8_t *bp, const uint8_t *B, long ldb, long N, long K)
 {
     long kp = gemm_u8_kpad(K), np = gemm_u8_mpad(N), kw = kp / 4;
@@ -91,15 +105,7 @@ void gemm_u8_pack_b(uint8_t *bp, const uint8_t *B, long ldb, long N, long K)
             memset(tmp, 0, (size_t)(16 * kp));
             for (long r = 0; r < 16 && nb + r < N; r++)
                 memcpy(tmp + r * kp, B + (nb + r) * ldb, (size_t)K);
-#ifdef GEMM_U8_X86
-            if (cpu_has_avx512()) {
-                acc_tcf16_transpose(dst, tmp, kw);
-                continue;
-            }
-#endif
-            for (long t = 0; t < kw; t++)
-                for (int c = 0; c < 16; c++)
-                    memcpy(dst + (t * 16 + c) * 4, tmp + c * kp + t * 4, 4);
+            gemm_u8_pack_b16(dst, tmp, kp);
             continue;
         }
         for (long t = 0; t < kw; t++) /* K beyond the buffer: byte by byte */

@@ -20,6 +20,9 @@ extern int gemm_u8_amx;
  * 64 k: 16 lines of 16 rows x 4 consecutive k). bp holds gemm_u8_packed_size(N, K) bytes. */
 long gemm_u8_packed_size(long N, long K);
 void gemm_u8_pack_b(uint8_t *bp, const uint8_t *B, long ldb, long N, long K);
+/* One block of 16 rows of it from the block's rows padded with zeros, rows [16][kpad(K)], into dst = bp + nb kpad(K)
+ * (nb the block's first row, a multiple of 16): a B packed block by block. */
+void gemm_u8_pack_b16(uint8_t *dst, const uint8_t *rows, long kp);
 /* The same from B's transpose Bt [K][N] (row stride ldt). */
 void gemm_u8_pack_bt(uint8_t *bp, const uint8_t *Bt, long ldt, long N, long K);
 

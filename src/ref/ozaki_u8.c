@@ -88,7 +88,6 @@ OZ8_WIDE static void oz8_double_wide(double *g, const uint64_t *acc, long n, uin
 #define OZ8_WIDE_OK (ozaki_u8_simd && cpu_has_avx512())
 #else
 #define OZ8_WIDE_OK 0
-#define oz8_split_wide oz8_split_body
 #define oz8_double_wide oz8_double_body
 #endif
 
@@ -104,13 +103,92 @@ static inline __attribute__((always_inline)) void oz8_colsum_body(int64_t *sum, 
             sum[j] += (int64_t)x[r * n + j] + c;
 }
 
+
 #if defined(__x86_64__) && defined(__GNUC__)
-OZ8_WIDE static void oz8_colsum_wide(int64_t *sum, const double *x, long k, long n, int64_t c)
+/* u = x + c for the (up to) 16 values at x under mask m, zeros elsewhere: two vectors of eight */
+OZ8_WIDE static inline __attribute__((always_inline)) void oz8_u16(__m512i *u, const double *x, __mmask16 m, __m512i vc)
 {
-    oz8_colsum_body(sum, x, k, n, c);
+    __mmask8 m0 = (__mmask8)m, m1 = (__mmask8)(m >> 8);
+    u[0] = _mm512_maskz_add_epi64(m0, _mm512_cvttpd_epi64(_mm512_maskz_loadu_pd(m0, x)), vc);
+    u[1] = _mm512_maskz_add_epi64(m1, _mm512_cvttpd_epi64(_mm512_maskz_loadu_pd(m1, x + 8)), vc);
 }
-#else
-#define oz8_colsum_wide oz8_colsum_body
+
+/* Byte i of the 16 values in u: 16 bytes */
+OZ8_WIDE static inline __attribute__((always_inline)) __m128i oz8_byte16(const __m512i *u, int i)
+{
+    __m128i lo = _mm512_cvtepi64_epi8(_mm512_srli_epi64(u[0], (unsigned)(8 * i)));
+    return _mm_unpacklo_epi64(lo, _mm512_cvtepi64_epi8(_mm512_srli_epi64(u[1], (unsigned)(8 * i))));
+}
+
+/* A slice given as its transpose x [k][rows] straight into B's packed planes (gemm_u8_pack_bt's layout): each line
+ * of a tile, four k of sixteen columns, from the four rows of x, their bytes interleaved as the pack does (the
+ * column sums on the way); beyond x's rows and columns, zeros. One pass over x, no planes in between. */
+OZ8_WIDE static void oz8_planes_bt_wide(ozaki_u8_t *z, const double *x)
+{
+    long rows = z->rows, k = z->k, kp = gemm_u8_kpad(k), np = gemm_u8_mpad(rows);
+    const __m512i vc = _mm512_set1_epi64(z->c);
+    for (long j = 0; j < rows; j++)
+        z->rsum[j] = 0;
+    for (long t = 0; t < kp / 4; t++)
+        for (long nb = 0; nb < np; nb += 16) {
+            __m512i u[4][2];
+            long w = rows - nb < 16 ? (rows - nb > 0 ? rows - nb : 0) : 16;
+            __mmask16 m = (__mmask16)((1u << w) - 1);
+            for (int r = 0; r < 4; r++)
+                oz8_u16(u[r], x + (4 * t + r) * rows + nb, 4 * t + r < k ? m : 0, vc);
+            if (w == 16) {
+                __m512i s0 = _mm512_add_epi64(_mm512_add_epi64(u[0][0], u[1][0]), _mm512_add_epi64(u[2][0], u[3][0]));
+                __m512i s1 = _mm512_add_epi64(_mm512_add_epi64(u[0][1], u[1][1]), _mm512_add_epi64(u[2][1], u[3][1]));
+                _mm512_storeu_si512(z->rsum + nb, _mm512_add_epi64(_mm512_loadu_si512(z->rsum + nb), s0));
+                _mm512_storeu_si512(z->rsum + nb + 8, _mm512_add_epi64(_mm512_loadu_si512(z->rsum + nb + 8), s1));
+            } else
+                for (int r = 0; r < 4; r++) {
+                    int64_t v[16];
+                    _mm512_storeu_si512(v, u[r][0]);
+                    _mm512_storeu_si512(v + 8, u[r][1]);
+                    for (long c = 0; c < w; c++)
+                        z->rsum[nb + c] += v[c];
+                }
+            for (int i = 0; i < z->nd; i++) {
+                __m128i r0 = oz8_byte16(u[0], i), r1 = oz8_byte16(u[1], i), r2 = oz8_byte16(u[2], i);
+                __m128i r3 = oz8_byte16(u[3], i);
+                __m128i a0 = _mm_unpacklo_epi8(r0, r1), a1 = _mm_unpackhi_epi8(r0, r1);
+                __m128i b0 = _mm_unpacklo_epi8(r2, r3), b1 = _mm_unpackhi_epi8(r2, r3);
+                uint8_t *line = z->packed + i * z->plane + nb * kp + t * 64;
+                _mm_storeu_si128((__m128i *)line, _mm_unpacklo_epi16(a0, b0));
+                _mm_storeu_si128((__m128i *)(line + 16), _mm_unpackhi_epi16(a0, b0));
+                _mm_storeu_si128((__m128i *)(line + 32), _mm_unpacklo_epi16(a1, b1));
+                _mm_storeu_si128((__m128i *)(line + 48), _mm_unpackhi_epi16(a1, b1));
+            }
+        }
+}
+
+/* A or B slice x [rows][k] straight into its packed planes: A's rows split in place (its planes are padded rows),
+ * B's sixteen rows at a time into a padded buffer, then transposed into their block. */
+OZ8_WIDE static void oz8_planes_rows_wide(ozaki_u8_t *z, const double *x, ozaki_u8_side_t side)
+{
+    long rows = z->rows, k = z->k, kp = gemm_u8_kpad(k);
+    if (side == OZAKI_U8_A) {
+        if (z->plane != rows * k) /* the padding's zeros */
+            memset(z->packed, 0, (size_t)(z->plane * z->nd));
+        for (long r = 0; r < rows; r++)
+            z->rsum[r] = oz8_split_wide(z->packed + r * kp, z->plane, x + r * k, k, z->nd, z->c);
+        return;
+    }
+    uint8_t *buf = err_calloc((size_t)(16 * kp * z->nd), 1); /* [nd][16][kp], the padding zero */
+    for (long nb = 0; nb < gemm_u8_mpad(rows); nb += 16) {
+        for (long r = 0; r < 16; r++) {
+            if (nb + r < rows)
+                z->rsum[nb + r] = oz8_split_wide(buf + r * kp, 16 * kp, x + (nb + r) * k, k, z->nd, z->c);
+            else
+                for (int i = 0; i < z->nd; i++)
+                    memset(buf + i * 16 * kp + r * kp, 0, (size_t)kp);
+        }
+        for (int i = 0; i < z->nd; i++)
+            gemm_u8_pack_b16(z->packed + i * z->plane + nb * kp, buf + i * 16 * kp, kp);
+    }
+    free(buf);
+}
 #endif
 
 void ozaki_u8_planes(ozaki_u8_t *z, const double *x, long rows, long k, int b, int nonneg, ozaki_u8_side_t side)
@@ -123,21 +201,23 @@ void ozaki_u8_planes(ozaki_u8_t *z, const double *x, long rows, long k, int b, i
     z->plane = side == OZAKI_U8_A ? gemm_u8_mpad(rows) * gemm_u8_kpad(k) : gemm_u8_packed_size(rows, k);
     z->packed = err_malloc64((size_t)(z->plane * z->nd), 1);
     z->rsum = err_malloc((size_t)rows, sizeof(int64_t));
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (OZ8_WIDE_OK) { /* AVX-512: straight into the packed planes */
+        if (side == OZAKI_U8_BT)
+            oz8_planes_bt_wide(z, x);
+        else
+            oz8_planes_rows_wide(z, x, side);
+        return;
+    }
+#endif
     uint8_t *d = err_malloc((size_t)(rows * k * z->nd), 1);
     int64_t c = z->c;
-    int wide = OZ8_WIDE_OK;
     if (side == OZAKI_U8_BT) { /* x [k][rows]: planes in its layout, the sums down its columns */
-        if (wide) {
-            oz8_split_wide(d, rows * k, x, rows * k, z->nd, c);
-            oz8_colsum_wide(z->rsum, x, k, rows, c);
-        } else {
-            oz8_split_body(d, rows * k, x, rows * k, z->nd, c);
-            oz8_colsum_body(z->rsum, x, k, rows, c);
-        }
+        oz8_split_body(d, rows * k, x, rows * k, z->nd, c);
+        oz8_colsum_body(z->rsum, x, k, rows, c);
     } else
         for (long r = 0; r < rows; r++)
-            z->rsum[r] = wide ? oz8_split_wide(d + r * k, rows * k, x + r * k, k, z->nd, c)
-                              : oz8_split_body(d + r * k, rows * k, x + r * k, k, z->nd, c);
+            z->rsum[r] = oz8_split_body(d + r * k, rows * k, x + r * k, k, z->nd, c);
     for (int i = 0; i < z->nd; i++) {
         uint8_t *pl = z->packed + i * z->plane, *di = d + i * rows * k;
         if (side == OZAKI_U8_A)
