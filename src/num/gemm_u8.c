@@ -4,8 +4,10 @@
 #include "num/gemm_u8.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "base/err.h"
 #include "num/acc_tc_int.h"
 #include "num/cpu.h"
 
@@ -266,39 +268,36 @@ AMX static void gemm_u8_tiles(uint64_t *acc, long ldc, int shift, int first, con
     _tile_release();
 }
 
-/* gemm_u8_digits on the tiles: each 32 x 32 block of C through every weight s in turn, the int32 sums shifted
- * into the block's 64-bit sums (8 KB, in L1), the block written to acc once: where gemm_u8_pairs per weight
- * stored the tiles and read and wrote all of acc. */
+/* gemm_u8_digits on the tiles: each 32 x 32 block of C through every weight s in turn, each weight's int32 sums
+ * stored from the tiles (4 KB a weight, in L1), then shifted and added (modulo 2^64) into acc in one pass: where
+ * gemm_u8_pairs per weight stored the tiles and read and wrote all of acc. */
 AMX static void gemm_u8_digit_tiles(uint64_t *acc, long ldc, const uint8_t *const *a, int na, const uint8_t *const *b,
                                     int nb, long M, long N, long K)
 {
     long kp = gemm_u8_kpad(K), mp = gemm_u8_mpad(M), nq = gemm_u8_mpad(N);
+    int nw = na + nb - 1;
     gemm_u8_config();
-    int32_t out[32 * 32];
-    uint64_t blk[32 * 32];
+    int32_t(*out)[32 * 32] = err_malloc((size_t)nw, sizeof *out);
     for (long j0 = 0; j0 < nq; j0 += 32)
         for (long i0 = 0; i0 < mp; i0 += 32) {
-            for (int s = 0; s <= na + nb - 2; s++) {
+            for (int s = 0; s < nw; s++) {
                 const uint8_t *pa[GEMM_U8_DIGITS], *pb[GEMM_U8_DIGITS];
-                gemm_u8_block(out, pa, pb, gemm_u8_weight(pa, pb, a, na, b, nb, s), i0, j0, kp);
-                /* sign-extended, shifted, added (modulo 2^64), sixteen sums at a time */
-                const __m128i sh = _mm_cvtsi32_si128(8 * s);
-                for (int x = 0; x < 32 * 32; x += 16) {
-                    __m512i c = _mm512_loadu_si512(out + x);
-                    __m512i lo = _mm512_sll_epi64(_mm512_cvtepi32_epi64(_mm512_castsi512_si256(c)), sh);
-                    __m512i hi = _mm512_sll_epi64(_mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(c, 1)), sh);
-                    if (s) {
-                        lo = _mm512_add_epi64(lo, _mm512_loadu_si512(blk + x));
-                        hi = _mm512_add_epi64(hi, _mm512_loadu_si512(blk + x + 8));
-                    }
-                    _mm512_storeu_si512(blk + x, lo);
-                    _mm512_storeu_si512(blk + x + 8, hi);
-                }
+                gemm_u8_block(out[s], pa, pb, gemm_u8_weight(pa, pb, a, na, b, nb, s), i0, j0, kp);
             }
+            /* eight sums at a time: each weight's sign-extended and shifted by 8 s, added */
             long w = N - j0 < 32 ? N - j0 : 32;
             for (long i = 0; i < 32 && i0 + i < M; i++)
-                memcpy(acc + (i0 + i) * ldc + j0, blk + i * 32, sizeof(uint64_t) * (size_t)w);
+                for (long j = 0; j < w; j += 8) {
+                    __mmask8 m = (__mmask8)(w - j >= 8 ? 0xff : (1u << (w - j)) - 1);
+                    __m512i v = _mm512_setzero_si512();
+                    for (int s = 0; s < nw; s++) {
+                        __m256i c = _mm256_loadu_si256((const __m256i *)(out[s] + i * 32 + j));
+                        v = _mm512_add_epi64(v, _mm512_sll_epi64(_mm512_cvtepi32_epi64(c), _mm_cvtsi32_si128(8 * s)));
+                    }
+                    _mm512_mask_storeu_epi64(acc + (i0 + i) * ldc + j0 + j, m, v);
+                }
         }
+    free(out);
     _tile_release();
 }
 #endif
