@@ -72,8 +72,9 @@ static dd_t golden_scale(double scale, long dk)
 static void golden_group(double *o, double *lse, const attn_group_t *g, dd_t scale)
 {
     long R = g->R, sk = g->sk;
-    double *ph = err_malloc((size_t)(R * sk), sizeof(double));
-    double *pl = err_malloc((size_t)(R * sk), sizeof(double));
+    /* P on cache lines: P V's pass cutting it took 0.7-0.8 of the time of P at malloc's 16-byte boundaries */
+    double *ph = err_malloc64((size_t)(R * sk), sizeof(double));
+    double *pl = err_malloc64((size_t)(R * sk), sizeof(double));
     double *nh = err_malloc((size_t)(R * g->dv), sizeof(double));
     double *nl = err_malloc((size_t)(R * g->dv), sizeof(double));
     dd_t *l = err_malloc((size_t)R, sizeof(dd_t));

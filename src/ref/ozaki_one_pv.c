@@ -149,7 +149,8 @@ static inline __attribute__((always_inline)) int pv_one_body(double *nh, double 
         fv[c] = hv[c] == OZ1_EMPTY ? 0.0 : ldexp(1.0, bv - hv[c]);
         gv[c] = hv[c] == OZ1_EMPTY ? 0.0 : ldexp(1.0, hv[c] - bv);
     }
-    double *pall = err_malloc((size_t)(2 * R * ch), sizeof(double)), *vs = err_malloc((size_t)(ch * dv), sizeof(double));
+    double *pall = err_malloc64((size_t)(2 * R * ch), sizeof(double)); /* on cache lines, as P (golden.c) */
+    double *vs = err_malloc64((size_t)(ch * dv), sizeof(double));
     double *cb = err_malloc((size_t)(2 * R * dv), sizeof(double)), *ah = err_calloc((size_t)(R * dv), sizeof(double));
     double *al = err_calloc((size_t)(R * dv), sizeof(double)), *tail = err_calloc((size_t)(R * dv), sizeof(double));
     double *fp = err_malloc((size_t)R, sizeof(double)), *sp = err_malloc((size_t)R, sizeof(double));
