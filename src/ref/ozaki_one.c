@@ -80,8 +80,31 @@ static int oz1_widths(int *ba, int *bb, const double *q, const int *hq, const do
     return have && best * OZ1_SPARSE <= (double)R * (double)sk * (double)dk;
 }
 
-static inline __attribute__((always_inline)) int scores_one_body(double *h, double *l, const attn_group_t *g)
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+/* One row's chunk of the scores, h = g fa fk and l = 0, with non-temporal stores (AVX-512): the scores (R sk pairs,
+ * 16 MB at MLA's shape) are read again only by the softmax, after the whole of Q K^T, so writing them around the
+ * cache saves reading each line in first (Q K^T's pass writing them: 0.0022-0.0026 s against 0.0044-0.0053 s).
+ * Where hr is not on a cache line, or n not a multiple of eight: 0. */
+__attribute__((target("avx512f"))) static int oz1_scores_nt(double *hr, double *lr, const double *gr, double fa,
+                                                            const double *fk, long n)
 {
+    if (((uintptr_t)hr | (uintptr_t)lr) & 63 || n % 8)
+        return 0;
+    __m512d a = _mm512_set1_pd(fa), z = _mm512_setzero_pd();
+    for (long j = 0; j < n; j += 8) { /* (g fa) fk, as the plain loop */
+        _mm512_stream_pd(hr + j, _mm512_mul_pd(_mm512_mul_pd(_mm512_loadu_pd(gr + j), a), _mm512_loadu_pd(fk + j)));
+        _mm512_stream_pd(lr + j, z);
+    }
+    return 1;
+}
+#endif
+
+/* nt: the scores written by oz1_scores_nt where it can (the AVX-512 build) */
+static inline __attribute__((always_inline)) int scores_one_body(double *h, double *l, const attn_group_t *g,
+                                                                 const int nt)
+{
+    (void)nt; /* unused where there is no AVX-512 build */
     long R = g->R, sk = g->sk, dk = g->dk;
     double budget = (double)R * (double)sk * (double)dk / OZ1_SPARSE, work = 0;
     int *hq = err_malloc((size_t)R, sizeof(int)), ba = 0, bb = 0;
@@ -137,6 +160,10 @@ static inline __attribute__((always_inline)) int scores_one_body(double *h, doub
             double fa = fq[i];
             const double *gr = gm + i * n;
             double *hr = h + i * sk + j0, *lr = l + i * sk + j0;
+#if defined(__x86_64__) && defined(__GNUC__)
+            if (nt && oz1_scores_nt(hr, lr, gr, fa, fk, n))
+                continue;
+#endif
 #pragma omp simd
             for (long j = 0; j < n; j++) {
                 hr[j] = gr[j] * fa * fk[j];
@@ -179,7 +206,9 @@ static inline __attribute__((always_inline)) int scores_one_body(double *h, doub
 __attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma"))) static int scores_one_x16(double *h, double *l,
                                                                                      const attn_group_t *g)
 {
-    return scores_one_body(h, l, g);
+    int ok = scores_one_body(h, l, g, 1);
+    _mm_sfence(); /* the non-temporal stores ordered before whatever follows */
+    return ok;
 }
 #endif
 
@@ -189,5 +218,5 @@ int ozaki_scores_one(double *h, double *l, const attn_group_t *g)
     if (cpu_has_avx512())
         return scores_one_x16(h, l, g);
 #endif
-    return scores_one_body(h, l, g);
+    return scores_one_body(h, l, g, 0);
 }
