@@ -838,14 +838,15 @@ int main(int argc, char **argv)
                 all += i == GOLDEN_T_PV_FP64 ? 0 : p[i];
             fprintf(f, "- Golden's phases here (one core; each phase's time over the FP64 BLAS attention run just before "
                        "it, medians): Q K^T %.2f×, the softmax %.2f×, P V %.2f× (of which its FP64 GEMM %.2f×), the "
-                       "division %.2f×; %.2f× in all. The FP64 GEMM of P's remainder (OpenBLAS's own order of its "
-                       "rounding errors) and the double-double softmax (its sequence of operations) fix Golden's bits "
-                       "where they change the last one, so they stay as they are: %.2f× between them. Golden ≤ 1× "
-                       "(issue 34) leaves %.2f× for the exact products, the slices' cuts and the byte planes, which take "
-                       "%.2f× here%s.\n",
+                       "division %.2f×; %.2f× in all. The FP64 GEMM of P's remainder (its rounding errors in "
+                       "OpenBLAS's order) and the double-double softmax (its sequence of operations) stay as they are "
+                       "for Golden's bits to stay: where an element lies near a rounding boundary they decide its last "
+                       "bit. They take %.2f× between them; Golden ≤ 1× (issue 34) leaves %.2f× for the exact products, "
+                       "the slices' cuts and the byte planes, which take %.2f× here%s.\n",
                     p[GOLDEN_T_SCORES], p[GOLDEN_T_SOFTMAX], p[GOLDEN_T_PV], p[GOLDEN_T_PV_FP64], p[GOLDEN_T_DIVIDE], all,
                     fixed, 1 - fixed, all - fixed,
-                    all - fixed > 1 - fixed ? ": with Golden's bits unchanged it needs those at a fraction of their time"
+                    all - fixed > 1 - fixed ? ": with Golden's bits unchanged, those would have to run in a fraction "
+                                              "of their time"
                                             : "");
         }
         double gw = gemm_u8_has_amx() ? 0.5 : 1.5; /* Golden's FP64 GEMM work, in FP64 attentions */
