@@ -10,57 +10,49 @@
 #include "ref/ozaki_one_int.h"
 #include "ref/ozaki_u8.h"
 
-/* (nh, nl) += P V2 for the remainders ts of V (keys j0 + r of this chunk), accumulated
- * transposed ([dv][R]) so that each term is one contiguous pass over the R rows. P's column is
- * gathered once per key from the chunk's stack [p1; pr] (n keys per row): P = p1 fp + pr, with
- * p1 fp exact (TwoProd of it with v2) and pr's product plain (pr is below 2^-bp of P's grid). */
-static inline __attribute__((always_inline)) void oz1_pv_terms_body(double *nh, double *nl, double *col,
-                                                                    const oz1_terms_t *ts, const double *pall,
-                                                                    const double *fp, long R, long n, long j0)
+/* (nh, nl) += P V2 for the remainders ts of V (keys j0 + r of this chunk), nh and nl [R][dv]: row by row, each term
+ * taking P at its key from the row's part of the chunk's stack [p1; pr] (n keys per row; the row's keys are near one
+ * another, where a key's column over the rows is a page a row) into the row's entry of its column. P = p1 fp + pr,
+ * with p1 fp exact (TwoProd of it with v2) and pr's product plain (pr is below 2^-bp of P's grid). Each entry takes
+ * its terms in their order, whatever the rows' order. */
+static inline __attribute__((always_inline)) void oz1_pv_terms_body(double *nh, double *nl, const oz1_terms_t *ts,
+                                                                    const double *pall, const double *fp, long R,
+                                                                    long n, long j0, long dv)
 {
-    long last = -1;
-    double *c1 = col, *c2 = col + R;
-    for (long t = 0; t < ts->n; t++) {
-        const oz1_term_t *e = &ts->t[t];
-        long jj = e->r - j0;
-        if (jj != last) {
-            for (long i = 0; i < R; i++) {
-                c1[i] = pall[i * n + jj] * fp[i];
-                c2[i] = pall[(R + i) * n + jj];
-            }
-            last = jj;
-        }
-        double v = e->v, *h = nh + e->c * R, *l = nl + e->c * R;
-#pragma omp simd
-        for (long i = 0; i < R; i++) {
-            double p = c1[i] * v, err = fma(c1[i], v, -p);
-            dd_t a = dd_two_sum(h[i], p);
-            h[i] = a.hi;
-            l[i] += a.lo + (err + c2[i] * v);
+    for (long i = 0; i < R; i++) {
+        const double *p1 = pall + i * n, *pr = pall + (R + i) * n;
+        double *h = nh + i * dv, *l = nl + i * dv, f = fp[i];
+        for (long t = 0; t < ts->n; t++) {
+            const oz1_term_t *e = &ts->t[t];
+            long jj = e->r - j0;
+            double c1 = p1[jj] * f, v = e->v, p = c1 * v, err = fma(c1, v, -p);
+            dd_t a = dd_two_sum(h[e->c], p);
+            h[e->c] = a.hi;
+            l[e->c] += a.lo + (err + pr[jj] * v);
         }
     }
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
 /* The same with the FMA instruction inlined (the generic build calls libm's fma). */
-__attribute__((target("avx2,fma"))) static void oz1_pv_terms_fma(double *nh, double *nl, double *col,
-                                                                  const oz1_terms_t *ts, const double *pall,
-                                                                  const double *fp, long R, long n, long j0)
+__attribute__((target("avx2,fma"))) static void oz1_pv_terms_fma(double *nh, double *nl, const oz1_terms_t *ts,
+                                                                  const double *pall, const double *fp, long R,
+                                                                  long n, long j0, long dv)
 {
-    oz1_pv_terms_body(nh, nl, col, ts, pall, fp, R, n, j0);
+    oz1_pv_terms_body(nh, nl, ts, pall, fp, R, n, j0, dv);
 }
 #endif
 
-static void oz1_pv_terms(double *nh, double *nl, double *col, const oz1_terms_t *ts, const double *pall,
-                         const double *fp, long R, long n, long j0)
+static void oz1_pv_terms(double *nh, double *nl, const oz1_terms_t *ts, const double *pall, const double *fp, long R,
+                         long n, long j0, long dv)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
     if (cpu_has_avx2_fma()) {
-        oz1_pv_terms_fma(nh, nl, col, ts, pall, fp, R, n, j0);
+        oz1_pv_terms_fma(nh, nl, ts, pall, fp, R, n, j0, dv);
         return;
     }
 #endif
-    oz1_pv_terms_body(nh, nl, col, ts, pall, fp, R, n, j0);
+    oz1_pv_terms_body(nh, nl, ts, pall, fp, R, n, j0, dv);
 }
 
 /* cb [R][dv] = p1 V1 exactly through byte digit planes, the same integers as the binary64 GEMM: p1 [R][n]
@@ -156,7 +148,6 @@ static inline __attribute__((always_inline)) int pv_one_body(double *nh, double 
     double *fp = err_malloc((size_t)R, sizeof(double)), *sp = err_malloc((size_t)R, sizeof(double));
     double *ch_h = err_calloc((size_t)(R * dv), sizeof(double)), *ch_l = err_calloc((size_t)(R * dv), sizeof(double));
     oz1_terms_t tv = {err_malloc((size_t)(ch * dv), sizeof(oz1_term_t)), 0, ch * dv};
-    double *col = err_malloc((size_t)(2 * R), sizeof(double));
     const double C = 0x1.8p52;
     long nterms = 0;
     int u8 = ok && ozaki_u8_usable(bp, bv, ch);
@@ -206,7 +197,7 @@ static inline __attribute__((always_inline)) int pv_one_body(double *nh, double 
             al[x] += t.lo;
             tail[x] += ce[x];
         }
-        oz1_pv_terms(ch_h, ch_l, col, &tv, pall, fp, R, n, j0);
+        oz1_pv_terms(ch_h, ch_l, &tv, pall, fp, R, n, j0, dv);
     }
     if (ok) {
         oz1_counted(nterms);
@@ -216,7 +207,7 @@ static inline __attribute__((always_inline)) int pv_one_body(double *nh, double 
                 double f = fp[i] * gv[c];
                 dd_t s = dd_two_sum(ah[x] * f, tail[x] * gv[c]);
                 s = dd_add(s, (dd_t){al[x] * f, 0.0});
-                s = dd_add(s, (dd_t){ch_h[c * R + i], ch_l[c * R + i]});
+                s = dd_add(s, (dd_t){ch_h[x], ch_l[x]});
                 nh[x] = s.hi;
                 nl[x] = s.lo;
             }
@@ -236,7 +227,6 @@ static inline __attribute__((always_inline)) int pv_one_body(double *nh, double 
     free(ch_h);
     free(ch_l);
     free(tv.t);
-    free(col);
     free(u8w);
     return ok;
 }
