@@ -304,44 +304,29 @@ void dd_exp_array(double *hi, double *lo, long n, double m, dd_t scale)
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-/* dd_add on eight lanes: the same operations, lane by lane */
-T8I void dd8_add(__m512d *h, __m512d *l, __m512d yh, __m512d yl)
-{
-    __m512d s = _mm512_add_pd(*h, yh), bb = _mm512_sub_pd(s, *h);
-    __m512d e = _mm512_add_pd(_mm512_sub_pd(*h, _mm512_sub_pd(s, bb)), _mm512_sub_pd(yh, bb));
-    __m512d t = _mm512_add_pd(*l, yl), tb = _mm512_sub_pd(t, *l);
-    __m512d te = _mm512_add_pd(_mm512_sub_pd(*l, _mm512_sub_pd(t, tb)), _mm512_sub_pd(yl, tb));
-    e = _mm512_add_pd(e, t);
-    __m512d s2 = _mm512_add_pd(s, e);
-    e = _mm512_sub_pd(e, _mm512_sub_pd(s2, s));
-    e = _mm512_add_pd(e, te);
-    *h = _mm512_add_pd(s2, e);
-    *l = _mm512_sub_pd(e, _mm512_sub_pd(*h, s2));
-}
-
 /* Eight rows from the first: rows 2 v and 2 v + 1 in vector v, lanes 4 (r % 2) + k their running sum k, through
  * the four-element blocks every row has; each row then goes on alone. */
 T8 static void dd8_sum_rows(dd_t *s, const double *hi, const double *lo, long ld, const long *n)
 {
-    __m512d h[4], l[4];
+    dd8n_dd_t acc, y;
     long m = n[0];
     for (int r = 1; r < 8; r++)
         m = n[r] < m ? n[r] : m;
     m = m > 0 ? m / 4 * 4 : 0;
-    for (int v = 0; v < 4; v++)
-        h[v] = l[v] = _mm512_setzero_pd();
-    for (long j = 0; j < m; j += 4)
-        for (int v = 0; v < 4; v++) {
+    for (int v = 0; v < DD8_N; v++)
+        acc.hi.v[v] = acc.lo.v[v] = _mm512_setzero_pd();
+    for (long j = 0; j < m; j += 4) {
+        for (int v = 0; v < DD8_N; v++) { /* rows 2 v, 2 v + 1: elements j .. j + 3 of each */
             long a = 2 * v * ld + j, b = a + ld;
-            __m512d yh = _mm512_castpd256_pd512(_mm256_loadu_pd(hi + a)), yl = _mm512_castpd256_pd512(_mm256_loadu_pd(lo + a));
-            yh = _mm512_insertf64x4(yh, _mm256_loadu_pd(hi + b), 1);
-            yl = _mm512_insertf64x4(yl, _mm256_loadu_pd(lo + b), 1);
-            dd8_add(&h[v], &l[v], yh, yl);
+            y.hi.v[v] = _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_loadu_pd(hi + a)), _mm256_loadu_pd(hi + b), 1);
+            y.lo.v[v] = _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_loadu_pd(lo + a)), _mm256_loadu_pd(lo + b), 1);
         }
+        acc = dd8n_add(acc, y); /* dd_add, lane for lane */
+    }
     for (int r = 0; r < 8; r++) {
         double th[8], tl[8];
-        _mm512_storeu_pd(th, h[r / 2]);
-        _mm512_storeu_pd(tl, l[r / 2]);
+        _mm512_storeu_pd(th, acc.hi.v[r / 2]);
+        _mm512_storeu_pd(tl, acc.lo.v[r / 2]);
         dd_t a[4];
         for (int k = 0; k < 4; k++)
             a[k] = (dd_t){th[4 * (r % 2) + k], tl[4 * (r % 2) + k]};

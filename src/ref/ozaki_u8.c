@@ -103,7 +103,6 @@ static inline __attribute__((always_inline)) void oz8_colsum_body(int64_t *sum, 
             sum[j] += (int64_t)x[r * n + j] + c;
 }
 
-
 #if defined(__x86_64__) && defined(__GNUC__)
 /* u = x + c for the (up to) 16 values at x under mask m, zeros elsewhere: two vectors of eight */
 OZ8_WIDE static inline __attribute__((always_inline)) void oz8_u16(__m512i *u, const double *x, __mmask16 m, __m512i vc)
@@ -135,7 +134,10 @@ OZ8_WIDE static void oz8_planes_bt_wide(ozaki_u8_t *z, const double *x)
             long w = rows - nb < 16 ? (rows - nb > 0 ? rows - nb : 0) : 16;
             __mmask16 m = (__mmask16)((1u << w) - 1);
             for (int r = 0; r < 4; r++)
-                oz8_u16(u[r], x + (4 * t + r) * rows + nb, 4 * t + r < k ? m : 0, vc);
+                if (4 * t + r < k)
+                    oz8_u16(u[r], x + (4 * t + r) * rows + nb, m, vc);
+                else /* a line of zeros beyond the slice's k */
+                    u[r][0] = u[r][1] = _mm512_setzero_si512();
             if (w == 16) {
                 __m512i s0 = _mm512_add_epi64(_mm512_add_epi64(u[0][0], u[1][0]), _mm512_add_epi64(u[2][0], u[3][0]));
                 __m512i s1 = _mm512_add_epi64(_mm512_add_epi64(u[0][1], u[1][1]), _mm512_add_epi64(u[2][1], u[3][1]));
