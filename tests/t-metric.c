@@ -29,6 +29,12 @@ int main(void)
     metric_all(m, s, z, 2);
     CHECK(close_to(m[METRIC_REL_FRO], 1e-7 / 1e-10), "rel_fro with zero reference %a", m[METRIC_REL_FRO]);
     CHECK(close_to(m[METRIC_COS_DIFF], 1.0), "cos_diff with zero reference %a", m[METRIC_COS_DIFF]);
+    CHECK(m[METRIC_COS_SIM] == 0, "cos_sim of a non-zero array against zeros %a (no direction in common)",
+          m[METRIC_COS_SIM]);
+    /* two zero arrays (an all-empty sparse case's O = 0): identical, cos_sim 1, never 0 / 0 */
+    metric_all(m, z, z, 2);
+    CHECK(m[METRIC_COS_SIM] == 1 && m[METRIC_REL_FRO] == 0 && m[METRIC_RMSE] == 0, "zeros against zeros: cos_sim %a",
+          m[METRIC_COS_SIM]);
 
     /* non-finite elements are counted and poison the sums */
     double bad[3] = {1, NAN, INFINITY};

@@ -60,7 +60,8 @@ int main(void)
                           : d->arg && strstr(d->arg, "SITE")  ? "out_cast"
                           : d->arg && strstr(d->arg, "MODEL") ? "tc-hopper"
                                                               : "2";
-        snprintf(spec, sizeof spec, "base:%s=%s", d->name, val);
+        /* split-k is sdpa-math's alone (refused on another variant: tested in test_bad_input.py) */
+        snprintf(spec, sizeof spec, "%s:%s=%s", strcmp(d->name, "split-k") ? "base" : "sdpa-math", d->name, val);
         e = (err_t){0};
         int rc = opts_set(c, "variants", spec, &e);
         if (!rc)

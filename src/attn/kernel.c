@@ -9,10 +9,18 @@
 #include <stdio.h>
 #include <string.h>
 
-int attn_kernel_outside(int vi, const attn_cfg_t *cfg, const attn_shape_t *s, int kv_separate, char *why, size_t n)
+int attn_kernel_outside(int vi, const attn_cfg_t *cfg, const attn_shape_t *s, int kv_separate, int fp8_sparse,
+                        char *why, size_t n)
 {
     const char *name = attn_variants[vi].name, *kernel;
     int mla = 0;
+    /* a dense kernel reads a BF16 or FP16 cache: on FlashMLA's FP8 sparse cache it is run on the dequantized keys
+     * the sparse kernel sees, which no dense kernel is given */
+    if (fp8_sparse && attn_variants[vi].kernel && strcmp(name, "flashmla-sparse") != 0) {
+        snprintf(why, n, "%s reads a dense bf16 or fp16 cache (here FlashMLA's FP8 sparse cache)",
+                 attn_variants[vi].kernel);
+        return 1;
+    }
     if (strcmp(name, "flashmla") == 0) {
         kernel = "FlashMLA";
         mla = 1;

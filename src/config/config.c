@@ -65,7 +65,9 @@ int run_cfg_check(const run_cfg_t *c, err_t *e)
     const attn_shape_t *s = &c->shape;
     int rc = run_check_size(s->hq, "--heads", e);
     if (!rc) rc = run_check_size(s->sq, "--sq", e);
-    if (!rc) rc = run_check_size(s->sk, "--ctx", e);
+    /* a loaded sparse case whose every entry has no valid key has no keys at all: O = 0, LSE = +inf */
+    if (!rc && !(c->load_dir && c->input && c->input->sparse_sq && s->sk == 0))
+        rc = run_check_size(s->sk, "--ctx", e);
     if (!rc) rc = run_check_size(s->dk, "--dk", e);
     if (!rc) rc = run_check_size(s->dv, "--dv", e);
     if (!rc) rc = run_check_size(c->attn.block, "--block", e);
@@ -87,6 +89,16 @@ int run_cfg_check(const run_cfg_t *c, err_t *e)
         return err_set(e, ERR_USAGE, "--low (%g) must be below --high (%g)", c->gen.low, c->gen.high);
     if ((c->gen.dist == GEN_NORMAL || c->gen.dist == GEN_MLA) && !(c->gen.sigma > 0))
         return err_set(e, ERR_USAGE, "--sigma must be positive, got %g", c->gen.sigma);
+    /* generated inputs that all round to zero in the input format: an attention of zeros, metrics 0 / 0 */
+    if (!c->load_dir) {
+        const fmt_t *F = &fmt_table[c->gen.in_format];
+        double tiny = ldexp(1.0, F->emin - F->prec), reach = c->gen.dist == GEN_UNIFORM
+                                                                  ? fmax(fabs(c->gen.low), fabs(c->gen.high))
+                                                                  : fabs(c->gen.mean) + 8 * c->gen.sigma;
+        if (reach < tiny)
+            return err_set(e, ERR_USAGE, "%s: every input rounds to 0 in %s (a magnitude of %g or less does)",
+                           c->gen.dist == GEN_UNIFORM ? "--low and --high" : "--sigma", F->name, tiny);
+    }
     /* sizes: every product below must stay far from overflow and within memory */
     double elems[] = {(double)s->hq * s->sq * s->dk, (double)s->hkv * s->sk * s->dk,
                       (double)s->hkv * s->sk * s->dv, (double)s->hq * s->sq * s->dv,

@@ -41,6 +41,7 @@ typedef struct {
     const attn_batch_t *input; /* --load: the case (one entry or a batch), read once by run_load_input */
     run_out_t out;
     const char *experiment; /* the CSV's experiment column */
+    uint64_t given;         /* the options set by the user (bit i: opts_table[i]; opts_given), not by default */
 } run_cfg_t;
 
 /* Default configuration: every option's default from the option table (config/opts.c; defined in

@@ -352,6 +352,9 @@ const opts_def_t opts_table[] = {
     {NULL, NULL, NULL, NULL, 0, NULL, 0, 0, 0, NULL},
 };
 
+/* every row has its bit in run_cfg_t.given */
+_Static_assert(sizeof opts_table / sizeof opts_table[0] <= 65, "opts_table: more rows than run_cfg_t.given has bits");
+
 /* Where --help starts a new section. */
 static const struct {
     const char *first, *title;
@@ -372,7 +375,16 @@ int opts_set(run_cfg_t *c, const char *name, const char *val, err_t *e)
     snprintf(opt, sizeof opt, "--%s", name);
     if (!d)
         return err_set(e, ERR_USAGE, "run: unknown option '%s' (see 'amla-lab run --help')", opt);
-    return d->set(c, d, opt, val, e);
+    int rc = d->set(c, d, opt, val, e);
+    if (!rc)
+        c->given |= (uint64_t)1 << (d - opts_table);
+    return rc;
+}
+
+int opts_given(const run_cfg_t *c, const char *name)
+{
+    const opts_def_t *d = opts_find(name);
+    return d && (c->given >> (d - opts_table) & 1);
 }
 
 int opts_run_option(run_cfg_t *c, const char *opt, const char *val, err_t *e)

@@ -47,6 +47,10 @@ const opts_def_t *opts_find(const char *name);
 /* Set option `name` (no dashes) from text; ERR_USAGE names the option. */
 int opts_set(run_cfg_t *c, const char *name, const char *val, err_t *e);
 
+/* Whether option `name` was set by opts_set (the command line, an experiment file, a variant spec), not by
+ * default. */
+int opts_given(const run_cfg_t *c, const char *name);
+
 /* The same for "--name" as given on the command line. */
 int opts_run_option(run_cfg_t *c, const char *opt, const char *val, err_t *e);
 

@@ -51,10 +51,19 @@ int run_resolve(run_cfg_t *out, const run_cfg_t *user, err_t *e)
                        need / 0x1p30, threads, mem / 0x1p30);
     if (c->attn.scale == 0)
         c->attn.scale = 1.0 / sqrt((double)s->dk);
-    if (c->gen.dist == GEN_MLA && !c->load_dir && c->gen.mla.rope_dims >= s->dk)
-        return err_set(e, ERR_USAGE, "--rope-dims %ld must be below --dk %ld", c->gen.mla.rope_dims, s->dk);
-    /* FP8 variants keep the last rope_dims of Dk apart; a head too small for it has none */
+    /* RoPE dims as given must leave some dims to the content, on every input (a loaded case's dk included);
+     * mla inputs need it of the default too */
+    if ((opts_given(c, "rope-dims") || (c->gen.dist == GEN_MLA && !c->load_dir)) && c->gen.mla.rope_dims >= s->dk)
+        return err_set(e, ERR_USAGE, "--rope-dims %ld must be below %s %ld", c->gen.mla.rope_dims,
+                       c->load_dir ? "the loaded case's dk" : "--dk", s->dk);
+    /* FP8 variants keep the last rope_dims of Dk apart; the default on a head too small for it: none */
     c->attn.rope_dims = c->gen.mla.rope_dims < s->dk ? c->gen.mla.rope_dims : 0;
+    /* --split-k is cuBLAS's split of sdpa-math's P.V: without that variant it would change nothing */
+    int splits = 0;
+    for (int v = 0; v < c->nvariants; v++)
+        splits |= strcmp(attn_variants[c->variants[v]].name, "sdpa-math") == 0;
+    if (opts_given(c, "split-k") && c->attn.split_k > 1 && !splits)
+        return err_set(e, ERR_USAGE, "--split-k: no selected variant splits (it is sdpa-math's P.V, as cuBLAS splits it)");
     /* each variant's own configuration, and its --exact sites checked before any work */
     run_cfg_t *scratch = err_malloc(1, sizeof *scratch);
     for (int v = 0; v < c->nvariants && !rc; v++) {

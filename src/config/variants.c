@@ -10,6 +10,8 @@ int opts_parse_variants(run_cfg_t *c, const char *s, err_t *e)
     c->show_golden = 0;
     int ngolden = 0;
     const char *p = s;
+    if (*p && s[strlen(s) - 1] == ',')
+        return err_set(e, ERR_USAGE, "--variants: an empty entry at the end of '%s'", s);
     while (*p) {
         const char *end = strchr(p, ',');
         size_t len = end ? (size_t)(end - p) : strlen(p);
@@ -103,6 +105,9 @@ int opts_variant_cfg(run_cfg_t *c, int v, run_cfg_t *scratch, err_t *e)
         for (int j = 0; j < i && !rc; j++)
             if (strcmp(keys[j], keys[i]) == 0)
                 rc = err_set(e, ERR_USAGE, "variant '%s': '%s' is set twice", spec, keys[i]);
+        /* cuBLAS's split-K is the math backend's P.V alone: on another variant it would change nothing */
+        if (!rc && strcmp(keys[i], "split-k") == 0 && strcmp(attn_variants[c->variants[v]].name, "sdpa-math") != 0)
+            rc = err_set(e, ERR_USAGE, "variant '%s': split-k splits sdpa-math's P.V alone", spec);
         sets_exact |= strcmp(keys[i], "exact") == 0;
         sets_only |= strcmp(keys[i], "only") == 0;
         char opt[64];

@@ -197,6 +197,12 @@ int kvfp8_dequant_token(double *out, const unsigned char *blk, long page, long r
             /* fp8 -> fp32 -> bf16 is exact; the bf16 product rounds once (exact for a power-of-two scale
              * unless it leaves bf16's range) */
             out[c] = fmt_round(e4m3[code] * s, FMT_BF16, FMT_RNE, 0, NULL);
+            /* a finite code times a finite scale past bf16's range: the kernel's key is infinite, and every
+             * score it meets is infinite or NaN; no attention is defined there */
+            if (!isfinite(out[c]))
+                return snprintf(why, n, "scale %ld is 2^%d: dim %ld (e4m3 %g) times it overflows bf16", i, ilogb(s), c,
+                                e4m3[code]),
+                       1;
         }
     }
     for (long j = t->d_nope; j < t->d; j++) {

@@ -35,6 +35,8 @@ void check_write_table(FILE *f, const run_cfg_t *c, const check_result_t *r, con
                 fprintf(f, "%s %s", k++ ? "," : "", run_slot_name(c, r->cand[i].slot));
         fprintf(f, "%s (%d of %d candidates)\n", k ? "" : " none", k, r->ncand);
     }
+    if (r->lse_nan)
+        fprintf(f, "kernel log-sum-exp: %ld of %ld rows NaN\n", r->lse_nan, r->nlse);
     fputs("\n", f);
     int w = 9;
     for (int i = 0; i < r->ncand; i++) {
@@ -59,6 +61,9 @@ void check_write_table(FILE *f, const run_cfg_t *c, const check_result_t *r, con
         fprintf(f, "%-*s %-22s %7.0f %10.1f %-12.4e %-12.4e %-14s %.3f\n", w, run_slot_name(c, k->slot), ident,
                 k->max_ulp, k->median_ulp, k->m[METRIC_REL_FRO], k->m[METRIC_MAX_ABS], lse, k->seconds);
     }
+    for (int i = 0; i < r->ncand; i++) /* named by the user: run, but not taken for a kernel that cannot run the case */
+        if (r->cand[i].outside)
+            fprintf(f, "%-*s not its kernel here: %s\n", w, run_slot_name(c, r->cand[i].slot), r->cand[i].outside_why);
     for (int i = 0; i < nskip; i++)
         fprintf(f, "%-*s not applicable: %s\n", w, skip[i].variant, skip[i].reason);
     char verdict[512];
@@ -86,7 +91,8 @@ void check_write_json(FILE *f, const run_cfg_t *c, const check_result_t *r, cons
     }
     fputs(", \"lse_max_abs\": ", f);
     json_num(f, r->lse_max_abs);
-    fprintf(f, ", \"elements\": %ld, \"nan\": %ld, \"inf\": %ld, \"nonfinite_where\": {", r->n, r->nan, r->inf);
+    fprintf(f, ", \"elements\": %ld, \"nan\": %ld, \"inf\": %ld, \"lse_nan\": %ld, \"nonfinite_where\": {", r->n, r->nan,
+            r->inf, r->lse_nan);
     for (int a = 0, first = 1; a < CHECK_AXES; a++)
         if (r->nonfinite_where[a][0]) {
             fprintf(f, "%s\"%s\": ", first ? "" : ", ", check_axis_names[a]);
@@ -114,7 +120,8 @@ void check_write_json(FILE *f, const run_cfg_t *c, const check_result_t *r, cons
         json_num(f, k->lse_max_abs);
         fputs(", \"seconds\": ", f);
         json_num(f, k->seconds);
-        fprintf(f, ", \"finite_where_kernel_is_not\": %s", k->finite_there ? "true" : "false");
+        fprintf(f, ", \"finite_where_kernel_is_not\": %s, \"kernel_note\": ", k->finite_there ? "true" : "false");
+        json_str(f, k->outside ? k->outside_why : "");
         fputs(", \"where\": {", f);
         int first = 1;
         for (int a = 0; a < CHECK_AXES; a++)

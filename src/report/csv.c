@@ -18,7 +18,7 @@ const char *run_dist_name(const run_cfg_t *c)
     return gen_table[c->gen.dist].name;
 }
 
-/* Text as one CSV field: its commas (site lists, paths) become ';', line breaks ' '. */
+/* Text as one CSV field: its commas (site lists) become ';', line breaks ' ' (a loaded path is quoted instead). */
 static void csv_clean(char *s)
 {
     for (; *s; s++)
@@ -79,7 +79,7 @@ int run_settings(run_setting_t *out, const run_cfg_t *c, int v)
     /* a kernel variant outside what its real kernel runs: the row extrapolates the kernel's arithmetic */
     char why[sizeof out[0].text] = "";
     if (v > 0)
-        attn_kernel_outside(c->variants[v - 1], vc, s, c->gen.kv_separate, why, sizeof why);
+        attn_kernel_outside(c->variants[v - 1], vc, s, c->gen.kv_separate, c->input && c->input->sparse_sq, why, sizeof why);
     SET("kernel_note", 0, "%s", why);
 #undef SET
     return n;
@@ -135,6 +135,15 @@ void run_write_csv_sample(FILE *f, const run_cfg_t *c, long i, const run_row_t *
         const run_row_t *row = &rows[v];
         int n = run_settings(set, c, v);
         for (int k = 0; k < n; k++) {
+            if (strcmp(set[k].name, "load") == 0 && strpbrk(set[k].text, ",\"\n\r")) {
+                /* a path is the user's text: quoted as RFC 4180 does ("" for a quote), never rewritten (sweeps,
+                 * whose rows csv_parse_row reads, load nothing) */
+                fputc('"', f);
+                for (const char *t = set[k].text; *t; t++)
+                    fputs(*t == '"' ? "\"\"" : (char[2]){*t, 0}, f);
+                fputs("\",", f);
+                continue;
+            }
             csv_clean(set[k].text);
             fprintf(f, "%s,", set[k].text);
         }

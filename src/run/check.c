@@ -10,6 +10,7 @@
 #include <omp.h>
 #endif
 
+#include "attn/kernel.h"
 #include "run/run.h"
 
 const char *const check_axis_names[CHECK_AXES] = {"batch entries", "heads", "query tokens", "columns"};
@@ -128,6 +129,8 @@ static int check_cmp_cand(const void *a, const void *b)
         return x->max_ulp < y->max_ulp ? -1 : 1;
     if (x->lse_identical != y->lse_identical) /* then the log-sum-exp rows, where the kernel gave them */
         return x->lse_identical > y->lse_identical ? -1 : 1;
+    if (x->outside != y->outside) /* a tie goes to the candidate whose real kernel can run the case */
+        return x->outside - y->outside;
     return x->slot - y->slot;
 }
 
@@ -156,6 +159,8 @@ int check_run(check_result_t *r, const run_cfg_t *c, const double *kout, const d
         check_where_axis(r->nonfinite_where[a], sizeof r->nonfinite_where[a], cnt[a], dims[a], n / dims[a]);
         free(cnt[a]);
     }
+    for (long i = 0; klse && i < nlse; i++) /* +inf is an empty row's; NaN no row's */
+        r->lse_nan += klse[i] != klse[i];
     /* Golden first (no variants), then each candidate on its own: one output array per thread */
     run_cfg_t *g = err_malloc(1, sizeof *g);
     *g = *c;
@@ -201,8 +206,11 @@ int check_run(check_result_t *r, const run_cfg_t *c, const double *kout, const d
         memset(rows, 0, sizeof rows);
         int lrc = run_outputs(one, bt, 0, outs, lses, NULL, rows, &le);
         if (!lrc) {
-            check_score(&r->cand[v - 1], c, v, o, l, kout, klse, gout, glse, nlse);
-            r->cand[v - 1].seconds = rows[1].seconds;
+            check_cand_t *k = &r->cand[v - 1];
+            check_score(k, c, v, o, l, kout, klse, gout, glse, nlse);
+            k->seconds = rows[1].seconds;
+            k->outside = attn_kernel_outside(c->variants[v - 1], &c->vcfg[v - 1], &c->shape, c->gen.kv_separate,
+                                             bt->sparse_sq > 0, k->outside_why, sizeof k->outside_why);
         }
         free(one);
         free(o);
@@ -243,8 +251,11 @@ void check_verdict(char *buf, size_t n, const run_cfg_t *c, const check_result_t
             off += snprintf(buf + off, n - (size_t)off, "%s%s", k ? ", " : " (equally: ", run_slot_name(c, r->cand[i].slot));
         if (r->ncand > 1 && r->cand[1].identical == b->n && off > 0 && (size_t)off < n)
             off += snprintf(buf + off, n - (size_t)off, ")");
-        if (bv->kernel && off > 0 && (size_t)off < n) /* the real kernel the best candidate is */
+        if (bv->kernel && !b->outside && off > 0 && (size_t)off < n) /* the real kernel the best candidate is */
             snprintf(buf + off, n - (size_t)off, "; %s is %s", bv->name, bv->kernel);
+        else if (bv->kernel && off > 0 && (size_t)off < n) /* its arithmetic, on a case its kernel cannot take */
+            snprintf(buf + off, n - (size_t)off, "; %s models %s, which does not run this case (%s)", bv->name,
+                     bv->kernel, b->outside_why);
     } else {
         snprintf(buf, n, "no candidate reproduces the kernel's bits: closest is %s, bit-identical on %.2f%% of %ld "
                  "elements (largest distance %.0f ulp, median %.1f)",

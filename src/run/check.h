@@ -21,6 +21,8 @@ typedef struct {
     double seconds;
     char where[CHECK_AXES][160]; /* where it differs from the kernel, per axis ("" where it does not) */
     int finite_there;            /* finite wherever the kernel's output is not (1 when it is finite) */
+    int outside;                 /* its real kernel does not run this case (attn_kernel_outside): never named as it */
+    char outside_why[160];
 } check_cand_t;
 
 typedef struct {
@@ -28,9 +30,11 @@ typedef struct {
     double lse_max_abs;     /* the kernel's lse against Golden's; NaN without lse.npy */
     long n, nlse;
     long nan, inf;                          /* the kernel's non-finite output elements */
+    long lse_nan;                           /* its log-sum-exp rows that are NaN (lse.npy given) */
     char nonfinite_where[CHECK_AXES][160];  /* where they are, per axis (as check_cand_t's where) */
     int ncand;
-    check_cand_t *cand; /* best first: most elements identical, then the smaller largest ulp */
+    check_cand_t *cand; /* best first: most elements identical, then the smaller largest ulp, more lse rows, a
+                           candidate whose kernel runs the case before one whose kernel does not */
 } check_result_t;
 
 /* Every variant of c (validated, with its input c->input) against the kernel's output kout

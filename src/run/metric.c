@@ -25,7 +25,8 @@ void metric_all(double m[METRIC_COUNT], const double *a, const double *g, long n
     }
     m[METRIC_REL_FRO] = (double)(sqrtl(dd) / (sqrtl(gg) + METRIC_REL_FRO_EPS));
     m[METRIC_RMSE] = n > 0 ? (double)sqrtl(dd / n) : 0.0;
-    m[METRIC_COS_SIM] = (double)(ag / (sqrtl(aa) * sqrtl(gg)));
+    /* two zero arrays point the same way (1); a zero array and another share no direction (0) */
+    m[METRIC_COS_SIM] = aa == 0 || gg == 0 ? (aa == gg ? 1.0 : 0.0) : (double)(ag / (sqrtl(aa) * sqrtl(gg)));
     long double den = aa + gg;
     if (den < METRIC_COS_DIFF_FLOOR)
         den = METRIC_COS_DIFF_FLOOR;

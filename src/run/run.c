@@ -10,6 +10,7 @@
 #include <omp.h>
 #endif
 
+#include "config/opts.h"
 #include "data/files.h"
 #include "data/npy.h"
 #include "ref/golden.h"
@@ -19,6 +20,26 @@ int run_load_input(run_cfg_t *c, attn_batch_t *in, err_t *e)
     int rc = gen_load(in, c->load_dir, c->attn.in_format, c->shape.dv, e);
     if (rc)
         return rc;
+    /* the case's own shape wins: an option that says otherwise is refused, not silently overridden (--dv is
+     * V's width where there is no v.npy, and so taken) */
+    const attn_shape_t *ls = &in->entry[0].s;
+    const struct {
+        const char *name;
+        long given, loaded;
+    } sizes[] = {{"dk", c->shape.dk, ls->dk}, {"dv", c->shape.dv, ls->dv}, {"ctx", c->shape.sk, in->smax},
+                 {"heads", c->shape.hq, ls->hq}, {"kv-heads", c->shape.hkv, ls->hkv}, {"sq", c->shape.sq, ls->sq}};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if (opts_given(c, sizes[i].name) && sizes[i].given != sizes[i].loaded) {
+            rc = err_set(e, ERR_USAGE, "--%s %ld: the case in %s has %s %ld (its arrays' shape); drop --%s",
+                         sizes[i].name, sizes[i].given, c->load_dir, sizes[i].name, sizes[i].loaded, sizes[i].name);
+            gen_batch_free(in);
+            return rc;
+        }
+    if (in->sparse_sq && c->shape.causal) {
+        gen_batch_free(in);
+        return err_set(e, ERR_USAGE, "--causal: a sparse FP8 case has no causal mask (each query token's keys are "
+                                     "its indices)");
+    }
     int causal = c->shape.causal;
     c->shape = in->entry[0].s;
     c->shape.sk = in->smax;

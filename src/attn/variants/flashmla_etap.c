@@ -106,6 +106,8 @@ static void etk_range(etk_t *f, long b0, long b1, double *lsum)
     int masking = f->check_inf ? 2 : 1;
     for (long b = b1 - 1, step = 0; b >= b0; b--, step++) {
         long j0 = b * ETK_BLOCK, nb = sk - j0 < ETK_BLOCK ? sk - j0 : ETK_BLOCK;
+        if (nb <= 0) /* an entry with no keys (a sparse case's empty row, run on the dense kernel's arithmetic) */
+            continue;
         etk_scores(f, j0, nb);
         for (long r = 0; r < R; r++)
             sc[r] = etk_softmax(f, r, step == 0, step < masking && f->check_inf);
