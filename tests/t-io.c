@@ -89,7 +89,7 @@ int main(void)
     /* ml_dtypes' bfloat16 saved by numpy: void '<V2', read as codes; 0x3F80 is bf16 1.0 */
     uint16_t vb[2] = {0x3F80, 0xC000};
     len = build(buf, "{'descr': '|V2', 'fortran_order': False, 'shape': (2,), }", vb, sizeof vb);
-    CHECK(io_npy_parse(&a, buf, len, &e) == 0 && a.codes && io_npy_decode(&a, FMT_BF16, "x", &e) == 0 &&
+    CHECK(io_npy_parse(&a, buf, len, &e) == 0 && a.codes && io_npy_decode(&a, FMT_BF16, "x", "--in-format", &e) == 0 &&
               a.data[0] == 1 && a.data[1] == -2,
           "V2 codes as bf16");
     io_npy_free(&a);

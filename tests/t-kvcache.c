@@ -82,7 +82,7 @@ static void test_captured(const char *dir)
     io_npy_t kb = {0}, kc = {0};
     err_t e = {0};
     snprintf(path, sizeof path, "%s/k_bf16.npy", dir);
-    int rc = io_npy_read(&kb, path, &e) || io_npy_decode(&kb, FMT_BF16, path, &e);
+    int rc = io_npy_read(&kb, path, &e) || io_npy_decode(&kb, FMT_BF16, path, "--in-format", &e);
     snprintf(path, sizeof path, "%s/kcache.npy", dir);
     rc = rc || io_npy_read(&kc, path, &e);
     CHECK(!rc, "%s: %s", name, e.msg);

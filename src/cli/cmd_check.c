@@ -90,6 +90,9 @@ static int check_list_candidates(const char *list, char (*out)[RUN_VSPEC_LEN], e
             snprintf(out[n++], RUN_VSPEC_LEN, "%s", attn_variants[i].name);
         return n;
     }
+    size_t total = strlen(list);
+    if (total && list[total - 1] == ',')
+        return err_set(e, ERR_USAGE, "--candidates: an empty name at the end of '%s'", list), -1;
     for (const char *p = list; *p;) {
         size_t len = strcspn(p, ",");
         if (len == 0 || len >= RUN_VSPEC_LEN)
@@ -97,7 +100,14 @@ static int check_list_candidates(const char *list, char (*out)[RUN_VSPEC_LEN], e
         if (n == CHECK_MAX_CAND)
             return err_set(e, ERR_USAGE, "--candidates: more than %d", CHECK_MAX_CAND), -1;
         memcpy(out[n], p, len);
-        out[n++][len] = 0;
+        out[n][len] = 0;
+        if (strcmp(out[n], "golden") == 0 || strcmp(out[n], "all") == 0)
+            return err_set(e, ERR_USAGE, "--candidates: %s", out[n][0] == 'g' ? "golden is the reference every candidate "
+                           "is measured against, not a candidate" : "'all' stands alone"), -1;
+        for (int i = 0; i < n; i++)
+            if (strcmp(out[i], out[n]) == 0)
+                return err_set(e, ERR_USAGE, "--candidates: '%s' is listed twice in '%s'", out[n], list), -1;
+        n++;
         p += len + (p[len] == ',');
     }
     return n ? n : (err_set(e, ERR_USAGE, "--candidates: empty list"), -1);
@@ -121,7 +131,7 @@ static int check_read_outputs(const run_cfg_t *c, const char *dir, double **kout
         rc = err_set(e, ERR_USAGE, "%s: %d-byte signed integers are neither float values nor %s codes (uint%d)", path,
                      a.elsize, fmt_table[f].name, 8 * fmt_cast_width(f));
     else if (a.codes)
-        rc = io_npy_decode(&a, f, path, e);
+        rc = io_npy_decode(&a, f, path, "--out-format", e);
     int fl = bt->flashmla_layout;
     long sp = bt->sparse_sq; /* a sparse batch: entry b sp + t is query token t of batch entry b */
     long w4[4] = {sp ? B / sp : B, sp ? sp : s->sq, s->hq, s->dv}, w3[3] = {s->hq, s->sq, s->dv};
@@ -160,6 +170,12 @@ static int check_read_outputs(const run_cfg_t *c, const char *dir, double **kout
         return rc;
     if ((rc = io_npy_read(&a, path, e)))
         return rc;
+    if (a.codes || a.integer) {
+        rc = err_set(e, ERR_USAGE, "%s: %s, but the log-sum-exp is float values (natural log)", path,
+                     a.codes ? "bit patterns (uint8/uint16)" : "integers");
+        io_npy_free(&a);
+        return rc;
+    }
     long l3[3] = {w4[0], s->hq, w4[1]};
     ok = !a.codes && !a.integer && a.n == nl && (a.ndim == (fl ? 3 : 2) || (!fl && s->sq == 1 && a.ndim == 1));
     for (int i = 0; ok && i < a.ndim; i++)
@@ -219,6 +235,9 @@ int cmd_check(int argc, char **argv)
             rc = err_set(&e, ERR_USAGE, "%s: missing value", opt);
         } else if (strcmp(opt, "--candidates") == 0) {
             list = argv[++i];
+        } else if (strcmp(opt, "--format") == 0 && strcmp(argv[i + 1], "table") != 0 &&
+                   strcmp(argv[i + 1], "json") != 0) {
+            rc = err_set(&e, ERR_USAGE, "--format: expected table or json, got '%s' (check prints no csv)", argv[i + 1]);
         } else if (strcmp(opt, "--variants") == 0 || strcmp(opt, "--load") == 0 || strcmp(opt, "--dump") == 0 ||
                    strcmp(opt, "--csv") == 0 || strcmp(opt, "--samples") == 0) {
             rc = err_set(&e, ERR_USAGE, "check: %s does not apply (candidates: --candidates; inputs: DIR)", opt);
@@ -258,7 +277,7 @@ int cmd_check(int argc, char **argv)
         err_t ve = {0};
         int bad = opts_parse_variants(t, cand[i], &ve) || run_validate(t, &ve);
         /* a default candidate whose real kernel does not run this case is named, not run */
-        if (!bad && !list && attn_kernel_outside(t->variants[0], &t->vcfg[0], &t->shape, t->gen.kv_separate, ve.msg,
+        if (!bad && !list && attn_kernel_outside(t->variants[0], &t->vcfg[0], &t->shape, t->gen.kv_separate, t->input && t->input->sparse_sq, ve.msg,
                                                  sizeof ve.msg))
             bad = 1;
         if (bad) {

@@ -64,7 +64,7 @@ int cmd_compare(int argc, char **argv)
         if (x->codes && f < 0)
             rc = err_set(&e, ERR_USAGE, "compare: %s holds bit patterns: name their format with --in-format", paths[i]);
         else if (x->codes)
-            rc = io_npy_decode(x, (fmt_id_t)f, paths[i], &e);
+            rc = io_npy_decode(x, (fmt_id_t)f, paths[i], "--in-format", &e);
     }
     if (rc) {
         io_npy_free(&a);

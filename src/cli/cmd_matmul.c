@@ -104,9 +104,9 @@ int cmd_matmul(int argc, char **argv)
         return cli_fail(&e);
     }
     /* codes (uint8/uint16 bit patterns) are decoded in the formats they are given in */
-    int rc = io_npy_decode(&a, f, paths[0], &e);
+    int rc = io_npy_decode(&a, f, paths[0], "--in-format", &e);
     if (!rc)
-        rc = io_npy_decode(&b, fb < 0 ? f : (fmt_id_t)fb, paths[1], &e);
+        rc = io_npy_decode(&b, fb < 0 ? f : (fmt_id_t)fb, paths[1], fb < 0 ? "--in-format" : "--b-format", &e);
     if (rc) {
     } else if (a.ndim != 2 || b.ndim != 2)
         rc = err_set(&e, ERR_USAGE, "matmul: A and B must be 2-D, got %d-D and %d-D", a.ndim, b.ndim);

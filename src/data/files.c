@@ -92,6 +92,37 @@ int io_check_output(const char *path, err_t *e)
 
 static void io_cleanup_in_temp_dir(const char *path);
 
+/* Temporaries of path left by a process that no longer runs (killed with -9, where no handler runs):
+ * PATH.tmp.PID.XXXXXX whose PID is gone are removed. A live writer's are left alone. */
+static void io_atomic_clean_stale(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    const char *base = slash ? slash + 1 : path;
+    size_t bl = strlen(base);
+    DIR *dp = opendir(dir);
+    if (!dp)
+        return;
+    struct dirent *de;
+    while ((de = readdir(dp)) != NULL) {
+        const char *nm = de->d_name;
+        long pid;
+        char rest[16];
+        int used = 0;
+        if (strncmp(nm, base, bl) != 0 || strncmp(nm + bl, ".tmp.", 5) != 0 ||
+            sscanf(nm + bl + 5, "%ld.%15s%n", &pid, rest, &used) != 2 || nm[bl + 5 + used] != 0 || strlen(rest) != 6 ||
+            pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        char p[8192];
+        snprintf(p, sizeof p, "%s/%s", dir, nm);
+        unlink(p);
+    }
+    closedir(dp);
+}
+
 int io_atomic_open(io_atomic_t *a, const char *path, err_t *e)
 {
     memset(a, 0, sizeof *a);
@@ -99,14 +130,15 @@ int io_atomic_open(io_atomic_t *a, const char *path, err_t *e)
         return ERR_USAGE;
     size_t n = strlen(path);
     a->path = malloc(n + 1);
-    a->tmp = malloc(n + 16);
+    a->tmp = malloc(n + 40);
     if (!a->path || !a->tmp) {
         free(a->path);
         free(a->tmp);
         return err_set(e, ERR_IO, "out of memory");
     }
     memcpy(a->path, path, n + 1);
-    snprintf(a->tmp, n + 16, "%s.tmp.XXXXXX", path);
+    io_atomic_clean_stale(path);
+    snprintf(a->tmp, n + 40, "%s.tmp.%ld.XXXXXX", path, (long)getpid()); /* the writer's pid: io_atomic_clean_stale */
     int fd = mkstemp(a->tmp);
     if (fd < 0) {
         int saved = errno;
@@ -267,6 +299,37 @@ void io_cleanup_on_signals(void)
 
 /* ---- a directory of files that appears whole ---- */
 
+/* What stands at dir: IO_DIR_NONE (nothing, or an empty directory), IO_DIR_EARLIER (an earlier set: golden.npy
+ * beside nothing but regular .npy files, which a commit replaces whole) or IO_DIR_OTHER (anything else; odd names
+ * the first entry that no set writes). */
+enum { IO_DIR_NONE, IO_DIR_EARLIER, IO_DIR_OTHER };
+static int io_dir_state(const char *dir, char *odd, size_t n)
+{
+    DIR *dp = opendir(dir);
+    if (!dp)
+        return IO_DIR_NONE;
+    int files = 0, golden = 0, other = 0;
+    struct dirent *de;
+    while (!other && (de = readdir(dp)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        char p[4096];
+        struct stat st;
+        size_t len = strlen(de->d_name);
+        snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+        files++;
+        golden |= strcmp(de->d_name, "golden.npy") == 0;
+        if (len < 5 || strcmp(de->d_name + len - 4, ".npy") != 0 || lstat(p, &st) != 0 || !S_ISREG(st.st_mode)) {
+            other = 1;
+            snprintf(odd, n, "it holds %s", de->d_name);
+        }
+    }
+    closedir(dp);
+    if (files && !golden && !other)
+        snprintf(odd, n, "%s", "it has no golden.npy");
+    return !files ? IO_DIR_NONE : golden && !other ? IO_DIR_EARLIER : IO_DIR_OTHER;
+}
+
 int io_dir_begin(io_dir_t *d, const char *dir, err_t *e)
 {
     memset(d, 0, sizeof *d);
@@ -275,6 +338,10 @@ int io_dir_begin(io_dir_t *d, const char *dir, err_t *e)
     struct stat st;
     if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode))
         return err_set(e, ERR_USAGE, "%s is not a directory", dir);
+    char odd[256];
+    if (io_dir_state(dir, odd, sizeof odd) == IO_DIR_OTHER)
+        return err_set(e, ERR_USAGE, "%s is not an earlier dump (%s): name a new or empty folder, or an earlier "
+                                     "dump (replaced whole)", dir, odd);
     size_t n = strlen(dir);
     while (n > 1 && dir[n - 1] == '/')
         n--;
@@ -336,37 +403,40 @@ static void io_dir_forget(const char *tmp)
 int io_dir_commit(io_dir_t *d, err_t *e)
 {
     int rc = ERR_OK;
-    struct stat st;
-    if (stat(d->dir, &st) != 0) {
+    char odd[256], *old = NULL;
+    int state = io_dir_state(d->dir, odd, sizeof odd);
+    if (state == IO_DIR_OTHER) {
+        rc = err_set(e, ERR_USAGE, "%s is no longer an earlier dump (%s): nothing replaced", d->dir, odd);
+    } else if (state == IO_DIR_EARLIER) {
+        /* the earlier set moves aside (renamed over an empty directory made for it), the new one into its place,
+         * then the earlier one is removed: DIR is always one whole set, never a merge of two */
+        size_t n = strlen(d->tmp);
+        old = malloc(n + 8);
+        if (old) /* .NAME.tmp.XXXXXX beside it: .NAME.old.XXXXXX */
+            snprintf(old, n + 8, "%.*s.old.XXXXXX", (int)(strstr(d->tmp, ".tmp.") - d->tmp), d->tmp);
+        if (!old || !mkdtemp(old) || rename(d->dir, old) != 0)
+            rc = err_set(e, ERR_IO, "cannot move the earlier %s aside: %s", d->dir, strerror(errno));
+    }
+    if (!rc) {
         io_dir_forget(d->tmp);
-        if (rename(d->tmp, d->dir) != 0)
+        if (rename(d->tmp, d->dir) != 0) {
             rc = err_set(e, ERR_IO, "cannot write %s: %s", d->dir, strerror(errno));
-    } else {
-        /* the directory exists: move the files in, one rename each (each appears whole) */
-        DIR *dp = opendir(d->tmp);
-        struct dirent *de;
-        while (dp && !rc && (de = readdir(dp)) != NULL) {
-            if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                continue;
-            char from[4096], to[4096];
-            snprintf(from, sizeof from, "%s/%s", d->tmp, de->d_name);
-            snprintf(to, sizeof to, "%s/%s", d->dir, de->d_name);
-            if (rename(from, to) != 0)
-                rc = err_set(e, ERR_IO, "cannot write %s: %s", to, strerror(errno));
-            else
-                io_cleanup_remove(from);
+            if (state == IO_DIR_EARLIER)
+                rename(old, d->dir); /* the earlier set back where it was */
+        } else if (state == IO_DIR_EARLIER) {
+            io_dir_clear(old);
         }
-        if (!dp)
-            rc = err_set(e, ERR_IO, "cannot read %s: %s", d->tmp, strerror(errno));
-        else
-            closedir(dp);
+    }
+    if (old && !rc)
+        free(old);
+    else if (old) {
+        rmdir(old); /* the empty place made for the earlier set, where it did not move */
+        free(old);
     }
     if (rc) {
         io_dir_abort(d);
         return rc;
     }
-    if (stat(d->tmp, &st) == 0)
-        io_dir_clear(d->tmp);
     io_cleanup_remove(d->tmp);
     free(d->dir);
     free(d->tmp);

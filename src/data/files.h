@@ -30,8 +30,9 @@ int io_atomic_commit(io_atomic_t *a, err_t *e);
 void io_atomic_abort(io_atomic_t *a);
 
 /* A directory of files written under a temporary directory beside it (.NAME.tmp.XXXXXX) and
- * moved into place on commit: renamed whole when the target does not exist, otherwise each
- * file renamed in; abort removes the temporary directory and everything in it. */
+ * moved into place whole on commit: over a missing or empty target, or in place of an earlier set
+ * (golden.npy beside only regular .npy files), which is removed; a target holding anything else is
+ * refused by io_dir_begin. Abort removes the temporary directory and everything in it. */
 typedef struct {
     char *dir, *tmp;
 } io_dir_t;

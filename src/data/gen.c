@@ -222,7 +222,7 @@ static int gen_decode_inputs(io_npy_t a[3], const char *const path[], int have_v
     int rc = ERR_OK;
     for (int i = 0; i < 3 && !rc; i++)
         if (i < 2 || have_v) {
-            rc = io_npy_decode(&a[i], in_format, path[i], e);
+            rc = io_npy_decode(&a[i], in_format, path[i], "--in-format", e);
             if (!rc && a[i].integer)
                 rc = err_set(e, ERR_USAGE, "%s holds integers: need floating-point values or bit patterns", path[i]);
         }
@@ -414,8 +414,13 @@ int gen_load(attn_batch_t *bt, const char *dir, fmt_id_t in_format, long dv_req,
         return err_set(e, ERR_USAGE, "--load %s: %s", dir, stat(dir, &st) != 0 ? strerror(errno) : "not a directory");
     char cache[4096];
     snprintf(cache, sizeof cache, "%s/kcache.npy", dir);
-    if (lstat(cache, &st) == 0) /* FlashMLA's FP8 sparse-decode cache */
+    if (lstat(cache, &st) == 0) { /* FlashMLA's FP8 sparse-decode cache: its keys are the cache's, none other */
+        for (int i = 1; i < 4; i++)
+            if (lstat(path[i], &st) == 0)
+                return err_set(e, ERR_USAGE, "--load %s: %s beside kcache.npy: a sparse FP8 case takes its keys from "
+                               "the cache alone (one case a folder)", dir, names[i]);
         return gen_load_sparse(bt, dir, in_format, e);
+    }
     int rc = io_npy_read(&a[0], path[0], e);
     if (!rc)
         rc = io_npy_read(&a[1], path[1], e);

@@ -264,14 +264,14 @@ int io_npy_read(io_npy_t *out, const char *path, err_t *e)
     return ERR_OK;
 }
 
-int io_npy_decode(io_npy_t *a, fmt_id_t f, const char *path, err_t *e)
+int io_npy_decode(io_npy_t *a, fmt_id_t f, const char *path, const char *opt, err_t *e)
 {
     if (!a->codes)
         return ERR_OK;
     int width = fmt_cast_width(f);
     if (width != a->elsize)
-        return err_set(e, ERR_USAGE, "%s holds %d-byte codes, but %s codes are %d bytes (see --in-format)", path,
-                       a->elsize, fmt_table[f].name, width);
+        return err_set(e, ERR_USAGE, "%s holds %d-byte codes, but %s codes are %d bytes (see %s)", path,
+                       a->elsize, fmt_table[f].name, width, opt);
     for (long i = 0; i < a->n; i++)
         a->data[i] = fmt_decode((uint32_t)a->data[i], f);
     a->codes = 0;

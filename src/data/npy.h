@@ -32,8 +32,8 @@ int io_npy_read(io_npy_t *out, const char *path, err_t *e);
 void io_npy_free(io_npy_t *a);
 
 /* Codes (uint8/uint16 bit patterns) decoded as values of format f, in place; ERR_USAGE when
- * the code width is not f's. Values are left as they are. */
-int io_npy_decode(io_npy_t *a, fmt_id_t f, const char *path, err_t *e);
+ * the code width is not f's, naming opt (the option that names f: "--out-format"). Values are left as they are. */
+int io_npy_decode(io_npy_t *a, fmt_id_t f, const char *path, const char *opt, err_t *e);
 
 /* The array's shape as "[2, 3]" (for messages). */
 void io_npy_shape_text(char *buf, size_t n, const io_npy_t *a);

@@ -42,6 +42,12 @@ static int sp_check_shapes(io_npy_t a[SP_N], int have_len, char path[SP_N][4096]
         return err_set(e, ERR_USAGE, "%s: shape %s, but a %s cache needs q [B, Sq, Hq, %ld]", path[SP_Q], sh, t->name,
                        t->d);
     long B = a[SP_Q].shape[0], sq = a[SP_Q].shape[1];
+    if (!a[SP_IDX].integer)
+        return err_set(e, ERR_USAGE, "%s: %s, but indices are int32 cache rows (-1: invalid)", path[SP_IDX],
+                       a[SP_IDX].codes ? "unsigned bytes or bit patterns" : "float values");
+    if (have_len && !a[SP_LEN].integer)
+        return err_set(e, ERR_USAGE, "%s: %s, but top-k lengths are int32", path[SP_LEN],
+                       a[SP_LEN].codes ? "unsigned bytes or bit patterns" : "float values");
     io_npy_shape_text(sh, sizeof sh, &a[SP_IDX]);
     if (!a[SP_IDX].integer || a[SP_IDX].ndim != 3 || a[SP_IDX].shape[0] != B || a[SP_IDX].shape[1] != sq ||
         a[SP_IDX].shape[2] < SP_BLOCK || a[SP_IDX].shape[2] % SP_BLOCK)
@@ -123,7 +129,7 @@ int gen_load_sparse(attn_batch_t *bt, const char *dir, fmt_id_t in_format, err_t
         if (i != SP_LEN || have_len)
             rc = io_npy_read(&a[i], path[i], e);
     if (!rc && a[SP_Q].codes)
-        rc = io_npy_decode(&a[SP_Q], FMT_BF16, path[SP_Q], e);
+        rc = io_npy_decode(&a[SP_Q], FMT_BF16, path[SP_Q], "the sparse kernel's bf16 q", e);
     else if (!rc && !a[SP_Q].integer) /* float values: each must be a bf16 value */
         for (long i = 0; i < a[SP_Q].n && !rc; i++)
             if (isfinite(a[SP_Q].data[i]) && fmt_round(a[SP_Q].data[i], FMT_BF16, FMT_RNE, 0, NULL) != a[SP_Q].data[i])

@@ -136,6 +136,22 @@ long sweep_read_store(sweep_state_t *s, const char *path, const char *header)
     int damaged = 0;
     if (n > 0 && strcmp(line, header) == 0)
         valid = (long)n + sweep_read_blocks(s, f, &blocks, &damaged);
+    if (valid < 0 && par_rank() == 0) {
+        /* another version of the experiment file (its hash), or a damaged header: the store is not read, and not
+         * lost either; it is set aside under a name that says so, with a word of how much it held */
+        size_t pre = strlen(header) - 18; /* "# amla-lab sweep store 2 NAME " before the hash */
+        int other = n > 0 && (size_t)n == strlen(header) && strncmp(line, header, pre) == 0;
+        long records = 0;
+        rewind(f);
+        while (getline(&line, &cap, f) > 0)
+            records += line[0] == '@' && line[1] == ' ';
+        char aside[4200];
+        snprintf(aside, sizeof aside, "%s.set-aside", path);
+        int moved = rename(path, aside) == 0;
+        fprintf(stderr, "amla-lab: warning: %s: %s; its %ld stored sample%s %s%s and computed again\n", path,
+                other ? "written by another version of the experiment file" : "its header is damaged", records,
+                records == 1 ? " is" : "s are", moved ? "set aside in " : "not read", moved ? aside : "");
+    }
     free(line);
     fseek(f, 0, SEEK_END);
     long size = ftell(f);

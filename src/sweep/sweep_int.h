@@ -121,4 +121,8 @@ void plot_log_tics(FILE *p, const char *axis, double lo, double hi);
 /* text wrapped at spaces into lines of at most width characters; returns the line count */
 int plot_wrap(char lines[][160], int maxlines, const char *text, size_t width);
 
+/* The experiment file's text with ov's overrides applied: the `set` lines of an overridden option dropped, a `set`
+ * line per override and a note appended (malloc'd; NULL with e set on a bad override). */
+char *sweep_override_text(const char *text, size_t len, const sweep_overrides_t *ov, size_t *out_len, err_t *e);
+
 #endif
