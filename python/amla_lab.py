@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 
 import numpy as np
 
@@ -51,19 +52,74 @@ def save_case(directory, q, k, v=None, seqlens=None, out=None, lse=None):
 
     With seqlens (int [B]) the arrays are in FlashMLA's layout: q [B, Sq, Hq, Dk], k [B, Smax,
     Hkv, Dk] or [B, Smax, Dk], out [B, Sq, Hq, Dv], lse [B, Hq, Sq]; without it the lab's:
-    q [Hq, Sq, Dk], k [Hkv, Sk, Dk], out [Hq, Sq, Dv], lse [Hq, Sq]. Returns directory."""
+    q [Hq, Sq, Dk], k [Hkv, Sk, Dk], out [Hq, Sq, Dv], lse [Hq, Sq]. Every array is checked before
+    anything is written (ValueError names the problem); the case is written into a temporary folder
+    beside directory and moved into place whole, replacing an earlier case there. Returns directory."""
     if q is None or k is None:
         raise ValueError('save_case: q and k are needed')
     arrays = {name: _array(name, a) for name, a in {'q': q, 'k': k, 'v': v, 'out': out, 'lse': lse}.items()
               if a is not None}
-    sl = None if seqlens is None else _seqlens(seqlens)
+    sl = None if seqlens is None else _int32('save_case', 'seqlens', seqlens, 1, ndim=1)
     _check_shapes(arrays, sl)
-    os.makedirs(directory, exist_ok=True)
-    for name, a in arrays.items():
-        np.save(os.path.join(directory, name + '.npy'), a)
     if sl is not None:
-        np.save(os.path.join(directory, 'seqlens.npy'), sl)
+        arrays['seqlens'] = sl
+    return _write_case('save_case', directory, arrays)
+
+
+# every file a case may hold (save_case's and save_sparse_case's); a folder holding anything else is not replaced
+_CASE_FILES = frozenset(n + '.npy' for n in ('q', 'k', 'v', 'seqlens', 'out', 'lse', 'kcache', 'indices',
+                                             'topk_length'))
+
+
+def _write_case(fn, directory, arrays):
+    """arrays (name -> numpy array) as directory/NAME.npy, all or nothing: written into a temporary folder
+    beside directory, then moved into place whole; an earlier case there (nothing but a case's files) is
+    replaced, so none of its files outlives it; a folder holding anything else is refused (ValueError)."""
+    directory = os.fspath(directory)
+    target = os.path.abspath(directory)
+    if os.path.lexists(target):
+        if not os.path.isdir(target) or os.path.islink(target):
+            raise ValueError('%s: %s is not a folder' % (fn, directory))
+        odd = sorted(set(os.listdir(target)) - _CASE_FILES)
+        if odd:
+            raise ValueError('%s: %s holds %s, which is no case file: name a new or empty folder, or an earlier '
+                             'case (replaced whole)' % (fn, directory, odd[0]))
+    parent, base = os.path.split(target)
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix='.%s.tmp.' % base, dir=parent)
+    try:
+        for name, a in arrays.items():
+            np.save(os.path.join(tmp, name + '.npy'), a)
+        if os.path.isdir(target):
+            old = tempfile.mkdtemp(prefix='.%s.old.' % base, dir=parent)
+            os.rename(target, old)  # over the empty folder made for it
+            try:
+                os.rename(tmp, target)
+            except BaseException:
+                os.rename(old, target)
+                raise
+            shutil.rmtree(old)
+        else:
+            os.rename(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     return directory
+
+
+def _int32(fn, name, a, low, ndim=None):
+    """a as int32, or ValueError: integers (not floats, not bools), ndim dims where given, every value from
+    low to 2^31 - 1 (never wrapped by the cast)."""
+    x = np.asarray(_to_numpy(a))
+    if x.dtype.kind not in 'iu' or (ndim is not None and x.ndim != ndim):
+        raise ValueError('%s: %s must be integers%s, not %s %s' % (
+            fn, name, '' if ndim is None else ' [B]' if ndim == 1 else ' of %d dims' % ndim, x.dtype, list(x.shape)))
+    if x.size == 0:
+        raise ValueError('%s: %s is empty %s' % (fn, name, list(x.shape)))
+    lo, hi = int(x.min()), int(x.max())
+    if lo < low or hi > 2 ** 31 - 1:
+        raise ValueError('%s: %s holds %d, outside %d to 2^31 - 1 (int32)' % (fn, name, lo if lo < low else hi, low))
+    return x.astype(np.int32)
 
 
 def _array(name, a):
@@ -73,19 +129,15 @@ def _array(name, a):
         x = _to_numpy(a)
     except (TypeError, ValueError) as err:
         raise ValueError('save_case: %s is not an array (%s)' % (name, err)) from None
-    if not isinstance(x, np.ndarray) or x.dtype.kind not in 'fuV' or (x.dtype.kind in 'uV' and x.itemsize > 2):
+    if not isinstance(x, np.ndarray) or x.dtype.kind not in 'fuV' or (x.dtype.kind in 'uV' and x.itemsize > 2) \
+            or x.dtype.itemsize > 8:
         raise ValueError('save_case: %s has dtype %s; it takes float16/32/64 values or uint8/uint16 bit patterns '
                          '(bfloat16 and FP8 are saved as theirs)' % (name, getattr(x, 'dtype', type(a).__name__)))
     if name == 'lse' and x.dtype.kind != 'f':
         raise ValueError('save_case: lse has dtype %s; it takes float values (natural log)' % x.dtype)
+    if x.size == 0:
+        raise ValueError('save_case: %s is empty %s' % (name, list(x.shape)))
     return x
-
-
-def _seqlens(seqlens):
-    x = np.asarray(_to_numpy(seqlens))
-    if x.ndim != 1 or x.dtype.kind not in 'iu' or (x < 0).any():
-        raise ValueError('save_case: seqlens must be non-negative integers [B], not %s %s' % (x.dtype, list(x.shape)))
-    return x.astype(np.int32)
 
 
 def _check_shapes(a, seqlens):
@@ -99,6 +151,10 @@ def _check_shapes(a, seqlens):
     if k.ndim not in ((3, 4) if batch else (3,)):
         raise ValueError('save_case: k has %d dims %s; %s' % (k.ndim, list(k.shape), '[B, Smax, Hkv, Dk] or [B, Smax, Dk]'
                                                               if batch else '[Hkv, Sk, Dk]'))
+    widths = {a[n].itemsize for n in ('q', 'k', 'v') if n in a and a[n].dtype.kind in 'uV'}
+    if len(widths) > 1:  # the lab reads the bit patterns of q, k and v as one --in-format
+        raise ValueError('save_case: q, k and v hold bit patterns of %s bytes; the lab reads them in one format' %
+                         ' and '.join(map(str, sorted(widths))))
     if q.shape[-1] != k.shape[-1]:
         raise ValueError('save_case: q and k have different head dims (%d and %d)' % (q.shape[-1], k.shape[-1]))
     if batch:
@@ -139,45 +195,46 @@ def save_sparse_case(directory, q, kcache, indices, topk_length=None, out=None, 
     656] for V32 with d 576 or [blocks, page, 1, 584] for MODEL1 with d 512; any dtype of one byte, an
     fp8 tensor included), indices.npy (int32 [B, Sq, topk], -1 invalid, topk a multiple of 64),
     topk_length.npy (int32 [B], MODEL1 only), out.npy (bf16 [B, Sq, Hq, 512]) and lse.npy (float32
-    [B, Hq, Sq]) where given. Raises ValueError naming the problem before anything is written.
-    Returns directory."""
+    [B, Hq, Sq]) where given. Raises ValueError naming the problem before anything is written; the
+    case is moved into place whole (as save_case's). Returns directory."""
     q, kc, idx = _to_numpy(q), _to_numpy(kcache), _to_numpy(indices)
     tl, out, lse = _to_numpy(topk_length), _to_numpy(out), _to_numpy(lse)
     if q is None or kc is None or idx is None:
         raise ValueError('save_sparse_case: q, kcache and indices are needed')
-    if kc.dtype.itemsize != 1 or kc.ndim != 4 or kc.shape[2] != 1:
+    if kc.dtype.itemsize != 1 or kc.ndim != 4 or kc.shape[2] != 1 or 0 in kc.shape:
         raise ValueError('save_sparse_case: kcache %s of %s, not bytes [blocks, page, 1, bytes]' % (
             list(kc.shape), kc.dtype))
     if kc.shape[3] not in _FP8_LAYOUTS:
         raise ValueError('save_sparse_case: %d bytes a token is no FP8 cache layout (V32: 656, MODEL1: 584)'
                          % kc.shape[3])
     layout, d = _FP8_LAYOUTS[kc.shape[3]]
-    if q.dtype != np.uint16 or q.ndim != 4 or q.shape[3] != d:
+    if q.dtype != np.uint16 or q.ndim != 4 or q.shape[3] != d or 0 in q.shape:
         raise ValueError('save_sparse_case: q %s of %s, but a %s cache takes bf16 q [B, Sq, Hq, %d]' % (
             list(q.shape), q.dtype, layout, d))
     b, sq, hq = q.shape[:3]
     if idx.dtype.kind not in 'iu' or idx.ndim != 3 or idx.shape[:2] != (b, sq) or idx.shape[2] % 64 or not idx.shape[2]:
         raise ValueError('save_sparse_case: indices %s of %s, not int32 [%d, %d, topk] with topk a multiple of 64'
                          % (list(idx.shape), idx.dtype, b, sq))
-    if tl is not None and (layout != 'MODEL1' or tl.dtype.kind not in 'iu' or tl.shape != (b,)):
-        raise ValueError('save_sparse_case: topk_length %s: the MODEL1 kernel alone takes one, int32 [%d]'
-                         % (list(tl.shape), b))
-    if out is not None and (out.dtype != np.uint16 or out.shape != (b, sq, hq, 512)):
-        raise ValueError('save_sparse_case: out %s of %s, not bf16 [%d, %d, %d, 512]' % (
-            list(out.shape), out.dtype, b, sq, hq))
-    if lse is not None and lse.shape != (b, hq, sq):
-        raise ValueError('save_sparse_case: lse %s, not [%d, %d, %d]' % (list(lse.shape), b, hq, sq))
-    os.makedirs(directory, exist_ok=True)
-    np.save(os.path.join(directory, 'q.npy'), q)
-    np.save(os.path.join(directory, 'kcache.npy'), kc.view(np.uint8))
-    np.save(os.path.join(directory, 'indices.npy'), idx.astype(np.int32))
+    arrays = {'q': q, 'kcache': kc.view(np.uint8), 'indices': _int32('save_sparse_case', 'indices', idx, -1)}
     if tl is not None:
-        np.save(os.path.join(directory, 'topk_length.npy'), tl.astype(np.int32))
+        if layout != 'MODEL1' or tl.dtype.kind not in 'iu' or tl.shape != (b,):
+            raise ValueError('save_sparse_case: topk_length %s: the MODEL1 kernel alone takes one, int32 [%d]'
+                             % (list(tl.shape), b))
+        arrays['topk_length'] = _int32('save_sparse_case', 'topk_length', tl, 0)
+        if int(arrays['topk_length'].max()) > idx.shape[2]:
+            raise ValueError('save_sparse_case: topk_length holds %d, past topk %d' % (
+                arrays['topk_length'].max(), idx.shape[2]))
     if out is not None:
-        np.save(os.path.join(directory, 'out.npy'), out)
+        if out.dtype != np.uint16 or out.shape != (b, sq, hq, 512):
+            raise ValueError('save_sparse_case: out %s of %s, not bf16 [%d, %d, %d, 512]' % (
+                list(out.shape), out.dtype, b, sq, hq))
+        arrays['out'] = out
     if lse is not None:
-        np.save(os.path.join(directory, 'lse.npy'), np.ascontiguousarray(lse, dtype=np.float32))
-    return directory
+        if not isinstance(lse, np.ndarray) or lse.dtype.kind != 'f' or lse.shape != (b, hq, sq):
+            raise ValueError('save_sparse_case: lse %s of %s, not float values [%d, %d, %d] (natural log)' % (
+                list(getattr(lse, 'shape', [])), getattr(lse, 'dtype', type(lse).__name__), b, hq, sq))
+        arrays['lse'] = np.ascontiguousarray(lse, dtype=np.float32)
+    return _write_case('save_sparse_case', directory, arrays)
 
 
 def _binary(binary):

@@ -644,7 +644,7 @@ expect_err "check: --candidates empty" check tests/data/flashmla/a3 --candidates
 mkdir -p "$T/badlse" && cp tests/data/flashmla/a4-b2/q.npy tests/data/flashmla/a4-b2/k.npy tests/data/flashmla/a4-b2/out.npy "$T/badlse/"
 cp tests/data/flashmla/a4-b2/out.npy "$T/badlse/lse.npy"
 expect_err "check: lse.npy of the wrong shape" check "$T/badlse" --candidates base
-grep -q "lse.npy: shape \[128, 1, 512\] of integers, but the inputs give \[Hq, Sq\] values" "$T/err" && ok || bad "check: lse shape message ($(cat "$T/err"))"
+grep -q "lse.npy: bit patterns (uint8/uint16), but the log-sum-exp is float values (natural log)" "$T/err" && ok || bad "check: lse message ($(cat "$T/err"))"
 python3 - "$T/badlse" <<'PY'
 import array, sys
 sys.path.insert(0, 'scripts')

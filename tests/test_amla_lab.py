@@ -104,3 +104,73 @@ def test_sparse_fp8_case(tmp_path):
         amla_lab.save_sparse_case(tmp_path / 'bad', np.zeros((1, 1, 64, 576), np.uint16),
                                   np.zeros((1, 64, 1, 656), np.uint8), a['indices'], topk_length=np.ones(1, np.int32))
     assert not (tmp_path / 'bad').exists()
+
+
+def test_int32_never_wrapped(tmp_path):
+    """indices, topk_length and seqlens past int32 are refused, not wrapped by the cast (2^32 + 5 would be 5)"""
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'data', 'flashmla-sparse', 'm1')
+    a = {n: np.load(os.path.join(src, n + '.npy')) for n in ('q', 'kcache', 'indices')}
+    big = a['indices'].astype(np.int64)
+    big[0, 0, 0] = 2 ** 32 + 5
+    with pytest.raises(ValueError, match='int32'):
+        amla_lab.save_sparse_case(tmp_path / 'i', a['q'], a['kcache'], big)
+    with pytest.raises(ValueError, match='int32'):
+        amla_lab.save_sparse_case(tmp_path / 'i', a['q'], a['kcache'], a['indices'].astype(np.uint64) * 0 + 2 ** 63)
+    with pytest.raises(ValueError, match='topk_length'):
+        amla_lab.save_sparse_case(tmp_path / 'i', a['q'], a['kcache'], a['indices'],
+                                  topk_length=np.array([2 ** 32 + 5], np.int64))
+    q, k = load('q'), load('k')
+    with pytest.raises(ValueError, match='int32'):
+        amla_lab.save_case(tmp_path / 'i', q.transpose(1, 0, 2)[None], k, seqlens=np.array([2 ** 32 + 5]))
+    for sl in ([0], []):  # the lab refuses an entry of no keys and an empty batch
+        with pytest.raises(ValueError, match='seqlens'):
+            amla_lab.save_case(tmp_path / 'i', q.transpose(1, 0, 2)[None], k, seqlens=np.array(sl, np.int32))
+    assert not (tmp_path / 'i').exists()
+
+
+def test_nothing_written_before_every_array_is_checked(tmp_path):
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'data', 'flashmla-sparse', 'v1')
+    a = {n: np.load(os.path.join(src, n + '.npy')) for n in ('q', 'kcache', 'indices')}
+    with pytest.raises(ValueError, match='lse'):
+        amla_lab.save_sparse_case(tmp_path / 's', a['q'], a['kcache'], a['indices'], lse='not numbers')
+    with pytest.raises(ValueError, match='lse'):
+        amla_lab.save_sparse_case(tmp_path / 's', a['q'], a['kcache'], a['indices'],
+                                  lse=np.zeros((1, 64, 1), np.int32))
+    assert not (tmp_path / 's').exists() and os.listdir(tmp_path) == []
+    with pytest.raises(ValueError, match='one format'):  # q and k read in one --in-format
+        amla_lab.save_case(tmp_path / 'c', load('q'), load('k').view(np.uint8))
+    assert os.listdir(tmp_path) == []
+
+
+def test_earlier_case_replaced_whole(tmp_path):
+    """a V32 case written where a MODEL1 case with top-k lengths was: no file of the earlier case survives; a
+    folder holding anything else is refused"""
+    base = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'data', 'flashmla-sparse')
+    m = {n: np.load(os.path.join(base, 'x4', n + '.npy')) for n in ('q', 'kcache', 'indices', 'topk_length')}
+    v = {n: np.load(os.path.join(base, 'v1', n + '.npy')) for n in ('q', 'kcache', 'indices')}
+    d = tmp_path / 'case'
+    amla_lab.save_sparse_case(d, m['q'], m['kcache'], m['indices'], topk_length=m['topk_length'])
+    assert (d / 'topk_length.npy').exists()
+    amla_lab.save_sparse_case(d, v['q'], v['kcache'], v['indices'])
+    assert sorted(os.listdir(d)) == ['indices.npy', 'kcache.npy', 'q.npy']
+    assert sorted(os.listdir(tmp_path)) == ['case']
+    (d / 'notes.txt').write_text('mine')
+    with pytest.raises(ValueError, match='notes.txt'):
+        amla_lab.save_sparse_case(d, v['q'], v['kcache'], v['indices'])
+    assert (d / 'notes.txt').read_text() == 'mine'
+
+
+def test_full_disk_leaves_no_partial_case(tmp_path, monkeypatch):
+    """a write that fails part-way (a full disk) leaves neither a partial case nor a temporary folder"""
+    real = np.save
+    calls = []
+
+    def failing(path, a):
+        calls.append(path)
+        if len(calls) == 2:
+            raise OSError(28, 'No space left on device')
+        real(path, a)
+    monkeypatch.setattr(amla_lab.np, 'save', failing)
+    with pytest.raises(OSError):
+        amla_lab.save_case(tmp_path / 'full', load('q'), load('k'), out=load('out'))
+    assert os.listdir(tmp_path) == []
