@@ -901,7 +901,7 @@ int main(int argc, char **argv)
     free(b.v32);
     free(b.o32);
     free(b.s32);
-    gen_free(&in);
+    attn_input_free(&in);
     free(c);
     return 0;
 }

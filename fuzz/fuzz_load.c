@@ -75,6 +75,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     attn_batch_t in;
     err_t e = {0};
     if (gen_load(&in, dir, f, dv, &e) == ERR_OK)
-        gen_batch_free(&in);
+        attn_batch_free(&in);
     return 0;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """layout-check.py -- the measures of the source layout (docs/ARCHITECTURE.md): no source file
 over 500 lines, cli/main.c at most 150, no dependency cycle between modules (a file's #include
-of another module's header is an edge) nor between the files of one folder, the reference (ref/) depending on no variant or
+of another module's header is an edge) nor between the files of one folder (by their includes, or by their calls: a
+function defined in one file and called from another), the reference (ref/) depending on no variant or
 attention code, no comment citing a file outside the repository, and every variant registered
 by one line. Prints each measure; exits 1 if one fails."""
 import os
@@ -107,6 +108,33 @@ def unit_reaches(a, b, seen):
 
 circles = sorted({tuple(sorted((a, b))) for a in units for b in units[a] if unit_reaches(b, a, {b})})
 report(not circles, 'circles of files within a folder: %s' % (', '.join(' <-> '.join(c) for c in circles) or 'none'))
+
+# circles of calls inside one folder: an edge runs from a .c file to another .c file of its folder that defines
+# (not static) a function it calls; a circle of such edges is a circle however the includes look (a function of a
+# shared header's static inline code is no file's, and no edge)
+def code_of(path):
+    t = re.sub(r'/\*.*?\*/', ' ', open(path).read(), flags=re.S)
+    return re.sub(r'"(\\.|[^"\\\n])*"', '""', re.sub(r'//[^\n]*', ' ', t))
+
+
+cfiles = [f for f in files if f.endswith('.c')]
+code = {f: code_of(f) for f in cfiles}
+defined = {}
+for f in cfiles:
+    for m in re.finditer(r'^(?!static\b)[A-Za-z_][\w \*]*?\b([a-z]\w*)\s*\([^;{]*\)\s*\{', code[f], re.M):
+        defined.setdefault(m.group(1), set()).add(f)
+calls = {f: {g for name in set(re.findall(r'\b([a-z]\w*)\s*\(', code[f])) for g in defined.get(name, ())
+             if g != f and os.path.dirname(g) == os.path.dirname(f)} for f in cfiles}
+
+
+def call_reaches(a, b, seen):
+    return any(t == b or (t not in seen and call_reaches(t, b, seen | {t})) for t in calls.get(a, ()))
+
+
+rel = lambda f: os.path.relpath(f, src)[:-2]
+call_circles = sorted({tuple(sorted((rel(a), rel(b)))) for a in calls for b in calls[a] if call_reaches(b, a, {b})})
+report(not call_circles, 'circles of calls within a folder: %s' % (
+    ', '.join(' <-> '.join(c) for c in call_circles) or 'none'))
 
 # scripts/README.md names every script under the kind it belongs to (results, checks against hardware,
 # captures and probes, development tools)

@@ -107,7 +107,7 @@ static void test_exact_equals_base(void)
         }
     free(a);
     free(b);
-    gen_free(&in);
+    attn_input_free(&in);
 }
 
 static float bf16_rne(float x)
@@ -179,7 +179,7 @@ static void test_naive(void)
     metric_all(m, o, gold, 4 * 32);
     CHECK(events > 0 && m[METRIC_NONFINITE] > 0, "sigma 10: naive reported %ld overflows, %g non-finite", events,
           m[METRIC_NONFINITE]);
-    gen_free(&in);
+    attn_input_free(&in);
     g.sigma = 0.5;
     gen_sample(&in, &g, 3, 0, &e);
     golden_attention(gold, &in, 0);
@@ -187,7 +187,7 @@ static void test_naive(void)
     metric_all(m, o, gold, 4 * 32);
     CHECK(events == 0 && m[METRIC_NONFINITE] == 0 && m[METRIC_REL_FRO] < 1e-2, "sigma 0.5: naive error %g",
           m[METRIC_REL_FRO]);
-    gen_free(&in);
+    attn_input_free(&in);
 }
 
 int main(void)

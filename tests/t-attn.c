@@ -74,7 +74,7 @@ static void test_exact_equals_golden(void)
         }
         free(g);
         free(o);
-        gen_free(&in);
+        attn_input_free(&in);
     }
 }
 
@@ -136,7 +136,7 @@ static void test_block_invariance(void)
     double m[METRIC_COUNT];
     metric_all(m, a, b, 128);
     CHECK(m[METRIC_REL_FRO] < 1e-14, "exact base: block 256 vs 32 differ by %g", m[METRIC_REL_FRO]);
-    gen_free(&in);
+    attn_input_free(&in);
 }
 
 static void test_sites(void)
@@ -231,7 +231,7 @@ static void test_every_variant_sites(void)
         }
     free(gold);
     free(o);
-    gen_free(&in);
+    attn_input_free(&in);
 }
 
 int main(void)

@@ -231,7 +231,7 @@ static void test_against_mpfr(void)
                 printf("t-golden: %-30s worst relative difference to MPFR-256: %.3g\n", gc->what, worst);
             free(o);
             free(ref);
-            gen_free(&in);
+            attn_input_free(&in);
         }
 }
 
@@ -254,7 +254,7 @@ static void test_single_key(void)
         CHECK(fabs(o[c] - want) <= 4e-16 * (fabs(in.v[c]) + fabs(in.v[4 + c]) + fabs(in.v[8 + c])),
               "equal logits: o %a, mean %a", o[c], want);
     }
-    gen_free(&in);
+    attn_input_free(&in);
 }
 
 /* log-sum-exp by hand: with every key equal to k0, row t's visible scores are all
@@ -283,7 +283,7 @@ static void test_lse(void)
             CHECK(fabs(lse[h * 3 + t] - want) <= 0.25 * mag * 8 * 0x1p-53 + 4 * 0x1p-53 * fabs(want),
                   "lse head %ld row %ld: %a, by hand %a", h, t, lse[h * 3 + t], want);
         }
-    gen_free(&in);
+    attn_input_free(&in);
 }
 
 /* Golden's exact slice products through AMX's byte products (where the processor has them)
@@ -320,7 +320,7 @@ static void test_u8_same_bits(void)
             free(o[amx]);
             free(lse[amx]);
         }
-        gen_free(&in);
+        attn_input_free(&in);
     }
     CHECK(identical == elements, "Golden through byte products: %ld of %ld outputs and lse bit-identical", identical,
           elements);

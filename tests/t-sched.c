@@ -53,7 +53,7 @@ int main(void)
         metric_all(m, o, b, n);
         CHECK(m[METRIC_REL_FRO] <= 1e-12, "%s exact: rel_fro %g against base", scheds[i], m[METRIC_REL_FRO]);
     }
-    gen_free(&in);
+    attn_input_free(&in);
 
     /* 2. causal prefill: the tiling-mask (B-masks cut from the M-mask, all-zero blocks
      * skipped) gives Base's full-mask output bit for bit */
@@ -100,6 +100,6 @@ int main(void)
     free(po);
     free(b);
     free(o);
-    gen_free(&pre);
+    attn_input_free(&pre);
     return check_done("t-sched");
 }

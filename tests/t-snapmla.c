@@ -150,6 +150,6 @@ int main(void)
     free(a);
     free(b);
     free(gold);
-    gen_free(&in);
+    attn_input_free(&in);
     return check_done("t-snapmla");
 }

@@ -320,7 +320,7 @@ int cmd_check(int argc, char **argv)
     check_free(&r);
     free(kout);
     free(klse);
-    gen_batch_free(&in);
+    attn_batch_free(&in);
     free(c), free(t), free(cand), free(skip);
     return rc ? cli_fail(&e) : cli_finish_stdout(0);
 }

@@ -113,7 +113,7 @@ int cmd_run(int argc, char **argv)
     if (dump.tmp)
         io_dir_abort(&dump);
     run_result_free(&r);
-    gen_batch_free(&loaded);
+    attn_batch_free(&loaded);
     return rc ? cli_fail(&e) : cli_finish_stdout(0);
 }
 

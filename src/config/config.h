@@ -48,7 +48,7 @@ typedef struct {
  * config/resolve.c, as are run_resolve and run_validate). */
 void run_cfg_default(run_cfg_t *c);
 
-/* --load: read the case in c->load_dir once into *in (owned by the caller; gen_batch_free),
+/* --load: read the case in c->load_dir once into *in (owned by the caller; attn_batch_free),
  * take its shape into c->shape (sk: the longest entry's keys) and point c->input at it. */
 int run_load_input(run_cfg_t *c, attn_batch_t *in, err_t *e);
 

@@ -130,7 +130,7 @@ int gen_sample(attn_input_t *in, const gen_cfg_t *cfg, uint64_t seed, long sampl
     in->k = gen_alloc(nk);
     in->v = gen_alloc(nv);
     if (!in->q || !in->k || !in->v) {
-        gen_free(in);
+        attn_input_free(in);
         return err_set(e, ERR_USAGE, "inputs of %ld values do not fit in memory", nq + nk + nv);
     }
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
@@ -160,7 +160,7 @@ int gen_sample(attn_input_t *in, const gen_cfg_t *cfg, uint64_t seed, long sampl
     for (int i = 0; i < 3; i++) {
         long bad = gen_first_nonfinite(arr[i], n[i]);
         if (bad >= 0) {
-            gen_free(in);
+            attn_input_free(in);
             return err_set(e, ERR_USAGE,
                            "the %s distribution's parameters overflow %s: element %ld of %c is not finite "
                            "(lower --mean, --sigma, --low/--high or the MLA scales)",
@@ -168,16 +168,6 @@ int gen_sample(attn_input_t *in, const gen_cfg_t *cfg, uint64_t seed, long sampl
         }
     }
     return ERR_OK;
-}
-
-void gen_free(attn_input_t *in)
-{
-    free(in->q);
-    free(in->k);
-    free(in->v);
-    free(in->kpos);
-    in->q = in->k = in->v = NULL;
-    in->kpos = NULL;
 }
 
 /* Accept [H, S, D] or [S, D] (H = 1). */
@@ -395,7 +385,7 @@ static int gen_batch_from_arrays(attn_batch_t *bt, io_npy_t a[3], const io_npy_t
             gen_shared_v(in);
     }
     if (rc)
-        gen_batch_free(bt);
+        attn_batch_free(bt);
     return rc;
 }
 
@@ -440,7 +430,7 @@ int gen_load(attn_batch_t *bt, const char *dir, fmt_id_t in_format, long dv_req,
         bt->seqlens = err_malloc(1, sizeof(long));
         rc = gen_from_arrays(&bt->entry[0], a, paths, have_v, in_format, dv_req, e);
         if (rc) {
-            gen_batch_free(bt);
+            attn_batch_free(bt);
         } else {
             bt->seqlens[0] = bt->smax = bt->entry[0].s.sk;
         }
@@ -449,14 +439,4 @@ int gen_load(attn_batch_t *bt, const char *dir, fmt_id_t in_format, long dv_req,
         io_npy_free(&a[i]);
     io_npy_free(&sl);
     return rc;
-}
-
-void gen_batch_free(attn_batch_t *bt)
-{
-    for (long i = 0; i < bt->n && bt->entry; i++)
-        gen_free(&bt->entry[i]);
-    free(bt->entry);
-    free(bt->seqlens);
-    free(bt->sched_sk);
-    memset(bt, 0, sizeof *bt);
 }

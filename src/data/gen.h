@@ -70,7 +70,6 @@ int gen_sample(attn_input_t *in, const gen_cfg_t *cfg, uint64_t seed, long sampl
  * seqlens[b] ignored. Values are rounded to in_format (one that is not finite there is refused);
  * without v.npy, V = K[..., :dv_req] (--dv). */
 int gen_load(attn_batch_t *bt, const char *dir, fmt_id_t in_format, long dv_req, err_t *e);
-void gen_batch_free(attn_batch_t *bt);
 
 /* A sparse FP8 decoding case (gen_load does this when DIR/kcache.npy exists; data/sparse.c): q.npy bf16
  * [B, Sq, Hq, d], kcache.npy uint8 [blocks, page, 1, bytes] in one of FlashMLA's FP8 layouts (data/kvfp8.h),
@@ -83,7 +82,5 @@ int gen_load_sparse(attn_batch_t *bt, const char *dir, fmt_id_t in_format, err_t
  * success the arrays' data move into in (a[i].data becomes NULL). */
 int gen_from_arrays(attn_input_t *in, io_npy_t a[3], const char *const path[3], int have_v, fmt_id_t in_format,
                     long dv_req, err_t *e);
-
-void gen_free(attn_input_t *in);
 
 #endif

@@ -1,7 +1,8 @@
-/* problem -- per-row key limits and the KV-head groups of an attention problem */
+/* problem -- per-row key limits and the KV-head groups of an attention problem; freeing its inputs */
 #include "data/problem.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/err.h"
 
@@ -28,3 +29,22 @@ void attn_for_groups(double *o, const attn_input_t *in,
     free(limit);
 }
 
+void attn_input_free(attn_input_t *in)
+{
+    free(in->q);
+    free(in->k);
+    free(in->v);
+    free(in->kpos);
+    in->q = in->k = in->v = NULL;
+    in->kpos = NULL;
+}
+
+void attn_batch_free(attn_batch_t *bt)
+{
+    for (long i = 0; i < bt->n && bt->entry; i++)
+        attn_input_free(&bt->entry[i]);
+    free(bt->entry);
+    free(bt->seqlens);
+    free(bt->sched_sk);
+    memset(bt, 0, sizeof *bt);
+}

@@ -57,4 +57,8 @@ void attn_row_limits(long *limit, const attn_shape_t *s);
 void attn_for_groups(double *o, const attn_input_t *in,
                      void (*fn)(double *, const attn_group_t *, void *), void *arg);
 
+/* An input's arrays, and a batch's entries with its arrays, freed (the struct zeroed for a batch). */
+void attn_input_free(attn_input_t *in);
+void attn_batch_free(attn_batch_t *bt);
+
 #endif

@@ -169,6 +169,6 @@ int gen_load_sparse(attn_batch_t *bt, const char *dir, fmt_id_t in_format, err_t
     for (int i = 0; i < SP_N; i++)
         io_npy_free(&a[i]);
     if (rc)
-        gen_batch_free(bt);
+        attn_batch_free(bt);
     return rc;
 }

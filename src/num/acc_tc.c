@@ -21,7 +21,7 @@
 #define ACC_HAVE_X86 1
 #endif
 
-static const acc_tc_t ACC_TC[] = {
+const acc_tc_t acc_tc_models[] = {
     [ACC_TC_VOLTA] = {23, 4, 0},         [ACC_TC_AMPERE] = {24, 8, 0},
     [ACC_TC_HOPPER] = {25, 16, 0},       [ACC_TC_HOPPER_K8] = {25, 8, 0},  [ACC_TC_HOPPER_FP8] = {13, 32, 128},
     [ACC_TC_HOPPER_FP8_FAST] = {13, 32, 0},
@@ -76,8 +76,8 @@ double acc_tc_block(const double *t, const int *e, int n, int f)
  * tensor-core value is added (FP32, RNE) into a separate accumulator every `promote` products.
  * A product's exponent is the sum of its operands' exponents (before normalization: a
  * significand product in [2, 4) does not move it); C's is its binade, -126 when subnormal. */
-static void gemm_tc(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
-                    long N, long K, const acc_tc_t *tc, int emin_a, int emin_b, int acc)
+void acc_tc_gemm_model(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
+                       long N, long K, const acc_tc_t *tc, int emin_a, int emin_b, int acc)
 {
     double t[64];
     int e[64];
@@ -114,7 +114,7 @@ static void acc_tc_exps(double *e, const double *x, long n, int emin)
         e[i] = x[i] != 0 ? (double)acc_tc_exp(x[i], emin) : -INFINITY;
 }
 
-/* The block model of gemm_tc on four output columns at once: the same operations as
+/* The block model of acc_tc_gemm_model on four output columns at once: the same operations as
  * acc_tc_block on each lane (exact products, emax over the nonzero terms, truncation onto the
  * grid 2^(emax - f), integer sum, normalization to f + 1 bits, RZ to binary32). The integer
  * sum is exact, so its order is free; it starts from +0 as the scalar one does. A lane whose
@@ -285,19 +285,6 @@ __attribute__((target("avx2,fma"))) void acc_tc_gemm_x64(double *C, long ldc, co
 
 #endif
 
-void acc_tc_gemm(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
-                 long N, long K, acc_model_t model, int emin_a, int emin_b)
-{
-#ifdef ACC_HAVE_X86
-    if (acc_simd && cpu_has_avx2_fma()) {
-        if (!acc_tc_gemm_f32(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &ACC_TC[model], emin_a, emin_b, 0, NULL))
-            acc_tc_gemm_x64(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &ACC_TC[model], emin_a, emin_b, 0);
-        return;
-    }
-#endif
-    gemm_tc(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &ACC_TC[model], emin_a, emin_b, 0);
-}
-
 /* C += A op(B) after the binary32 lanes declined: the binary64 lanes where C suits them (finite binary32
  * magnitudes), else the scalar model, which takes any double */
 void acc_tc_gemm_acc64(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
@@ -315,32 +302,5 @@ void acc_tc_gemm_acc64(double *C, long ldc, const double *A, long lda, const dou
         }
     }
 #endif
-    gemm_tc(C, ldc, A, lda, B, ldb, b_trans, M, N, K, tc, emin_a, emin_b, 1);
-}
-
-void acc_tc_gemm_acc(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
-                     long N, long K, acc_model_t model, int emin_a, int emin_b)
-{
-#ifdef ACC_HAVE_X86
-    /* the binary32 lanes check C themselves (a stricter check than the binary64 lanes'), and leave it untouched
-     * where they decline */
-    if (acc_simd && cpu_has_avx2_fma() &&
-        acc_tc_gemm_f32(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &ACC_TC[model], emin_a, emin_b, 1, NULL))
-        return;
-#endif
-    acc_tc_gemm_acc64(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &ACC_TC[model], emin_a, emin_b);
-}
-
-void acc_tc_gemm_acc_scaled(double *C, long ldc, const double *rs, const double *A, long lda, const double *B, long ldb,
-                            int b_trans, long M, long N, long K, acc_model_t model, int emin_a, int emin_b)
-{
-#ifdef ACC_HAVE_X86
-    /* the binary32 lanes scale C's rows as they load them */
-    if (acc_simd && cpu_has_avx2_fma() &&
-        acc_tc_gemm_f32(C, ldc, A, lda, B, ldb, b_trans, M, N, K, &ACC_TC[model], emin_a, emin_b, 1, rs))
-        return;
-#endif
-    for (long i = 0; i < M; i++)
-        vec_scale32_ftz(C + i * ldc, C + i * ldc, N, rs[i]);
-    acc_tc_gemm_acc(C, ldc, A, lda, B, ldb, b_trans, M, N, K, model, emin_a, emin_b);
+    acc_tc_gemm_model(C, ldc, A, lda, B, ldb, b_trans, M, N, K, tc, emin_a, emin_b, 1);
 }

@@ -11,9 +11,16 @@ typedef struct {
     int f, b, promote;
 } acc_tc_t;
 
+/* Each tensor-core model's parameters, indexed by its acc_model_t (acc_tc.c). */
+extern const acc_tc_t acc_tc_models[];
+
 /* Exponent of a nonzero operand as the tensor core sees it: its binade, or for a subnormal of
  * its format the format's minimum exponent. */
 int acc_tc_exp(double x, int emin);
+
+/* The scalar block model (any operands; acc: C's own values as the first block's C; acc_tc.c). */
+void acc_tc_gemm_model(double *C, long ldc, const double *A, long lda, const double *B, long ldb, int b_trans, long M,
+                       long N, long K, const acc_tc_t *tc, int emin_a, int emin_b, int acc);
 
 /* The block model (with acc, C's own values as the first block's C) in binary32 and int32
  * lanes where its conditions hold: then C is written and 1 returned; else 0, C untouched

@@ -32,11 +32,11 @@ int run_load_input(run_cfg_t *c, attn_batch_t *in, err_t *e)
         if (opts_given(c, sizes[i].name) && sizes[i].given != sizes[i].loaded) {
             rc = err_set(e, ERR_USAGE, "--%s %ld: the case in %s has %s %ld (its arrays' shape); drop --%s",
                          sizes[i].name, sizes[i].given, c->load_dir, sizes[i].name, sizes[i].loaded, sizes[i].name);
-            gen_batch_free(in);
+            attn_batch_free(in);
             return rc;
         }
     if (in->sparse_sq && c->shape.causal) {
-        gen_batch_free(in);
+        attn_batch_free(in);
         return err_set(e, ERR_USAGE, "--causal: a sparse FP8 case has no causal mask (each query token's keys are "
                                      "its indices)");
     }
@@ -309,7 +309,7 @@ static int run_sample(run_row_t *rows, const run_cfg_t *c, long sample, int dump
     free(lses);
     free(extras);
     if (!c->input)
-        gen_free(&gen);
+        attn_input_free(&gen);
     return rc;
 }
 

@@ -13,6 +13,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "base/progress.h"
 #include "report/csv.h"
 #include "sweep/par.h"
 
@@ -25,6 +26,12 @@ uint64_t sweep_checksum(const char *t, size_t n)
         h = (h ^ (unsigned char)t[i]) * 0x100000001b3ull;
     return h;
 }
+void sweep_progress(sweep_state_t *s)
+{
+    if (s->progress)
+        progress_draw(stderr, s->x->name, s->done, s->total, s->fresh, progress_now() - s->t0);
+}
+
 int sweep_on_sample(void *arg, long sample, const run_row_t *rows, err_t *e)
 {
     sweep_state_t *s = arg;

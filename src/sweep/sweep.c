@@ -22,12 +22,6 @@
 #include "report/csv.h"
 #include "sweep/par.h"
 
-void sweep_progress(sweep_state_t *s)
-{
-    if (s->progress)
-        progress_draw(stderr, s->x->name, s->done, s->total, s->fresh, progress_now() - s->t0);
-}
-
 int sweep_run(const char *path, const sweep_opts_t *o, err_t *e)
 {
     sweep_t *x = err_calloc(1, sizeof *x);
