@@ -26,7 +26,7 @@ NPROC := $(shell nproc 2>/dev/null || echo 1)
 JOBS = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(NPROC))
 # an interpreter with numpy (Debian's python3-numpy), for the scripts that need it
 PY_NUMPY = $(shell for p in /usr/bin/python3 python3; do $$p -c 'import numpy' 2>/dev/null && { echo $$p; break; }; done)
-# src/MODULE/*.c (docs/ARCHITECTURE.md); includes are written from src/: "num/fmt.h"
+# src/MODULE/*.c (docs/ARCHITECTURE.md); includes are written from src/: "num/fmt/fmt.h"
 SRC = $(sort $(shell find src -name '*.c'))
 HDR = $(shell find src -name '*.h')
 LIB_SRC = $(filter-out src/cli/%.c,$(SRC))
@@ -53,8 +53,8 @@ $(BUILD)/%.o: src/%.c $(HDR)
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) -Isrc -c -o $@ $<
 
-# the array cast loops must vectorize (src/num/fmt_cast.c says why these flags change no result)
-$(BUILD)/num/fmt_cast.o: OPT += -O3 -fno-trapping-math
+# the array cast loops must vectorize (src/num/fmt/fmt_cast.c says why these flags change no result)
+$(BUILD)/num/fmt/fmt_cast.o: OPT += -O3 -fno-trapping-math
 
 # tests/*.c other than t-*.c are helpers every test links (golden_mpfr: the all-MPFR reference)
 TEST_HELP = $(filter-out tests/t-%.c,$(wildcard tests/*.c))
@@ -133,7 +133,7 @@ FUZZ_BIN = $(FUZZ_TARGETS:%=build-fuzz/fuzz-%)
 # with UBSan; 8 s with neither; the whole rest of the library: seconds), two thirds of this build. No harness
 # reaches them (they parse input), and make check-asan and check-valgrind run them under GCC's ASan and UBSan and
 # under valgrind, so this build compiles them uninstrumented.
-build-fuzz/obj/num/acc_tc_f32x8.o build-fuzz/obj/num/acc_tc_f32x16.o: FUZZ_FILE_CFLAGS = -fno-sanitize=all
+build-fuzz/obj/num/acc/acc_tc_f32x8.o build-fuzz/obj/num/acc/acc_tc_f32x16.o: FUZZ_FILE_CFLAGS = -fno-sanitize=all
 
 build-fuzz/obj/%.o: src/%.c $(HDR)
 	@mkdir -p $(@D)

@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "num/acc.h"
-#include "num/acc_f32.h"
-#include "num/acc_model.h"
-#include "num/acc_tc.h"
-#include "num/acc_tc_int.h"
-#include "num/cpu.h"
-#include "num/fmt.h"
+#include "num/acc/acc.h"
+#include "num/acc/acc_f32.h"
+#include "num/acc/acc_model.h"
+#include "num/acc/acc_tc.h"
+#include "num/acc/acc_tc_int.h"
+#include "num/vec/cpu.h"
+#include "num/fmt/fmt.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "num/cpu.h"
+#include "num/vec/cpu.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <cpuid.h>

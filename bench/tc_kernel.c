@@ -21,10 +21,10 @@
 #include <time.h>
 
 #include "base/mem.h"
-#include "num/acc_model.h"
-#include "num/acc_tc.h"
-#include "num/cpu.h"
-#include "num/fmt.h"
+#include "num/acc/acc_model.h"
+#include "num/acc/acc_tc.h"
+#include "num/vec/cpu.h"
+#include "num/fmt/fmt.h"
 
 #include "floors.h"
 

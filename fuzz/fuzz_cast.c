@@ -2,7 +2,7 @@
  * with the first byte's low bit, as binary32 bit patterns; rounded or refused, never a crash */
 #include <stdio.h>
 
-#include "num/cast.h"
+#include "num/fmt/cast.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

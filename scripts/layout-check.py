@@ -22,9 +22,9 @@ def report(ok, what):
 
 
 def module(path):
-    """src/attn/variants/base.c -> attn/variants; src/num/fmt.h -> num"""
+    """src/attn/variants/base.c -> attn/variants; src/num/fmt/fmt.h -> num/fmt (num's folders are modules)"""
     rel = os.path.relpath(path, src).split(os.sep)
-    return '/'.join(rel[:2]) if rel[0] == 'attn' and len(rel) > 2 else rel[0]
+    return '/'.join(rel[:2]) if rel[0] in ('attn', 'num') and len(rel) > 2 else rel[0]
 
 
 files = []

@@ -1,7 +1,7 @@
 #!/bin/sh
-# sfu-check.sh -- results/sfu-check.md: the SFU models (src/num/sfu.c) against the H100's
+# sfu-check.sh -- results/sfu-check.md: the SFU models (src/num/sfu/sfu.c) against the H100's
 # measurements (tests/data/sfu): the model itself checked on the GPU over every binary32 input
-# (scripts/sfu_probe4.cu compiles src/num/sfu.c as device code; its output is probe4.txt), and
+# (scripts/sfu_probe4.cu compiles src/num/sfu/sfu.c as device code; its output is probe4.txt), and
 # here, by t-sfu, against every measured input of the cores.
 set -e
 cd "$(dirname "$0")/.."
@@ -18,7 +18,7 @@ tmp=$out.tmp.$$
     echo "Produced by \`scripts/sfu-check.sh\` (\`make results\`) from the measurements in tests/data/sfu"
     echo "(NVIDIA H100 80GB HBM3, driver 580.159.04, CUDA 13.0; how they were taken: tests/data/sfu/README.md)."
     echo
-    echo "| instruction | model (src/num/sfu.c) | inputs checked | mismatches |"
+    echo "| instruction | model (src/num/sfu/sfu.c) | inputs checked | mismatches |"
     echo "|---|---|---|---|"
     echo "| ex2.approx.ftz.f32 | split: \\|x\\| truncated to 23 fraction bits, one's complement fraction for x < 0, FTZ; core: 64-segment quadratic | every binary32 (GPU) + the core's 2^23 inputs for x >= 0 and x <= 0 (here) | $(sed -n 's/.*ex2 mismatches \([0-9]*\).*/\1/p' tests/data/sfu/probe4.txt) (GPU); 0 (here, t-sfu) |"
     echo "| rcp.approx.ftz.f32 | split: significand only, 0/subnormal -> inf, FTZ; core: 128-segment quadratic | every binary32 (GPU) + the core's 2^23 significands (here) | $(sed -n 's/.*rcp mismatches \([0-9]*\).*/\1/p' tests/data/sfu/probe4.txt) (GPU); 0 (here, t-sfu) |"
@@ -37,7 +37,7 @@ tmp=$out.tmp.$$
     echo "the model's halved, its exponent the same. All nine are in [1, 2) with results just above a"
     echo "power of two (the fraction's top bit 0). The test the hardware makes is not recovered (a"
     echo "leading-zero anticipation on fewer bits than the model's 38-bit sum would behave so; nine"
-    echo "cases in 2^23 do not pin it down), so src/num/sfu.c lists the nine inputs and keeps their"
+    echo "cases in 2^23 do not pin it down), so src/num/sfu/sfu.c lists the nine inputs and keeps their"
     echo "fraction unshifted: with them the model equals the H100 on all 2^32 inputs. They are met in"
     echo "practice: a row sum L of 1 + 2^-23 is lg2(0x3f800001), the first of them."
     echo

@@ -5,7 +5,7 @@
  * with x the low bits of the fraction, sq the datapath's truncated square and K the rounding
  * constant; lg2's core is (c0 2^12 + c1 x + c2 sq(x) + K) >> 2, log2 of the significand with 36
  * fraction bits, fitted to lg2 on [2, 4) (1 + that value truncated to 23 fraction bits). Prints
- * the C tables for src/num/sfu.c, or says where no integers fit.
+ * the C tables for src/num/sfu/sfu.c, or says where no integers fit.
  *   cc -O2 -o sfu_fit scripts/sfu_fit.c -lm && for f in ex2_pos rcp lg2_2; do
  *   xz -dc tests/data/sfu/$f.bin.xz >$f.bin; done && ./sfu_fit ex2_pos.bin rcp.bin lg2_2.bin */
 #include <math.h>

@@ -1,4 +1,4 @@
-// sfu_probe4 -- the lab's SFU models (src/num/sfu.c, compiled here as device code) against the
+// sfu_probe4 -- the lab's SFU models (src/num/sfu/sfu.c, compiled here as device code) against the
 // hardware's ex2.approx.ftz.f32, rcp.approx.ftz.f32 and lg2.approx.ftz.f32 on every binary32
 // input; lg2's mismatches are counted per input binade and the first few printed.
 //   nvcc -O2 -arch=sm_90 -Isrc -o sfu_probe4 scripts/sfu_probe4.cu && ./sfu_probe4
@@ -9,7 +9,7 @@
 
 #define SFU_FN __host__ __device__
 #define SFU_TAB __device__
-#include "../src/num/sfu.c"
+#include "../src/num/sfu/sfu.c"
 
 
 __global__ void check(unsigned long long *cnt, uint32_t hi)

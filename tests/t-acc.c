@@ -3,14 +3,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "num/acc.h"
-#include "num/acc_f32.h"
-#include "num/acc_tc.h"
-#include "num/acc_tc_int.h"
-#include "num/cpu.h"
+#include "num/acc/acc.h"
+#include "num/acc/acc_f32.h"
+#include "num/acc/acc_tc.h"
+#include "num/acc/acc_tc_int.h"
+#include "num/vec/cpu.h"
 #include "check.h"
-#include "num/fmt.h"
-#include "num/vec.h"
+#include "num/fmt/fmt.h"
+#include "num/vec/vec.h"
 
 /* C1 (scalar) and C2 (vector kernels up to level simd: acc_simd) bit for bit, sign of zero
  * included; the first mismatches reported. */

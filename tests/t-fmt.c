@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "num/fmt.h"
+#include "num/fmt/fmt.h"
 
 /* Independent reference: MPFR rounding at the format's precision with its exponent range
  * (mpfr_set_emin/emax + mpfr_subnormalize), then the lab's documented overflow policy. */

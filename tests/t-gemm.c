@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "num/fmt.h"
-#include "num/gemm_u8.h"
+#include "num/fmt/fmt.h"
+#include "num/acc/gemm_u8.h"
 #include "ref/ozaki_u8.h"
 
 __extension__ typedef __int128 i128_t;

@@ -5,10 +5,10 @@
 #include <string.h>
 
 #include "check.h"
-#include "num/dd.h"
-#include "num/fmt.h"
+#include "num/vec/dd.h"
+#include "num/fmt/fmt.h"
 #include "data/gen.h"
-#include "num/gemm_u8.h"
+#include "num/acc/gemm_u8.h"
 #include "ref/golden.h"
 #include "ref/ozaki.h"
 #include "golden_mpfr.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "num/acc.h"
+#include "num/acc/acc.h"
 #include "attn/attn.h"
 #include "check.h"
 #include "ref/golden.h"

@@ -9,7 +9,7 @@
 #include "check.h"
 #include "data/kvfp8.h"
 #include "data/npy.h"
-#include "num/fmt.h"
+#include "num/fmt/fmt.h"
 
 #define PAGE 64
 

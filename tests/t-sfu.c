@@ -11,8 +11,8 @@
 #include <mpfr.h>
 
 #include "check.h"
-#include "num/acc.h"
-#include "num/sfu.h"
+#include "num/acc/acc.h"
+#include "num/sfu/sfu.h"
 
 #define N (1 << 23)
 #define QUICK_STEP 61 /* odd: the low 17 bits of the inputs taken still take every value (2^23 / 61 > 2^17) */

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "num/fmt.h"
-#include "num/vec.h"
+#include "num/fmt/fmt.h"
+#include "num/vec/vec.h"
 
 static int same(double a, double b)
 {

@@ -1,8 +1,8 @@
 /* attn -- resolving a variant's sites and running it group by group */
 #include "base/err.h"
 #include "attn/attn.h"
-#include "num/acc_f32.h"
-#include "num/acc_tc.h"
+#include "num/acc/acc_f32.h"
+#include "num/acc/acc_tc.h"
 
 #include <math.h>
 #include <stdlib.h>

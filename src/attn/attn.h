@@ -4,8 +4,8 @@
 
 #include <stdint.h>
 
-#include "num/acc.h"
-#include "num/fmt.h"
+#include "num/acc/acc.h"
+#include "num/fmt/fmt.h"
 #include "base/err.h"
 #include "attn/site.h"
 #include "data/problem.h"

@@ -1,7 +1,7 @@
 /* flash -- the machinery the tiled (flash) variants share (see flash.h) */
 #include "attn/flash.h"
-#include "num/acc_f32.h"
-#include "num/vec.h"
+#include "num/acc/acc_f32.h"
+#include "num/vec/vec.h"
 
 #include <math.h>
 #include <string.h>

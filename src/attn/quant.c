@@ -1,7 +1,7 @@
 /* quant -- amax scales per group and the scaled conversion to FP8 */
 #include "base/err.h"
 #include "attn/quant.h"
-#include "num/vec.h"
+#include "num/vec/vec.h"
 
 #include <math.h>
 #include <stdlib.h>

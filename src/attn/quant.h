@@ -2,7 +2,7 @@
 #ifndef AMLA_QUANT_H
 #define AMLA_QUANT_H
 
-#include "num/fmt.h"
+#include "num/fmt/fmt.h"
 
 /* Granularity as a group shape: one scale per group of `rows` x `cols` elements
  * (per-tensor: all x all; per-token: 1 x all; per-channel: all x 1; per-block: bt x bc). */

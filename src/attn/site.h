@@ -2,9 +2,9 @@
 #ifndef AMLA_SITE_H
 #define AMLA_SITE_H
 
-#include "num/acc.h"
+#include "num/acc/acc.h"
 #include "base/err.h"
-#include "num/fmt.h"
+#include "num/fmt/fmt.h"
 
 #define SITE_MAX 24
 

@@ -8,8 +8,8 @@
 #include "cli/cli.h"
 #include "config/opts.h"
 #include "data/npy.h"
-#include "num/cast.h"
-#include "num/fmt.h"
+#include "num/fmt/cast.h"
+#include "num/fmt/fmt.h"
 
 static const char CAST_USAGE[] =
     "usage: amla-lab cast --to FMT [--rounding MODE] [--saturate] [--bits] [--seed N]\n"

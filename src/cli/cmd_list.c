@@ -10,8 +10,8 @@
 #include "attn/attn.h"
 #include "config/config.h"
 #include "data/gen.h"
-#include "num/acc.h"
-#include "num/fmt.h"
+#include "num/acc/acc.h"
+#include "num/fmt/fmt.h"
 #include "ref/golden.h"
 #include "run/metric.h"
 

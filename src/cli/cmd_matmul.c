@@ -7,9 +7,9 @@
 
 #include "cli/cli.h"
 #include "data/npy.h"
-#include "num/acc.h"
-#include "num/acc_split.h"
-#include "num/fmt.h"
+#include "num/acc/acc.h"
+#include "num/acc/acc_split.h"
+#include "num/fmt/fmt.h"
 
 static const char MATMUL_USAGE[] =
     "usage: amla-lab matmul A.npy B.npy [--in-format F] [--b-format F] [--acc MODEL] [--split-k N|search]\n"

@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "data/problem.h"
-#include "num/fmt.h"
+#include "num/fmt/fmt.h"
 #include "base/err.h"
 #include "data/files.h"
 #include "data/npy.h"

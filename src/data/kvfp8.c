@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "num/cpu.h"
-#include "num/fmt.h"
+#include "num/vec/cpu.h"
+#include "num/fmt/fmt.h"
 
 const kvfp8_info_t kvfp8_table[KVFP8_COUNT] = {
     {"none", 0, 0, 0, 0, 0},

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "data/files.h"
-#include "num/fmt.h"
+#include "num/fmt/fmt.h"
 
 static const unsigned char NPY_MAGIC[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "base/err.h"
-#include "num/fmt.h"
+#include "num/fmt/fmt.h"
 
 #define IO_NPY_MAX_DIMS 8
 /* Largest array the lab accepts from a file: 2^32 elements (32 GiB as float64). */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "base/err.h"
-#include "num/cpu.h"
+#include "num/vec/cpu.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>

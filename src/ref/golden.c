@@ -9,7 +9,7 @@
 
 #include "base/err.h"
 #include "base/progress.h"
-#include "num/dd.h"
+#include "num/vec/dd.h"
 #include "ref/dot2.h"
 #include "ref/ozaki.h"
 

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "base/err.h"
-#include "num/dd.h"
+#include "num/vec/dd.h"
 
 /* ---- Ozaki scheme: exact products through FP64 GEMM ----
  * Each row (or column) of an operand is cut into s slices of beta bits on the group's own grid:

@@ -7,8 +7,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "num/dd.h"
-#include "num/vec.h"
+#include "num/vec/dd.h"
+#include "num/vec/vec.h"
 
 /* ---- One slice and its remainders ----
  * Every row (or column) of an operand is cut once, on its own grid: x = x1 + x2 with

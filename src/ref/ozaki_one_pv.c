@@ -6,7 +6,7 @@
 
 #include "base/err.h"
 #include "base/progress.h"
-#include "num/cpu.h"
+#include "num/vec/cpu.h"
 #include "ref/ozaki_one_int.h"
 #include "ref/ozaki_u8.h"
 

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "base/err.h"
-#include "num/cpu.h"
-#include "num/gemm_u8.h"
+#include "num/vec/cpu.h"
+#include "num/acc/gemm_u8.h"
 
 #define OZ8_MAX_DIGITS 7 /* u below 2^56 */
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "attn/variants/variants.h"
-#include "num/cpu.h"
+#include "num/vec/cpu.h"
 
 /* Named constants of Algorithm 2 (the AMLA paper, Algorithm 2, lines 9-12). */
 #define AMLA_N_CLAMP (-30)      /* N <- max(n_i - n_{i-1}, -30) */

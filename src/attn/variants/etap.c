@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "attn/variants/variants.h"
-#include "num/vec.h"
+#include "num/vec/vec.h"
 
 #define ETAP_BLOCK 64 /* WGMMA M = 64 tokens per tile; --block does not apply */
 

@@ -7,8 +7,8 @@
 
 #include "attn/variants/variants.h"
 #include "attn/quant.h"
-#include "num/acc_f32.h"
-#include "num/vec.h"
+#include "num/acc/acc_f32.h"
+#include "num/vec/vec.h"
 
 #define FA3_BLOCK 64   /* rows of Q and tokens of K, V per scale (block quantization), KV tile */
 #define FA3_HADAMARD 128 /* the largest Hadamard block used along the head dimension */

@@ -12,7 +12,7 @@
 #include "attn/variants/flashmla.h"
 #include "attn/variants/gpu_fp.h"
 #include "attn/variants/variants.h"
-#include "num/vec.h"
+#include "num/vec/vec.h"
 
 #define FMLA_BLOCK ATTN_KERNEL_TILE /* keys per block (PAGE_BLOCK_SIZE) */
 #define FMLA_HALF 256               /* O columns per warpgroup (HEAD_DIM_V / 2) */

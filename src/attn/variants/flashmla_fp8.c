@@ -6,7 +6,7 @@
 #include "attn/variants/base.h"
 #include "attn/variants/variants.h"
 #include "attn/quant.h"
-#include "num/vec.h"
+#include "num/vec/vec.h"
 
 #define FLASHMLA_TILE 128       /* one scale per 1 x 128 content tile */
 #define FLASHMLA_SCALE_FLOOR 1e-4 /* scale = 2^ceil(log2(max(amax / 448, 1e-4))) */

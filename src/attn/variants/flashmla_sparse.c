@@ -14,8 +14,8 @@
 #include "attn/variants/gpu_fp.h"
 #include "attn/variants/variants.h"
 #include "data/kvfp8.h"
-#include "num/acc_tc.h"
-#include "num/vec.h"
+#include "num/acc/acc_tc.h"
+#include "num/vec/vec.h"
 
 #define FS_BLOCK ATTN_KERNEL_TILE /* TOPK_BLOCK_SIZE: slots per block */
 #define FS_QUAD 4                 /* threads sharing a row of the accumulator layout */

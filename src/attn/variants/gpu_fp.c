@@ -1,14 +1,14 @@
 /* gpu_fp -- a fast-math CUDA kernel's FP32 operations at a rounding site (see gpu_fp.h) */
 #include "attn/variants/gpu_fp.h"
-#include "num/vec.h"
+#include "num/vec/vec.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 #include <stdlib.h>
 
-#include "num/acc_tc.h"
-#include "num/sfu.h"
+#include "num/acc/acc_tc.h"
+#include "num/sfu/sfu.h"
 
 void gpu_f32_scale(attn_ctx_t *ctx, int site, double *x, long n, double a)
 {

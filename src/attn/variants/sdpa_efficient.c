@@ -20,7 +20,7 @@
 
 #include "attn/variants/gpu_fp.h"
 #include "attn/variants/variants.h"
-#include "num/vec.h"
+#include "num/vec/vec.h"
 
 #define EFF_SITES(X)                                                                                               \
     X(QK_ACC, "qk_acc", "S = Q K^T, mma.sync m16n8k8 from zero over the head dim (tc-hopper-k8)", SITE_ACC_HOPPER_K8, \

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "attn/variants/gpu_fp.h"
-#include "num/acc_split.h"
+#include "num/acc/acc_split.h"
 #include "attn/variants/variants.h"
 
 #define SDPA_MATH_SITES(X)                                                                                          \

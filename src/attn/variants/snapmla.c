@@ -7,8 +7,8 @@
 
 #include "attn/variants/variants.h"
 #include "attn/quant.h"
-#include "num/acc_f32.h"
-#include "num/vec.h"
+#include "num/acc/acc_f32.h"
+#include "num/vec/vec.h"
 
 /* The PV tile: P is quantized per 1 head row x SNAP_PAGE tokens (the kernel's fixed tile;
  * --block does not apply to these variants). */

@@ -1,10 +1,10 @@
 /* acc_split -- cuBLAS's split-K GEMMs (docs/REFERENCES.md, "cuBLAS's split-K GEMMs" and "PyTorch SDPA math") */
-#include "num/acc_split.h"
+#include "num/acc/acc_split.h"
 
 #include <stdlib.h>
 
 #include "base/err.h"
-#include "num/fmt.h"
+#include "num/fmt/fmt.h"
 
 /* C = A op(B) with K's tiles of `tile` dealt to `splits` parts, contiguously (part s: tiles s per ..
  * (s + 1) per - 1, per = ceil(tiles / splits)) or round-robin (part s: tiles s, s + splits, ...); each part's

@@ -1,5 +1,5 @@
 /* cpu -- the one check behind every AVX2 and AVX-512 path */
-#include "num/cpu.h"
+#include "num/vec/cpu.h"
 
 int cpu_has_avx2_fma(void)
 {

@@ -1,5 +1,5 @@
 /* acc_model -- the accumulation models' table and the SIMD switch (num/acc_model.h) */
-#include "num/acc_model.h"
+#include "num/acc/acc_model.h"
 
 #include <string.h>
 

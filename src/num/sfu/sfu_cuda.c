@@ -1,8 +1,8 @@
 /* sfu_cuda -- CUDA's math library built on the SFU, as a kernel compiled without --use_fast_math
  * runs it (exp2f, expf, logf, __logf; read off the H100 SASS of PyTorch's FlashAttention-2:
  * num/sfu.h) */
-#include "num/sfu.h"
-#include "num/cpu.h"
+#include "num/sfu/sfu.h"
+#include "num/vec/cpu.h"
 
 #include <math.h>
 #include <stdint.h>

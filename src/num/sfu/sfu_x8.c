@@ -3,13 +3,13 @@
  * products as sfu_sq forms them, the one rounding to binary32 from an exact binary64 product),
  * so bit-identical to the scalar model on every binary32 input (checked exhaustively, and
  * t-sfu compares the two on every class of input) */
-#include "num/sfu.h"
+#include "num/sfu/sfu.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "num/acc.h"
-#include "num/cpu.h"
+#include "num/acc/acc.h"
+#include "num/vec/cpu.h"
 
 #define SFU_EX2_K 0x77e2 /* sfu.c's rounding constant of the ex2 core */
 

@@ -2,8 +2,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "num/cpu.h"
-#include "num/fmt.h"
+#include "num/vec/cpu.h"
+#include "num/fmt/fmt.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>

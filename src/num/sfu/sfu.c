@@ -2,7 +2,7 @@
  * ex2.approx.ftz.f32, rcp.approx.ftz.f32 and lg2.approx.ftz.f32 bit for bit on every binary32 input
  * (tests/data/sfu/README.md says how they were measured and recovered: split models around
  * table-plus-quadratic cores whose integers scripts/sfu_fit.c finds; lg2 with 9 measured inputs) */
-#include "num/sfu.h"
+#include "num/sfu/sfu.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* dd_exp -- exponential of a double-double argument to about 2^-100 relative */
-#include "num/cpu.h"
-#include "num/dd.h"
+#include "num/vec/cpu.h"
+#include "num/vec/dd.h"
 
 #include <mpfr.h>
 #include <pthread.h>
@@ -206,7 +206,7 @@ VN_REDO_STORE(T4I, v4n, DD4_N, 4, dd4_redo, _mm256_storeu_pd, DD4_ISTORE)
 #define V_GATHER v4n_gather
 #define V_POW2 v4n_pow2
 #define V_REDO v4n_redo
-#include "num/dd_exp_vec.h"
+#include "num/vec/dd_exp_vec.h"
 #undef DDV_W
 #undef DDV
 #undef DDV_TGT
@@ -279,7 +279,7 @@ VN_REDO_STORE(T8I, v8n, DD8_N, 8, dd8_redo, _mm512_storeu_pd, DD8_ISTORE)
 #define V_GATHER v8n_gather
 #define V_POW2 v8n_pow2
 #define V_REDO v8n_redo
-#include "num/dd_exp_vec.h"
+#include "num/vec/dd_exp_vec.h"
 #endif
 
 int dd_simd = 2;

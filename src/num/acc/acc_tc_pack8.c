@@ -1,7 +1,7 @@
 /* acc_tc_pack8 -- the AVX2 tensor-core kernel's operands (acc_tc_f32x8.c is the kernel): op(B)'s panels
  * transposed, the exponents in int16 pairs and int8 quads, the conversion of binary64 operands to the
  * binary32 lanes and the check of an accumulating C; each equal to its scalar form in acc_tc_f32.c (t-acc) */
-#include "num/acc_tc_int.h"
+#include "num/acc/acc_tc_int.h"
 
 #include <math.h>
 #include <stdint.h>

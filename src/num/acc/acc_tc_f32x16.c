@@ -1,7 +1,7 @@
 /* acc_tc_f32x16 -- acc_tc_f32's block kernel in AVX-512 (sixteen columns at once): the same
  * operations as the eight-column AVX2 kernel, lane for lane, so bit-identical to it and to the
  * scalar block model (t-acc checks all three) */
-#include "num/acc_tc_int.h"
+#include "num/acc/acc_tc_int.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* acc_tc_f32 -- the tensor-core block models in binary32 and int32 lanes, where the operands
  * allow (bit-identical to the scalar block model of acc_tc.c) */
-#include "num/acc_tc_int.h"
+#include "num/acc/acc_tc_int.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -8,10 +8,10 @@
 #include <string.h>
 
 #include "base/err.h"
-#include "num/acc_model.h"
-#include "num/acc_tc.h"
-#include "num/cpu.h"
-#include "num/vec.h"
+#include "num/acc/acc_model.h"
+#include "num/acc/acc_tc.h"
+#include "num/vec/cpu.h"
+#include "num/vec/vec.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>

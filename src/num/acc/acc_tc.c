@@ -1,8 +1,8 @@
 /* acc_tc -- the tensor-core block models: per block of B products, the exponent maximum, each
  * product truncated onto the block's grid of F fraction bits, the sum normalized toward zero
  * into the FP32 accumulator (scalar and AVX2 kernels, bit-identical) */
-#include "num/acc_tc.h"
-#include "num/acc_tc_int.h"
+#include "num/acc/acc_tc.h"
+#include "num/acc/acc_tc_int.h"
 
 #include <limits.h>
 #include <math.h>
@@ -11,10 +11,10 @@
 #include <string.h>
 
 #include "base/err.h"
-#include "num/cpu.h"
-#include "num/dd.h"
-#include "num/fmt.h"
-#include "num/vec.h"
+#include "num/vec/cpu.h"
+#include "num/vec/dd.h"
+#include "num/fmt/fmt.h"
+#include "num/vec/vec.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>

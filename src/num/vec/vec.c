@@ -1,11 +1,11 @@
 /* vec -- elementwise array loops in AVX2, and some in AVX-512 (see vec.h) */
-#include "num/vec.h"
+#include "num/vec/vec.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "num/cpu.h"
+#include "num/vec/cpu.h"
 
 int vec_simd = 2;
 

@@ -1,13 +1,13 @@
 /* acc_tc_gemm -- the tensor-core block models' GEMMs as the lab calls them: the binary32 lanes (acc_tc_f32.c) where
  * their conditions hold, else the binary64 lanes or the scalar model (acc_tc.c), bit-identical whichever runs */
-#include "num/acc_tc.h"
-#include "num/acc_tc_int.h"
+#include "num/acc/acc_tc.h"
+#include "num/acc/acc_tc_int.h"
 
 #include <stddef.h>
 
-#include "num/acc_model.h"
-#include "num/cpu.h"
-#include "num/vec.h"
+#include "num/acc/acc_model.h"
+#include "num/vec/cpu.h"
+#include "num/vec/vec.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define ACC_HAVE_X86 1

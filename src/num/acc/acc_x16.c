@@ -1,10 +1,10 @@
 /* acc_x16 -- the binary64 and FP16-accumulator GEMM kernels in AVX-512 (see acc_x16.h) */
-#include "num/acc_x16.h"
+#include "num/acc/acc_x16.h"
 
 #include <math.h>
 #include <stdint.h>
 
-#include "num/acc_model.h"
+#include "num/acc/acc_model.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>

@@ -3,7 +3,7 @@
 #ifndef AMLA_ACC_SPLIT_H
 #define AMLA_ACC_SPLIT_H
 
-#include "num/acc.h"
+#include "num/acc/acc.h"
 
 /* cuBLAS's split-K kernels cut K in tiles of this many bytes of A (the nvjet_sm90 kernels' K tile: 64 bf16/fp16
  * values, 128 e4m3/e5m2) */

@@ -5,7 +5,7 @@
 #include <stdio.h>
 
 #include "base/err.h"
-#include "num/fmt.h"
+#include "num/fmt/fmt.h"
 
 /* Longest token accepted (a longer one is refused, never cut and parsed). */
 #define CAST_MAX_TOKEN 255

@@ -1,5 +1,5 @@
 /* cast -- rounding numbers read as text: `amla-lab cast`'s stream of tokens */
-#include "num/cast.h"
+#include "num/fmt/cast.h"
 
 #include <errno.h>
 #include <stdint.h>

@@ -2,7 +2,7 @@
 #ifndef AMLA_ACC_TC_H
 #define AMLA_ACC_TC_H
 
-#include "num/acc_model.h"
+#include "num/acc/acc_model.h"
 
 /* C = A op(B) under tensor-core model `model`; emin_a, emin_b: the operands' formats' minimum
  * exponents (a subnormal operand's exponent as the hardware sees it). */

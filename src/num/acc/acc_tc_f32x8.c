@@ -1,7 +1,7 @@
 /* acc_tc_f32x8 -- acc_tc_f32's block kernel in AVX2 (eight columns at once; its operands are made in
  * acc_tc_pack8.c): the sixteen-column AVX-512 kernel's operations lane for lane, or with the exponents
  * as int8 quads, bit-identical to it and to the scalar block model either way (t-acc checks all three) */
-#include "num/acc_tc_int.h"
+#include "num/acc/acc_tc_int.h"
 
 #include <math.h>
 #include <stdint.h>

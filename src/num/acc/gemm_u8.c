@@ -1,15 +1,15 @@
 /* gemm_u8 -- exact 8-bit integer products: AMX tiles (TDPBUUD: sums of products of unsigned bytes in
  * int32) where the processor has them, else plain loops; the same integers either way */
 #define _DEFAULT_SOURCE /* syscall(), for Linux's arch_prctl */
-#include "num/gemm_u8.h"
+#include "num/acc/gemm_u8.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/err.h"
-#include "num/acc_tc_int.h"
-#include "num/cpu.h"
+#include "num/acc/acc_tc_int.h"
+#include "num/vec/cpu.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
 #include <cpuid.h>

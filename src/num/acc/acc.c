@@ -1,6 +1,6 @@
 /* acc -- matrix products under an accumulation model (sequential k order, vectorized over j) */
 #include "base/err.h"
-#include "num/acc.h"
+#include "num/acc/acc.h"
 
 #include <limits.h>
 #include <math.h>
@@ -8,11 +8,11 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "num/acc_f32.h"
-#include "num/acc_tc.h"
-#include "num/acc_x16.h"
-#include "num/cpu.h"
-#include "num/fmt.h"
+#include "num/acc/acc_f32.h"
+#include "num/acc/acc_tc.h"
+#include "num/acc/acc_x16.h"
+#include "num/vec/cpu.h"
+#include "num/fmt/fmt.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>

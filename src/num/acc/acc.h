@@ -2,9 +2,9 @@
 #ifndef AMLA_ACC_H
 #define AMLA_ACC_H
 
-#include "num/fmt.h"
+#include "num/fmt/fmt.h"
 
-#include "num/acc_model.h"
+#include "num/acc/acc_model.h"
 
 /* As acc_gemm, with the formats of A's and B's values (the tensor-core models take a
  * subnormal operand's exponent as its format's minimum); acc_gemm assumes binary32. */

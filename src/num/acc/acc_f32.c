@@ -1,16 +1,16 @@
 /* acc_f32 -- the FP32 models' GEMM (fp32-fma, fp32-mul-add): every element of C one sequential
  * binary32 chain over k, register tiles of ACC_MR32 rows (AVX-512: acc_x16's twelve) against
  * packed panels of ACC_NR32 columns, and the held binary32 A (acc_hold_f32) */
-#include "num/acc_f32.h"
+#include "num/acc/acc_f32.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/err.h"
-#include "num/acc_model.h"
-#include "num/acc_x16.h"
-#include "num/cpu.h"
+#include "num/acc/acc_model.h"
+#include "num/acc/acc_x16.h"
+#include "num/vec/cpu.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>

@@ -1,5 +1,5 @@
 /* fmt -- rounding binary64 values to narrow binary formats under every rounding mode */
-#include "num/fmt.h"
+#include "num/fmt/fmt.h"
 
 #include <math.h>
 #include <pthread.h>

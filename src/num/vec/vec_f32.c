@@ -1,11 +1,11 @@
 /* vec_f32 -- array steps that end in a binary32 rounding: exp and exp2 (vec_exp_rn32: AVX-512, else AVX2), a
  * product and a scaled FMA (vec_mul32, vec_fma32_scaled: AVX-512); the plain expressions where those are not */
-#include "num/vec.h"
+#include "num/vec/vec.h"
 
 #include <math.h>
 #include <stdint.h>
 
-#include "num/cpu.h"
+#include "num/vec/cpu.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
