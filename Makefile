@@ -43,7 +43,7 @@ BIN ?= amla-lab
 all: $(BIN)
 
 deps:
-	@sh scripts/deps.sh $(DEB_PKGS)
+	@sh scripts/dev/deps.sh $(DEB_PKGS)
 
 $(BIN): $(CLI_OBJ) $(LIB_OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS)
@@ -73,8 +73,10 @@ run: deps
 unit: $(TEST_BIN) $(BIN) $(BUILD)/bench $(BUILD)/tc_kernel
 
 # the bench program (make bench runs it; make test only builds it, so that it cannot rot)
-$(BUILD)/bench: bench/bench.c bench/machine.c bench/machine.h bench/floors.c bench/floors.h $(LIB_OBJ) $(HDR) | $(BUILD)
-	$(CC) $(ALL_CFLAGS) -Isrc -o $@ bench/bench.c bench/machine.c bench/floors.c $(LIB_OBJ) $(LIBS)
+# (bench.c: the arguments and the run; stages.c: timing; report.c: the markdown report; gemm.c: --gemm)
+BENCH_SRC = bench/bench.c bench/stages.c bench/report.c bench/gemm.c bench/machine.c bench/floors.c
+$(BUILD)/bench: $(BENCH_SRC) bench/bench.h bench/machine.h bench/floors.h $(LIB_OBJ) $(HDR) | $(BUILD)
+	$(CC) $(ALL_CFLAGS) -Isrc -o $@ $(BENCH_SRC) $(LIB_OBJ) $(LIBS)
 
 # the tensor-core block model's cycles per row, product and eight columns (bench/tc_kernel.c)
 $(BUILD)/tc_kernel: bench/tc_kernel.c bench/floors.c bench/floors.h $(LIB_OBJ) $(HDR) | $(BUILD)
@@ -110,7 +112,7 @@ test-asan: check-asan
 # valgrind, three runs each: 2.45 s against 2.77 s here). VG_FAST= reads it.
 VG_FAST ?= --read-inline-info=no
 check-valgrind: deps
-	@sh scripts/deps.sh valgrind
+	@sh scripts/dev/deps.sh valgrind
 	$(MAKE) $(JOBS) unit
 	AMLA_QUICK=1 AMLA_WRAP="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite $(VG_FAST)" \
 		sh tests/run.sh $(BUILD) ./amla-lab
@@ -144,7 +146,7 @@ build-fuzz/fuzz-%: fuzz/fuzz_%.c fuzz/fuzz.h $(FUZZ_OBJ)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -Isrc -Ifuzz -o $@ $< $(FUZZ_OBJ) $(LIBS)
 
 fuzz-deps:
-	@sh scripts/deps.sh libclang-rt-14-dev clang
+	@sh scripts/dev/deps.sh libclang-rt-14-dev clang
 
 fuzz-build: fuzz-deps
 	$(MAKE) $(JOBS) $(FUZZ_BIN)
@@ -164,7 +166,7 @@ fuzz: deps fuzz-build
 # against (its interface is bench/numpy_ref.py's: --reps --heads --ctx --dk --dv, prints the
 # median seconds of its Golden and its base).
 # BENCH_OUT: the report, results/bench-KIND.md (KIND: `build/bench --kind`, the processor's generation and vector
-# width), beside other processors' runs; results/bench.md indexes them (scripts/bench-index.sh). The bench's
+# width), beside other processors' runs; results/bench.md indexes them (scripts/dev/bench-index.sh). The bench's
 # processes run with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset: OpenBLAS's own kernel choice for the processor
 # (where it falls back to pre-AVX kernels on a model it does not know, the bench runs on its widest kernels for the
 # processor's extensions and says so).
@@ -174,9 +176,9 @@ BENCH_OUT ?= results/bench-$$($(BUILD)/bench --kind).md
 bench: deps
 	$(MAKE) all $(BUILD)/bench
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BUILD)/bench --reps $(BENCH_REPS) --numpy $(BENCH_NUMPY) --md $(BENCH_OUT).tmp
-	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE sh scripts/bench-profile.sh $(BUILD)/bench >>$(BENCH_OUT).tmp
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE sh scripts/dev/bench-profile.sh $(BUILD)/bench >>$(BENCH_OUT).tmp
 	mv $(BENCH_OUT).tmp $(BENCH_OUT)
-	sh scripts/bench-index.sh results >results/bench.md.tmp
+	sh scripts/dev/bench-index.sh results >results/bench.md.tmp
 	mv results/bench.md.tmp results/bench.md
 
 install: $(BIN)
@@ -190,18 +192,18 @@ clean:
 # Regenerate every result under results/ (each script writes its own files atomically;
 # an interrupted sweep resumes). Needs gnuplot for the plots.
 results: all
-	@sh scripts/deps.sh gnuplot-nox
-	sh scripts/foundation.sh
-	sh scripts/run-experiments.sh
-	sh scripts/amla-ablation.sh
-	sh scripts/snapmla-claims.sh
-	sh scripts/snapmla-claims.sh fp8-kernels
-	sh scripts/gpu-check.sh
-	sh scripts/sfu-check.sh
-	sh scripts/fa2-check.sh
-	if [ -f ../shared/captures/flashmla/meta.json ]; then sh scripts/flashmla-check.sh; fi
-	if [ -f .cap/captures/etap/meta.json ]; then VARIANT=flashmla-etap sh scripts/flashmla-check.sh .cap/captures/etap results/etap-check.md; fi
-	if [ -f .cap/fp8/meta.json ]; then sh scripts/flashmla-fp8-check.sh .cap/fp8; fi
-	if [ -f .cap/sk/meta.json ]; then sh scripts/splitk-check.sh .cap/sk; fi
-	if [ -f .cap/sdpa/meta.json ]; then sh scripts/sdpa-check.sh .cap/sdpa; fi
-	$(PY_NUMPY) scripts/etap-table1.py tests/data/etap/table1.npz tests/data/etap/meta.json results/etap-kernel-table1.md
+	@sh scripts/dev/deps.sh gnuplot-nox
+	sh scripts/results/foundation.sh
+	sh scripts/results/run-experiments.sh
+	sh scripts/results/amla-ablation.sh
+	sh scripts/results/snapmla-claims.sh
+	sh scripts/results/snapmla-claims.sh fp8-kernels
+	sh scripts/checks/gpu-check.sh
+	sh scripts/checks/sfu-check.sh
+	sh scripts/checks/fa2-check.sh
+	if [ -f ../shared/captures/flashmla/meta.json ]; then sh scripts/checks/flashmla-check.sh; fi
+	if [ -f .cap/captures/etap/meta.json ]; then VARIANT=flashmla-etap sh scripts/checks/flashmla-check.sh .cap/captures/etap results/etap-check.md; fi
+	if [ -f .cap/fp8/meta.json ]; then sh scripts/checks/flashmla-fp8-check.sh .cap/fp8; fi
+	if [ -f .cap/sk/meta.json ]; then sh scripts/checks/splitk-check.sh .cap/sk; fi
+	if [ -f .cap/sdpa/meta.json ]; then sh scripts/checks/sdpa-check.sh .cap/sdpa; fi
+	$(PY_NUMPY) scripts/checks/etap-table1.py tests/data/etap/table1.npz tests/data/etap/meta.json results/etap-kernel-table1.md

@@ -256,7 +256,7 @@ fi
 
 # ---- flashmla against the real kernel: captures of FlashMLA's dense decode on an H100 (a subset
 # of shared/captures/flashmla, inputs and the outputs as bf16 codes; f2-fp16 is an FP16 capture of
-# scripts/capture_flashmla.py, marked by its file fp16): the lab's outputs, cast to the codes of
+# scripts/device/capture_flashmla.py, marked by its file fp16): the lab's outputs, cast to the codes of
 # the capture's format, must be the kernel's byte for byte, on its no-split path (sm-parts=1) and
 # on its default split-KV path with the combine kernel, and so must the log-sum-exp it returns
 # (fp32, compared as values) (AMLA_QUICK: the smallest case only)
@@ -292,7 +292,7 @@ expect_eq "kernel_note empty on the kernel's own case" "|" \
     "$($A run --ctx 64 --heads 2 --samples 1 --variants flashmla,flashmla-etap --format csv | csvcol kernel_note | tr '\n' '|' | sed 's/|$//')"
 
 # ---- flashmla-etap against the real FlashMLA-ETAP kernel: whole-batch captures of
-# scripts/capture_etap.py (tests/data/etap/meta.json) as run --load reads them: the lab's outputs,
+# scripts/device/capture_etap.py (tests/data/etap/meta.json) as run --load reads them: the lab's outputs,
 # cast to the capture's codes, must be the kernel's byte for byte on both paths, and so must its
 # log-sum-exp (AMLA_QUICK: e5 only); check must name the kernel
 # kernel_bits CAPTURE DUMP VARIANT FMT: the dumped outputs of VARIANT (the kernel's own split count) and of
@@ -321,7 +321,7 @@ done
 $AH check tests/data/etap/e5 --causal >"$T/chk" 2>&1
 grep -q '^verdict: bit-identical to flashmla-etap on 100.00%' "$T/chk" && ok || bad "check does not name flashmla-etap on tests/data/etap/e5: $(grep verdict "$T/chk")"
 # ---- flashmla-sparse against FlashMLA's FP8 sparse decoding kernel (9241ae3, an H200): captures of
-# scripts/capture_flashmla_fp8.py (tests/data/flashmla-sparse/meta.json: V32 and MODEL1 caches, invalid
+# scripts/device/capture_flashmla_fp8.py (tests/data/flashmla-sparse/meta.json: V32 and MODEL1 caches, invalid
 # indices, top-k lengths, an entry with no valid key) as run --load reads them: O and the log-sum-exp byte
 # for byte on both paths (AMLA_QUICK: v5 only); check names the kernel; damaged caches are refused
 for d in tests/data/flashmla-sparse/*/; do
@@ -363,7 +363,7 @@ $A run --ctx 100 --heads 64 --samples 1 --variants flashmla-sparse --format csv 
 expect_eq "generated flashmla-sparse in its envelope" "" "$(csvcol kernel_note <"$T/fsg.csv" | tail -n 1)"
 $A run --ctx 100 --heads 16 --samples 1 --variants flashmla-sparse --format csv >"$T/fsg.csv" 2>/dev/null
 csvcol kernel_note <"$T/fsg.csv" | tail -n 1 | grep -q "64 or 128 query heads" && ok || bad "flashmla-sparse on 16 heads not marked"
-# ---- cuBLAS split-K (scripts/capture_splitk.py; tests/data/gpu/splitk-meta.json): 8 x 8 corners of two GEMMs
+# ---- cuBLAS split-K (scripts/device/capture_splitk.py; tests/data/gpu/splitk-meta.json): 8 x 8 corners of two GEMMs
 # cuBLAS split (bf16 K 16384 in 6, fp16 K 4096 in 3): --split-k gives the GPU's float32 C bit for bit, the
 # plain tc-hopper chain does not, and --split-k search names the count
 for c in bf16-256-k16384:6 fp16-256-k4096:3; do
@@ -386,24 +386,24 @@ $A matmul tests/data/gpu/splitk-fp16-256-k4096.a.npy tests/data/gpu/splitk-fp16-
     --ref tests/data/gpu/splitk-fp16-256-k4096.a.npy -o "$T/sk.npy" 2>"$T/err"
 expect_eq "split-k --ref of codes" "2 1" "$? $(wc -l <"$T/err")"
 grep -q "integers or codes, but --ref is the GPU's float32 C" "$T/err" && ok || bad "split-k --ref of codes: $(cat "$T/err")"
-# scripts/ulp_dist.py (results/flashmla-check.md's ulp column) by hand: 1 against 1 + 3 ulp of
+# scripts/checks/ulp_dist.py (results/flashmla-check.md's ulp column) by hand: 1 against 1 + 3 ulp of
 # fp32 and -0 against +0 (0 ulp): 3; the smallest bf16 subnormals 2^-133 of either sign: 2
 python3 - "$T" <<'PY'
 import array, sys
-sys.path.insert(0, 'scripts')
+sys.path.insert(0, 'scripts/checks')
 from flashmla_case import write_npy
 write_npy(sys.argv[1] + '/ua.npy', (2,), '<f4', array.array('f', [1.0, -0.0]))
 write_npy(sys.argv[1] + '/ub.npy', (2,), '<f8', array.array('d', [1.0 + 3 * 2.0 ** -23, 0.0]))
 write_npy(sys.argv[1] + '/uc.npy', (1,), '<f4', array.array('f', [2.0 ** -133]))
 write_npy(sys.argv[1] + '/ud.npy', (1,), '<f8', array.array('d', [-(2.0 ** -133)]))
 PY
-expect_eq "ulp_dist fp32" "3" "$(python3 scripts/ulp_dist.py "$T/ua.npy" "$T/ub.npy" fp32)"
-expect_eq "ulp_dist bf16 across zero" "2" "$(python3 scripts/ulp_dist.py "$T/uc.npy" "$T/ud.npy" bf16)"
+expect_eq "ulp_dist fp32" "3" "$(python3 scripts/checks/ulp_dist.py "$T/ua.npy" "$T/ub.npy" fp32)"
+expect_eq "ulp_dist bf16 across zero" "2" "$(python3 scripts/checks/ulp_dist.py "$T/uc.npy" "$T/ud.npy" bf16)"
 # a Fortran-order .npy (what numpy saves of a transposed view, e.g. FlashMLA's lse for s_q > 1)
 # is read in C order: [2, 3] = [[1, 2, 3], [4, 5, 6]] stored column by column against the C file
 python3 - "$T" <<'PY'
 import array, sys
-sys.path.insert(0, 'scripts')
+sys.path.insert(0, 'scripts/checks')
 from flashmla_case import write_npy
 write_npy(sys.argv[1] + '/c23.npy', (2, 3), '<f4', array.array('f', [1, 2, 3, 4, 5, 6]))
 write_npy(sys.argv[1] + '/f23.npy', (2, 3), '<f4', array.array('f', [1, 4, 2, 5, 3, 6]))
@@ -413,7 +413,7 @@ with open(sys.argv[1] + '/f23.npy', 'r+b') as f:
 PY
 $A compare "$T/f23.npy" "$T/c23.npy" >"$T/cmp" 2>&1
 awk '/^identical/ {exit !($2 == 6)}' "$T/cmp" && ok || bad "a Fortran-order .npy is not read in C order: $(cat "$T/cmp")"
-expect_eq "ulp_dist reads Fortran order" "0" "$(python3 scripts/ulp_dist.py "$T/f23.npy" "$T/c23.npy" fp32)"
+expect_eq "ulp_dist reads Fortran order" "0" "$(python3 scripts/checks/ulp_dist.py "$T/f23.npy" "$T/c23.npy" fp32)"
 rm -rf "$T/fm"
 $A run $SMALL --variants base,flashmla --dump "$T/fm" >/dev/null 2>&1
 [ -f "$T/fm/golden.lse.npy" ] && [ -f "$T/fm/flashmla.lse.npy" ] && [ ! -e "$T/fm/base.lse.npy" ] && ok ||
@@ -425,7 +425,7 @@ rm -rf "$T/fm"
 $A run --load tests/data/flashmla/a4-b2 --dv 512 --variants flashmla --dump "$T/fm" >/dev/null 2>&1
 python3 - "$T/fm" <<'PY' && ok || bad "--dump: flashmla's scheduler metadata"
 import array, sys
-sys.path.insert(0, 'scripts')
+sys.path.insert(0, 'scripts/checks')
 from flashmla_case import read_npy
 def load(p):
     h, d = read_npy(open(p, 'rb').read()); a = array.array('d'); a.frombytes(d); return h['shape'], [int(x) for x in a]
@@ -443,7 +443,7 @@ expect_err "compare: bf16 patterns as e4m3" compare tests/data/flashmla/a4-b2/ou
 # [2, 1, 128, 512] must be the two captured no-split outputs one after the other
 python3 - "$T/bt" tests/data/flashmla <<'PY'
 import array, os, sys
-sys.path.insert(0, 'scripts')
+sys.path.insert(0, 'scripts/checks')
 from flashmla_case import read_npy, write_npy
 out, src = sys.argv[1], sys.argv[2]
 os.makedirs(out, exist_ok=True)
@@ -470,7 +470,7 @@ expect_eq "batched dump reloads" "$(csvcol rel_fro <"$T/bt.csv") $(csvcol lse_ma
 cp "$T/bt/q.npy" "$T/bt/k.npy" "$T/bt/seqlens.npy" "$T/fm/" 2>/dev/null
 python3 - "$T/bt" <<'PY'
 import array, sys
-sys.path.insert(0, 'scripts')
+sys.path.insert(0, 'scripts/checks')
 from flashmla_case import write_npy
 write_npy(sys.argv[1] + '/sl0.npy', (2,), '<i4', array.array('i', [1000, 1001]))
 write_npy(sys.argv[1] + '/slf.npy', (2,), '<f4', array.array('f', [1000, 129]))
@@ -497,10 +497,10 @@ if [ -f ../shared/captures/flashmla/a4.npz ] && [ -z "$AMLA_QUICK" ]; then
     done
     rm -rf "$T/a4"
 fi
-# ---- fa2 against PyTorch's SDPA flash backend on an H100 (scripts/capture_fa2.py; two of its
+# ---- fa2 against PyTorch's SDPA flash backend on an H100 (scripts/device/capture_fa2.py; two of its
 # cases, and the FA-shape capture under tests/data/gpu): every output element and every
 # log-sum-exp row bit-identical, and check ranks fa2 first. mma.sync
-# m16n8k16 (scripts/mma_probe.cu) is the tc-hopper model, bit for bit, on one tile of each kind
+# m16n8k16 (scripts/device/mma_probe.cu) is the tc-hopper model, bit for bit, on one tile of each kind
 for b in tests/data/gpu/mma/*.a.npy; do
     b=${b%.a.npy}; dt=$(basename "$b" | cut -d- -f2)
     $A matmul "$b.a.npy" "$b.b.npy" --in-format "$dt" --acc tc-hopper -o "$T/mma.npy" >/dev/null 2>&1
@@ -524,10 +524,10 @@ cp tests/data/gpu/attn.flash.npy "$T/fa/out.npy"
 if [ -z "$AMLA_QUICK" ]; then
     $A check "$T/fa" --in-format fp16 --out-format fp16 --candidates fa2,fa2:sm-parts=1 | grep -q "^verdict: bit-identical to fa2 on 100.00% of 131072 elements" && ok || bad "fa2 on tests/data/gpu's FA capture"
 fi
-# ---- PyTorch's other SDPA backends (tests/data/sdpa, scripts/sdpa_sample.py from H200 captures of
-# scripts/capture_sdpa.py and capture_sdpa_probe.py; meta.json): check's default candidates name the model
+# ---- PyTorch's other SDPA backends (tests/data/sdpa, scripts/checks/sdpa_sample.py from H200 captures of
+# scripts/device/capture_sdpa.py and capture_sdpa_probe.py; meta.json): check's default candidates name the model
 # of each with every output element (sdpa-math with cuBLAS's split-K count where it searched one), and the
-# memory-efficient and cuDNN kernels' log-sum-exp on every row (cudnn-o250: scripts/probe_cudnn_stats.py's
+# memory-efficient and cuDNN kernels' log-sum-exp on every row (cudnn-o250: scripts/device/probe_cudnn_stats.py's
 # designed rows, which pin the order of cuDNN's row sums across two key blocks). The H100 FA-shape
 # capture under tests/data/gpu: sdpa-math and sdpa-efficient bit for bit on a GPU they were not written from
 for d in tests/data/sdpa/*/; do
@@ -573,7 +573,7 @@ PY
 # block (the lab's flashmla on the rotated cache); check must point at head 5 alone
 python3 - "$T" tests/data/flashmla/a3 <<'PY'
 import array, os, shutil, sys
-sys.path.insert(0, 'scripts')
+sys.path.insert(0, 'scripts/checks')
 from flashmla_case import read_npy, write_npy
 t, src = sys.argv[1], sys.argv[2]
 h, d = read_npy(open(src + '/k.npy', 'rb').read())
@@ -589,7 +589,7 @@ $AH run --load "$T/roll" --dv 512 --variants flashmla --dump "$T/roll/o" >/dev/n
 $A cast --to bf16 --in "$T/roll/o/flashmla.npy" --out "$T/roll/codes.npy" >/dev/null 2>&1
 python3 - "$T" tests/data/flashmla/a3 <<'PY'
 import array, sys
-sys.path.insert(0, 'scripts')
+sys.path.insert(0, 'scripts/checks')
 from flashmla_case import read_npy, write_npy
 t, src = sys.argv[1], sys.argv[2]
 h, d = read_npy(open(src + '/out.npy', 'rb').read())
@@ -608,7 +608,7 @@ expect_err "check: out.npy of the wrong shape" check "$T/broken" --dv 512
 grep -q "shape \[128, 1, 576\], but the inputs give \[128, 1, 512\]" "$T/err" && ok || bad "check: both shapes ($(cat "$T/err"))"
 python3 - "$T/broken" <<'PY'
 import array, sys
-sys.path.insert(0, 'scripts')
+sys.path.insert(0, 'scripts/checks')
 from flashmla_case import write_npy
 write_npy(sys.argv[1] + '/out.npy', (128, 1, 512), '<f4', array.array('f', [float('nan')] * 3 + [0.5] * 1021 + [float('inf')] + [0.5] * 64511))
 PY
@@ -622,7 +622,7 @@ grep -q "^verdict: .*the kernel's output has 4 non-finite values (NaN 3, infinit
     bad "check: NaN verdict ($(grep verdict "$T/ck"))"
 python3 - "$T/broken" <<'PY'
 import array, sys
-sys.path.insert(0, 'scripts')
+sys.path.insert(0, 'scripts/checks')
 from flashmla_case import write_npy
 write_npy(sys.argv[1] + '/out.npy', (128, 1, 512), '<i4', array.array('i', [1] * 65536))
 PY
@@ -630,7 +630,7 @@ expect_err "check: int32 out.npy" check "$T/broken"
 grep -q "out.npy: 4-byte signed integers are neither float values nor bf16 codes (uint16)" "$T/err" && ok || bad "check: int32 message ($(cat "$T/err"))"
 python3 - "$T/broken" <<'PY'
 import array, sys
-sys.path.insert(0, 'scripts')
+sys.path.insert(0, 'scripts/checks')
 from flashmla_case import write_npy
 write_npy(sys.argv[1] + '/out.npy', (128, 1, 512), '<f4', array.array('f', [0.1] * 65536))
 PY
@@ -647,7 +647,7 @@ expect_err "check: lse.npy of the wrong shape" check "$T/badlse" --candidates ba
 grep -q "lse.npy: bit patterns (uint8/uint16), but the log-sum-exp is float values (natural log)" "$T/err" && ok || bad "check: lse message ($(cat "$T/err"))"
 python3 - "$T/badlse" <<'PY'
 import array, sys
-sys.path.insert(0, 'scripts')
+sys.path.insert(0, 'scripts/checks')
 from flashmla_case import write_npy
 write_npy(sys.argv[1] + '/lse.npy', (128, 1), '<f4', array.array('f', [float('nan')] + [1.0] * 127))
 PY
@@ -884,12 +884,12 @@ for o in $($A run --help | grep -o '^  --[a-z0-9-]*' | sed 's/^  --//'); do
     grep -qF -- "\\-\\-$(echo "$o" | sed 's/-/\\-/g')" man/amla-lab.1 && ok || bad "the man page does not mention --$o"
 done
 
-# the README's and the man page's option tables are the option table's own (scripts/gen-docs.sh)
-mkdir -p "$T/docs/scripts" "$T/docs/man"
-cp README.md "$T/docs/"; cp man/amla-lab.1 "$T/docs/man/"; cp scripts/gen-docs.sh "$T/docs/scripts/"
-sh "$T/docs/scripts/gen-docs.sh" "$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")" 2>"$T/err" || bad "gen-docs.sh: $(cat "$T/err")"
-cmp -s README.md "$T/docs/README.md" && ok || bad "README's option table is stale: run sh scripts/gen-docs.sh"
-cmp -s man/amla-lab.1 "$T/docs/man/amla-lab.1" && ok || bad "the man page's option table is stale: run sh scripts/gen-docs.sh"
+# the README's and the man page's option tables are the option table's own (scripts/dev/gen-docs.sh)
+mkdir -p "$T/docs/scripts/dev" "$T/docs/man"
+cp README.md "$T/docs/"; cp man/amla-lab.1 "$T/docs/man/"; cp scripts/dev/gen-docs.sh "$T/docs/scripts/dev/"
+sh "$T/docs/scripts/dev/gen-docs.sh" "$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")" 2>"$T/err" || bad "gen-docs.sh: $(cat "$T/err")"
+cmp -s README.md "$T/docs/README.md" && ok || bad "README's option table is stale: run sh scripts/dev/gen-docs.sh"
+cmp -s man/amla-lab.1 "$T/docs/man/amla-lab.1" && ok || bad "the man page's option table is stale: run sh scripts/dev/gen-docs.sh"
 # a default the README's prose gives ("`--opt` [value") is the table's
 grep -o '`--[a-z0-9-]*` \[[^],;]*' README.md | sort -u | while read -r o v; do
     o=$(echo "$o" | tr -d '`'); v=${v#[}

@@ -39,7 +39,7 @@ p=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed.*/\1/'); f=$(echo "$line" | sed
 pass=$((pass + ${p:-0})); fail=$((fail + ${f:-0} + broken))
 # the layout's measures (docs/ARCHITECTURE.md): file sizes, module cycles, the reference's independence
 if command -v python3 >/dev/null 2>&1; then
-    if python3 "$(dirname "$0")/../scripts/layout-check.py" >"$out" 2>&1; then
+    if python3 "$(dirname "$0")/../scripts/dev/layout-check.py" >"$out" 2>&1; then
         pass=$((pass + 1)); echo "layout-check: ok"
     else
         fail=$((fail + 1)); echo "FAIL: layout-check"; grep FAIL "$out"

@@ -1,4 +1,4 @@
-/* t-gpu -- the tensor-core models against H100 captures (tests/data/gpu, scripts/capture_gpu.py):
+/* t-gpu -- the tensor-core models against H100 captures (tests/data/gpu, scripts/device/capture_gpu.py):
  * GEMM outputs bit for bit, and Base's attention RMSE against the flash kernel's */
 #include <dirent.h>
 #include <math.h>

@@ -1,6 +1,6 @@
 /* t-kvcache -- FlashMLA's FP8 sparse-decode cache: hand-computed quantization and dequantization, the bad
  * tokens the loader refuses, and the quantizer byte for byte against caches FlashMLA's own tests/quant.py
- * wrote on a GPU (tests/data/flashmla-sparse, scripts/capture_flashmla_fp8.py) */
+ * wrote on a GPU (tests/data/flashmla-sparse, scripts/device/capture_flashmla_fp8.py) */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -155,7 +155,7 @@ int main(void)
     test_captured("tests/data/flashmla-sparse/v1");
     test_captured("tests/data/flashmla-sparse/m1");
     test_captured("tests/data/flashmla-sparse/v5");
-    /* AMLA_KVFP8_DIRS="DIR ...": more captures (scripts/flashmla-fp8-check.sh passes every one it has) */
+    /* AMLA_KVFP8_DIRS="DIR ...": more captures (scripts/checks/flashmla-fp8-check.sh passes every one it has) */
     const char *more = getenv("AMLA_KVFP8_DIRS");
     char dir[4096];
     for (const char *p = more; p && *p;) {

@@ -1,13 +1,13 @@
 /* sdpa-cudnn -- PyTorch SDPA's cuDNN backend on an H100/H200 (cuDNN 9.19's
  * cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64xNx{D}_4x1x1 kernels). cuDNN is closed
- * source: this arithmetic was established from captures with designed inputs (scripts/capture_sdpa_probe.py:
+ * source: this arithmetic was established from captures with designed inputs (scripts/device/capture_sdpa_probe.py:
  * key counts on either side of 64 and 128, q = 0, scores rising or falling along the keys) by testing one
  * choice at a time against every capture (docs/REFERENCES.md, "PyTorch SDPA cuDNN"). Per row: key blocks of 128
  * in order (64 gives 80-92%, reverse order 54-95%); S = Q K^T by WGMMA from zero (tc-hopper); the block's
  * maximum m; a later block rescales by r = ex2(fl32(fl32(m_old sl2) - fl32(m sl2))) and O = fl32(O r);
  * p = exp2f(fl32(fl32(s sl2) - fl32(m sl2))) with sl2 = fl32(scale log2 e); each of the four threads of a
  * row sums its columns 8j + 2t + e of the block in order and adds that to its running sum as fma(l, r,
- * block sum) (scripts/probe_cudnn_stats.py: rows whose p are 1 and one value just above half an ulp of 1, so
+ * block sum) (scripts/device/probe_cudnn_stats.py: rows whose p are 1 and one value just above half an ulp of 1, so
  * that each order gives its own sum); P cast to the input format; O += P V by WGMMA; at the end the quad's
  * L = (l0 + l1) + (l2 + l3) (xor 1, then xor 2: FlashAttention's order is the other), O = fl32(O rcp.approx(L)),
  * and the stats (natural log) fma(fl32(m sl2), fl32(ln 2), __logf(L)). */

@@ -20,7 +20,7 @@ void acc_gemm_split(double *C, long ldc, const double *A, long lda, const double
 #define ACC_SPLIT_XMMA_TILE 8
 
 /* C = A op(B) as the split-K of cuBLAS's xmma SIMT SGEMMs computes it (sm80_xmma_gemm_f32f32_*_execute_kernel with
- * execute_split_k_kernel, read off H200 captures: scripts/capture_sdpa_probe.py): K in tiles of
+ * execute_split_k_kernel, read off H200 captures: scripts/device/capture_sdpa_probe.py): K in tiles of
  * ACC_SPLIT_XMMA_TILE dealt round-robin, split s taking tiles s, s + splits, ...; each split's partial under `model`
  * from zero, the partials added in binary32 in split order. splits <= 1: acc_gemm_f. */
 void acc_gemm_split_interleaved(double *C, long ldc, const double *A, long lda, const double *B, long ldb,

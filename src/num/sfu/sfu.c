@@ -1,14 +1,14 @@
 /* sfu -- the special function unit's approximate instructions as an H100 computes them:
  * ex2.approx.ftz.f32, rcp.approx.ftz.f32 and lg2.approx.ftz.f32 bit for bit on every binary32 input
  * (tests/data/sfu/README.md says how they were measured and recovered: split models around
- * table-plus-quadratic cores whose integers scripts/sfu_fit.c finds; lg2 with 9 measured inputs) */
+ * table-plus-quadratic cores whose integers scripts/dev/sfu_fit.c finds; lg2 with 9 measured inputs) */
 #include "num/sfu/sfu.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
-/* The probe (scripts/sfu_probe4.cu) compiles this file as CUDA device code to check the model
+/* The probe (scripts/device/sfu_probe4.cu) compiles this file as CUDA device code to check the model
  * on the GPU: it defines SFU_FN and SFU_TAB; plain C leaves them empty. */
 #ifndef SFU_FN
 #define SFU_FN
@@ -20,7 +20,7 @@
 #define SFU_RCP_K 0x47e7
 #define SFU_LG2_K 0x3345
 
-/* The datapath's tables, recovered from the measured cores by scripts/sfu_fit.c: per segment
+/* The datapath's tables, recovered from the measured cores by scripts/dev/sfu_fit.c: per segment
  * of the fraction (64 for ex2, 128 for rcp), c0, c1, c2 of (c0 2^13 + c1 x + c2 sq(x) + K) >> 15;
  * for lg2 (64 segments), of (c0 2^12 + c1 x + c2 sq(x) + K) >> 2. */
 SFU_TAB static const int32_t SFU_EX2_TAB[64][3] = {

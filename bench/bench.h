@@ -1,0 +1,65 @@
+/* bench.h -- what the bench's files share: the targets, the BLAS reference attention, the stages' records and
+ * the functions each file gives the others (stages.c: timing; report.c: the markdown report; gemm.c: --gemm) */
+#ifndef AMLA_BENCH_H
+#define AMLA_BENCH_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "attn/attn.h"
+#include "config/config.h"
+#include "data/problem.h"
+#include "ref/golden.h"
+
+#include "floors.h"
+#include "machine.h"
+
+void openblas_set_num_threads(int);
+
+/* The targets: stage time over the reference's, per core. */
+#define BENCH_TARGET_GOLDEN 2.0   /* Golden against FP64 BLAS attention */
+#define BENCH_TARGET_PLAIN 2.0    /* a variant on its default arithmetic, against FP32 BLAS */
+#define BENCH_TARGET_TC 4.0       /* a tensor-core accumulation model (a variant's own, or --acc) */
+#define BENCH_TARGET_FLASHMLA 3.0 /* flashmla and flashmla-sparse against base, per sample */
+#define BENCH_TARGET_CAST 1e9     /* array casts, values per second per core */
+#define BENCH_TARGET_NUMPY 0.5    /* the lab's Golden + base against bench/numpy_ref.py's */
+#define BENCH_MAX_REPS 64
+#define BENCH_MAX_STAGES 64
+
+#define BENCH_FALLBACK_ENV "AMLA_BENCH_BLAS_FALLBACK"
+
+/* The reference: plain attention through BLAS (S = Q K^T, row softmax with exp, O = P V), in
+ * binary64 for Golden and binary32 for the variants. */
+typedef struct {
+    int R, sk, dk, dv;
+    double scale, *q, *k, *v, *o, *s;
+    float *q32, *k32, *v32, *o32, *s32;
+} bench_ref_t;
+
+typedef struct {
+    const char *name;
+    int slot;
+    double target, t1, r1, tn, rn, eff, mem;
+    double phase[GOLDEN_T_N]; /* Golden: each phase's time over the BLAS run's, medians (golden_times) */
+} bench_stage_t;
+
+double bench_now(void);
+double bench_median(double *x, int n);
+void bench_ref_attn(bench_ref_t *b, int fp64);
+double bench_ref_time(bench_ref_t *b, int fp64, int threads);
+void bench_run_stage(const run_cfg_t *c, int slot, double *o, const attn_input_t *in);
+double bench_stage_memory(const run_cfg_t *c, int slot, double *o, const attn_input_t *in);
+void bench_time(bench_stage_t *st, const run_cfg_t *c, const attn_input_t *in, bench_ref_t *b, int reps,
+                       int threads);
+double bench_paired_ratio(const run_cfg_t *c, int slot, int base_slot, const attn_input_t *in, int reps);
+double bench_bandwidth(void);
+const char *bench_met(double r, double target);
+int bench_numpy_time(const char *script, long R, long sk, long dk, long dv, int reps, double t[2], char *why,
+                      size_t nwhy);
+int bench_blas_time_with(const char *self, const char *core, int reps, double t[3]);
+void bench_md_machine(FILE *f, const machine_t *m, const char *self, int reps, const double ref1[2]);
+void bench_md_floors(FILE *f, const floors_t *fl, double rbase);
+double bench_ref32_time(void *b);
+void bench_gemm(const double *q, const double *k, const double *v, long R, long sk, long dk, long dv, int reps);
+
+#endif
