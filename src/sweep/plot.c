@@ -182,13 +182,11 @@ static void plot_collect(plot_data_t *d, const sweep_state_t *s, const run_cfg_t
             d->has_paper[v] |= x->paper[i].metric == k && strcmp(x->paper[i].variant, d->name[v]) == 0;
     }
     for (long g = 0; g < x->npoints; g++) {
-        run_cfg_t cg;
-        err_t le = {0};
-        sweep_point(&cg, x, g, &le);
+        const run_cfg_t *cg = &s->cfg[g]; /* resolved once, where the sweep ran */
         for (int v = 0; v < d->nv; v++) {
             size_t j = (size_t)g * (size_t)d->nv + (size_t)v;
             double mean = NAN, ci = NAN, paper = NAN;
-            sweep_cell_f(s, g, cg.samples, d->name[v], k, 1, &mean, &ci);
+            sweep_cell_f(s, g, cg->samples, d->name[v], k, 1, &mean, &ci);
             for (int i = 0; i < x->npaper; i++)
                 if (x->paper[i].metric == k && strcmp(x->paper[i].variant, d->name[v]) == 0)
                     paper = x->paper[i].v[g];

@@ -68,16 +68,13 @@ static void sweep_for_selected(const sweep_state_t *s,
 {
     const sweep_t *x = s->x;
     char label[256];
-    run_cfg_t *cg = err_malloc(1, sizeof *cg);
     for (long g = 0; g < x->npoints; g++) {
-        err_t le = {0};
-        sweep_point(cg, x, g, &le);
+        const run_cfg_t *cg = &s->cfg[g];
         sweep_point_label(label, sizeof label, x, g);
         for (int v = 0; v < cg->nvariants; v++)
             if (cg->vmode[v] == RUN_ATTR_NONE)
                 fn(s, label, cg, g, v, arg);
     }
-    free(cg);
 }
 
 static int sweep_cell(const sweep_state_t *s, long g, long samples, const char *v, int k, double *mean, double *ci)
@@ -111,13 +108,11 @@ void sweep_for_attr(const sweep_state_t *s, void (*fn)(const sweep_attr_t *, voi
 {
     const sweep_t *x = s->x;
     char label[256];
-    run_cfg_t *cg = err_malloc(1, sizeof *cg);
     double *mean = err_malloc(RUN_MAX_VARIANTS + 1, sizeof(double));
     double *alone = err_malloc(RUN_MAX_VARIANTS, sizeof(double)), *removed = err_malloc(RUN_MAX_VARIANTS, sizeof(double)),
            *share = err_malloc(RUN_MAX_VARIANTS, sizeof(double));
     for (long g = 0; g < x->npoints; g++) {
-        err_t le = {0};
-        sweep_point(cg, x, g, &le);
+        const run_cfg_t *cg = &s->cfg[g];
         sweep_point_label(label, sizeof label, x, g);
         sweep_slot_means(s, cg, g, METRIC_REL_FRO, mean);
         for (int v = 0; v < cg->nvariants; v++) {
@@ -128,7 +123,6 @@ void sweep_for_attr(const sweep_state_t *s, void (*fn)(const sweep_attr_t *, voi
             fn(&at, arg);
         }
     }
-    free(cg);
     free(mean);
     free(alone);
     free(removed);
@@ -270,10 +264,7 @@ int sweep_write_md(const sweep_state_t *s, const run_cfg_t *c0, const char *path
             fprintf(f, "| %s |", c0->vspec[v]);
             for (long g = 0; g < x->npoints; g++) {
                 double mean, ci;
-                run_cfg_t cg;
-                err_t le = {0};
-                sweep_point(&cg, x, g, &le);
-                if (sweep_cell(s, g, cg.samples, c0->vspec[v], k, &mean, &ci)) {
+                if (sweep_cell(s, g, s->cfg[g].samples, c0->vspec[v], k, &mean, &ci)) {
                     fprintf(f, " - |");
                     continue;
                 }

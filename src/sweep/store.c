@@ -214,13 +214,17 @@ int sweep_state_init(sweep_state_t *s, sweep_t *x, run_cfg_t *c, err_t *e)
     s->maxs = 1;
     s->samples_at = err_calloc((size_t)x->npoints, sizeof(long));
     s->rows_at = err_calloc((size_t)x->npoints, sizeof(int));
+    s->cfg = err_malloc((size_t)x->npoints, sizeof *s->cfg);
     for (long g = 0; g < x->npoints && !rc; g++) {
-        rc = sweep_point(c, x, g, e);
-        s->maxs = c->samples > s->maxs ? c->samples : s->maxs;
-        s->total += c->samples;
-        s->samples_at[g] = c->samples;
-        s->rows_at[g] = c->nvariants + (c->show_golden != 0);
+        rc = sweep_point(&s->cfg[g], x, g, e);
+        const run_cfg_t *p = &s->cfg[g];
+        s->maxs = p->samples > s->maxs ? p->samples : s->maxs;
+        s->total += p->samples;
+        s->samples_at[g] = p->samples;
+        s->rows_at[g] = p->nvariants + (p->show_golden != 0);
     }
+    if (!rc && x->npoints > 0) /* the caller's c as the last point left it (its site lists point into s->cfg) */
+        *c = s->cfg[x->npoints - 1];
     s->text = err_calloc((size_t)(x->npoints * s->maxs), sizeof(char *));
     return rc;
 }
@@ -232,6 +236,8 @@ void sweep_state_free(sweep_state_t *s)
     free(s->text);
     free(s->samples_at);
     free(s->rows_at);
+    free(s->cfg);
+    s->cfg = NULL;
     s->text = NULL;
     s->samples_at = NULL;
     s->rows_at = NULL;

@@ -76,6 +76,7 @@ typedef struct {
     FILE *outbox; /* ranks > 0: this grid point's finished samples, in the store's format */
     long *samples_at; /* [npoints]: samples of each grid point */
     int *rows_at;     /* [npoints]: CSV rows one sample of each grid point writes */
+    run_cfg_t *cfg;   /* [npoints]: each grid point's configuration, resolved once (the reports and plots read it) */
     long done, total, fresh, kill_after;
     double secs; /* compute time of the stored samples (one thread each, every variant) */
     double t0;
