@@ -878,22 +878,22 @@ for how in torn count sum; do
     cmp -s "$T/full/small.csv" "$T/dmg/small.csv" && ok || bad "$how store: resumed csv differs"
 done
 
-# every option of the table (run --help) is documented in the README and the man page
+# every option of the table (run --help) is documented in docs/USAGE.md and the man page
 for o in $($A run --help | grep -o '^  --[a-z0-9-]*' | sed 's/^  --//'); do
-    grep -q -- "--$o" README.md && ok || bad "README does not mention --$o"
+    grep -q -- "--$o" docs/USAGE.md && ok || bad "docs/USAGE.md does not mention --$o"
     grep -qF -- "\\-\\-$(echo "$o" | sed 's/-/\\-/g')" man/amla-lab.1 && ok || bad "the man page does not mention --$o"
 done
 
-# the README's and the man page's option tables are the option table's own (scripts/dev/gen-docs.sh)
-mkdir -p "$T/docs/scripts/dev" "$T/docs/man"
-cp README.md "$T/docs/"; cp man/amla-lab.1 "$T/docs/man/"; cp scripts/dev/gen-docs.sh "$T/docs/scripts/dev/"
+# docs/USAGE.md's and the man page's option tables are the option table's own (scripts/dev/gen-docs.sh)
+mkdir -p "$T/docs/scripts/dev" "$T/docs/man" "$T/docs/docs"
+cp docs/USAGE.md "$T/docs/docs/"; cp man/amla-lab.1 "$T/docs/man/"; cp scripts/dev/gen-docs.sh "$T/docs/scripts/dev/"
 sh "$T/docs/scripts/dev/gen-docs.sh" "$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")" 2>"$T/err" || bad "gen-docs.sh: $(cat "$T/err")"
-cmp -s README.md "$T/docs/README.md" && ok || bad "README's option table is stale: run sh scripts/dev/gen-docs.sh"
+cmp -s docs/USAGE.md "$T/docs/docs/USAGE.md" && ok || bad "docs/USAGE.md's option table is stale: run sh scripts/dev/gen-docs.sh"
 cmp -s man/amla-lab.1 "$T/docs/man/amla-lab.1" && ok || bad "the man page's option table is stale: run sh scripts/dev/gen-docs.sh"
-# a default the README's prose gives ("`--opt` [value") is the table's
-grep -o '`--[a-z0-9-]*` \[[^],;]*' README.md | sort -u | while read -r o v; do
+# a default the docs' prose gives ("`--opt` [value") is the table's
+grep -o '`--[a-z0-9-]*` \[[^],;]*' README.md docs/USAGE.md docs/ARITHMETIC.md | sed 's/^[^:]*://'  | sort -u | while read -r o v; do
     o=$(echo "$o" | tr -d '`'); v=${v#[}
-    $A list --options md | grep -q "^| \`$o[ \`].*| $v[^|]* |" || echo "README gives $o [$v, the option table differs"
+    $A list --options md | grep -q "^| \`$o[ \`].*| $v[^|]* |" || echo "the docs give $o [$v, the option table differs"
 done >"$T/defs"
 [ -s "$T/defs" ] && bad "$(cat "$T/defs")" || ok
 expect_err "list --options in an unknown form" list --options pdf

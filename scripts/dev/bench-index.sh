@@ -6,7 +6,7 @@ echo "# Speed on each processor (\`make bench\`)"
 echo
 echo "Written by \`make bench\` (scripts/dev/bench-index.sh) from the runs kept beside it; do not edit. Each run"
 echo "is against the BLAS that processor runs, measured in the same run: ratios compare only within one"
-echo "file. The machines this project runs on vary from session to session."
+echo "file. The machines this project runs on vary from one run to another."
 echo
 echo "| run | processor | reference BLAS kernels | targets met |"
 echo "| --- | --- | --- | --- |"

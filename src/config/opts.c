@@ -447,7 +447,7 @@ static void opts_md(FILE *f, const char *s)
     }
 }
 
-/* The option table for the man page (troff) or the README (a Markdown table): the same names,
+/* The option table for the man page (troff) or docs/USAGE.md (a Markdown table): the same names,
  * values, defaults and help as run --help, so the three cannot disagree. */
 void opts_write_doc(FILE *f, opts_doc_t form)
 {

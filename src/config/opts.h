@@ -60,7 +60,7 @@ void opts_defaults(run_cfg_t *c);
 /* `run --help`, from the table. */
 void opts_write_help(FILE *f);
 
-/* The same table for the documentation: the man page's RUN OPTIONS, the README's option table. */
+/* The same table for the documentation: the man page's RUN OPTIONS, docs/USAGE.md's option table. */
 typedef enum { OPTS_DOC_MAN, OPTS_DOC_MD } opts_doc_t;
 void opts_write_doc(FILE *f, opts_doc_t form);
 
