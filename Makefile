@@ -73,8 +73,9 @@ run: deps
 unit: $(TEST_BIN) $(BIN) $(BUILD)/bench $(BUILD)/tc_kernel
 
 # the bench program (make bench runs it; make test only builds it, so that it cannot rot)
-# (bench.c: the arguments and the run; stages.c: timing; report.c: the markdown report; gemm.c: --gemm)
-BENCH_SRC = bench/bench.c bench/stages.c bench/report.c bench/gemm.c bench/machine.c bench/floors.c
+# (bench.c: the arguments and the run; stages.c: timing; report.c: the markdown report; gemm.c: --gemm;
+# checkspeed.c: `check` on a prefill and an MLA decode case, --check)
+BENCH_SRC = bench/bench.c bench/stages.c bench/report.c bench/gemm.c bench/checkspeed.c bench/machine.c bench/floors.c
 $(BUILD)/bench: $(BENCH_SRC) bench/bench.h bench/machine.h bench/floors.h $(LIB_OBJ) $(HDR) | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -Isrc -o $@ $(BENCH_SRC) $(LIB_OBJ) $(LIBS)
 

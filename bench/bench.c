@@ -76,7 +76,7 @@ int main(int argc, char **argv)
 {
     int reps = 5, threads = omp_get_num_procs();
     const char *md = NULL, *only = NULL, *stages = NULL, *numpy = NULL;
-    int gemm = 0;
+    int gemm = 0, check_only = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
             reps = count_arg("--reps", argv[++i], BENCH_MAX_REPS);
@@ -88,6 +88,8 @@ int main(int argc, char **argv)
             only = argv[++i]; /* run one stage reps times on one thread (for a profiler), no table */
         else if (strcmp(argv[i], "--stages") == 0 && i + 1 < argc && !md)
             stages = argv[++i]; /* the table for these stages only (a,b,...), no file */
+        else if (strcmp(argv[i], "--check") == 0)
+            check_only = 1; /* check's speed on its two cases alone (bench_check_case) */
         else if (strcmp(argv[i], "--gemm") == 0)
             gemm = 1; /* the lab's GEMMs against OpenBLAS's on the two products (bench_gemm), no table */
         else if (strcmp(argv[i], "--numpy") == 0 && i + 1 < argc)
@@ -102,12 +104,33 @@ int main(int argc, char **argv)
         }
         else {
             fprintf(stderr, "usage: bench [--reps N] [--threads N] [--md FILE | --stages A,B,...] [--only STAGE] "
-                            "[--numpy SCRIPT] [--gemm] [--kind]\n");
+                            "[--numpy SCRIPT] [--gemm] [--check] [--kind]\n");
             return 2;
         }
     }
     bench_native_blas(argv);
     mem_reuse_freed(); /* as amla-lab does */
+    /* check's speed: a prefill of 32 heads x 2048 queries x 2048 keys x head dim 128 (sdpa-efficient's output stands
+     * for the kernel's) and an MLA decode (flashmla's), against the one-thread FP32 BLAS attention of each shape */
+    bench_check_t checks[2] = {{"prefill 32 x 2048 x 2048 x 128", "sdpa-efficient", 32, 32, 2048, 2048, 128, 128, 1, 0, 0, 0, 0, 0, 0, BENCH_TARGET_CHECK},
+                               {"MLA decode 128 x 8192 x 576/512", "flashmla", 128, 1, 1, 8192, 576, 512, 0, 0, 0, 0, 0, 0, 0, 0}};
+    int nchecks = 0;
+    if (check_only || (!stages && !only && !gemm)) {
+        for (int i = 0; i < 2; i++) {
+            if (bench_check_case(&checks[i], reps > 3 ? 3 : reps, threads))
+                return 1;
+            char tgt[64] = "no target";
+            if (checks[i].target > 0)
+                snprintf(tgt, sizeof tgt, "target %.0f: %s", checks[i].target, bench_met(checks[i].ratio, checks[i].target));
+            printf("check %-32s %8.3f s %7.2f x the FP32 BLAS attention (%.3f s, 1 thread), %s; %d candidates, %d "
+                   "screened out, the kernel %s\n",
+                   checks[i].name, checks[i].t, checks[i].ratio, checks[i].ref, tgt, checks[i].ncand,
+                   checks[i].nscreened, checks[i].named ? "named" : "NOT NAMED");
+        }
+        nchecks = 2;
+        if (check_only)
+            return 0;
+    }
 
     /* every registered variant (all), then base under every other accumulation model */
     run_cfg_t *c = malloc(sizeof *c);
@@ -298,6 +321,11 @@ int main(int argc, char **argv)
         nmet += rates[fi] >= BENCH_TARGET_CAST;
         total++;
     }
+    for (int i = 0; i < nchecks; i++)
+        if (checks[i].target > 0) {
+            nmet += checks[i].ratio <= checks[i].target;
+            total++;
+        }
     printf("# %d of %d speed targets met\n", nmet, total);
 
     if (md) {
@@ -454,6 +482,18 @@ int main(int argc, char **argv)
                 lab512 == ref512 ? "half as many lanes a vector as the FP32 reference's binary32"
                 : lab512         ? "as many lanes per AVX-512 vector as the FP32 reference has per AVX2 one"
                                  : "a quarter as many lanes a vector as the FP32 reference's binary32");
+        fprintf(f, "## check\n\n`amla-lab check` on a case made in memory (the named variant's output standing for the "
+                   "kernel's, bit for bit what the real kernel gives), with its default candidates and screening on "
+                   "%d threads, against the one-thread FP32 BLAS attention of the same shape (target %.0f for the "
+                   "prefill; the MLA decode case is one KV head of one entry, which the screening cannot cut, so "
+                   "every candidate runs in full):\n\n"
+                   "| case | kernel | check s | BLAS s | ratio | met | candidates | screened out | verdict |\n"
+                   "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n", threads, BENCH_TARGET_CHECK);
+        for (int i = 0; i < nchecks; i++)
+            fprintf(f, "| %s | %s | %.3f | %.3f | %.2f | %s | %d | %d | %s |\n", checks[i].name, checks[i].kernel,
+                    checks[i].t, checks[i].ref, checks[i].ratio,
+                    checks[i].target > 0 ? bench_met(checks[i].ratio, checks[i].target) : "-",
+                    checks[i].ncand, checks[i].nscreened, checks[i].named ? "names it" : "does not name it");
         fclose(f);
     }
     free(xs);

@@ -62,4 +62,18 @@ void bench_md_floors(FILE *f, const floors_t *fl, double rbase);
 double bench_ref32_time(void *b);
 void bench_gemm(const double *q, const double *k, const double *v, long R, long sk, long dk, long dv, int reps);
 
+/* `amla-lab check` on a case made in memory (checkspeed.c): a kernel variant's output on generated inputs of the
+ * shape, checked with check's default candidates and screening on `threads` threads, against the one-thread FP32
+ * BLAS attention of that shape; medians of reps runs. */
+#define BENCH_TARGET_CHECK 10.0 /* check against the one-thread FP32 BLAS attention of its case's shape */
+typedef struct {
+    const char *name, *kernel; /* the case, and the variant whose output stands for the kernel's */
+    long hq, hkv, sq, sk, dk, dv;
+    int separate;
+    double t, ref, ratio;      /* check's seconds, the BLAS attention's, their ratio */
+    int ncand, nscreened, named; /* candidates, those screened out, whether the verdict named the kernel */
+    double target;               /* the ratio asked (0: a figure without a target) */
+} bench_check_t;
+int bench_check_case(bench_check_t *bc, int reps, int threads);
+
 #endif

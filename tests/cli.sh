@@ -878,6 +878,35 @@ for how in torn count sum; do
     cmp -s "$T/full/small.csv" "$T/dmg/small.csv" && ok || bad "$how store: resumed csv differs"
 done
 
+# ---- check screens its default candidates (every one first on a part of the case, the leaders there in full): on
+# every committed capture its verdict is the exhaustive run's; and a check on one thread is the one on two
+for d in tests/data/*/*/; do
+    [ -f "$d/out.npy" ] || continue
+    [ -n "$AMLA_QUICK" ] && case $d in */flashmla/a4-b2/ | */sdpa/efficient-s4/ | */flashmla-sparse/m1/) ;; *) continue ;; esac
+    o=""
+    { [ -f "$d/fp16" ] || case $d in *fp16*) true ;; *) false ;; esac; } && o="--in-format fp16 --out-format fp16"
+    [ -f "$d/causal" ] && o="$o --causal"
+    # shellcheck disable=SC2086
+    a=$($AH check "$d" $o 2>&1 | grep -E '^verdict|error')
+    # shellcheck disable=SC2086
+    b=$($AH check "$d" $o --exhaustive 2>&1 | grep -E '^verdict|error')
+    case $a in "verdict: bit-identical to "*) ok ;; *) bad "check on $d names no kernel: [$a]" ;; esac
+    [ "$a" = "$b" ] && ok || bad "check's screening on $d: [$a], exhaustively [$b]"
+done
+for t in 1 2; do
+    $A check tests/data/flashmla-sparse/x4 --threads $t --format json | sed 's/"seconds": [0-9.e+-]*//g' >"$T/chk$t.json" 2>&1
+done
+cmp -s "$T/chk1.json" "$T/chk2.json" && ok || bad "check --threads 1 and 2 differ"
+grep -q "\"screened_out\": \\[{" "$T/chk1.json" && ok || bad "check on x4 screened nothing out"
+# one sample on every thread: Golden's parts and the variants spread over them, the same bytes as one thread
+for t in 1 2; do
+    rm -rf "$T/thr$t"
+    $A run --heads 8 --kv-heads 4 --sq 3 --ctx 200 --dk 64 --dv 32 --kv separate --causal --samples 1 --threads $t \
+        --variants base,sdpa-efficient,fa2,standard --dump "$T/thr$t" >/dev/null 2>&1
+done
+same=0; for f in "$T"/thr1/*.npy; do cmp -s "$f" "$T/thr2/$(basename "$f")" && same=$((same + 1)); done
+expect_eq "run --samples 1 on 1 and 2 threads: identical arrays" "$(ls "$T"/thr1/*.npy | wc -l | tr -d ' ')" "$same"
+
 # every option of the table (run --help) is documented in docs/USAGE.md and the man page
 for o in $($A run --help | grep -o '^  --[a-z0-9-]*' | sed 's/^  --//'); do
     grep -q -- "--$o" docs/USAGE.md && ok || bad "docs/USAGE.md does not mention --$o"

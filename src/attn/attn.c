@@ -80,8 +80,13 @@ static void attn_run_cb(double *o, const attn_group_t *g, void *varg)
 {
     attn_run_arg_t *a = varg;
     a->ctx->row0 = (o - a->o0) / a->dv;
-    if (a->ctx->lse_out) /* the group's rows: O's rows [R][dv] are the LSE's [R] */
+    if (a->ctx->groups && !a->ctx->groups[a->ctx->row0 / g->R])
+        return;
+    if (a->ctx->lse_out) { /* the group's rows: O's rows [R][dv] are the LSE's [R]; NaN unless the variant models it */
         a->ctx->lse = a->ctx->lse_out + a->ctx->row0;
+        for (long r = 0; r < g->R; r++)
+            a->ctx->lse[r] = NAN;
+    }
     /* Q is the A of the group's Q.K^T products, tile after tile of keys: where a site runs a
      * tensor-core model on operands of the input format, or a binary32 model, Q's are
      * converted once for them all (the same bits) */
@@ -104,9 +109,6 @@ void attn_run(double *o, int vi, const attn_input_t *in, attn_ctx_t *ctx)
 {
     attn_run_arg_t a = {vi, ctx, o, in->s.dv};
     ctx->shape = &in->s;
-    if (ctx->lse_out)
-        for (long i = 0; i < in->s.hq * in->s.sq; i++)
-            ctx->lse_out[i] = NAN;
     attn_for_groups(o, in, attn_run_cb, &a);
     ctx->lse = NULL;
 }

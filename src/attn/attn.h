@@ -80,6 +80,9 @@ struct attn_ctx {
     long batch_n, batch_i;
     /* A sparse batch (attn_batch_t's sparse_sq): its query tokens per batch entry; 0 otherwise. */
     long batch_sq;
+    /* The KV-head groups of this entry to compute (groups[h] != 0), set by the caller; NULL: every group. The
+     * others' rows of O are left as they were (check's screening on a part of the case). */
+    const unsigned char *groups;
     /* Set by attn_run: the input's shape, and the current group's first row in O [hq][sq]. */
     const attn_shape_t *shape;
     long row0;

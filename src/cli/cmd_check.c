@@ -15,7 +15,7 @@
 #include "run/run.h"
 
 static const char CHECK_USAGE[] =
-    "usage: amla-lab check DIR [--candidates a,b:key=value,...] [--format table|json] [run options]\n"
+    "usage: amla-lab check DIR [--candidates a,b:key=value,...] [--exhaustive] [--format table|json] [run options]\n"
     "DIR holds the kernel's inputs as `run --load` reads them (q.npy, k.npy, optionally v.npy and\n"
     "seqlens.npy) and its output out.npy in the layout `--dump` writes ([B, Sq, Hq, Dv] with\n"
     "seqlens.npy, else [Hq, Sq, Dv]; float values or bit patterns of --out-format), optionally its\n"
@@ -27,91 +27,11 @@ static const char CHECK_USAGE[] =
     "FP8 sparse case (kcache.npy) flashmla-sparse with its split count and one split, base and\n"
     "standard with and without tc-hopper; on other shapes PyTorch's SDPA backends too (fa2, sdpa-efficient,\n"
     "sdpa-cudnn, sdpa-math, and from 256 keys sdpa-math with cuBLAS's split-K counts 2-8 and 16) "
-    "(--candidates all: every registered variant). The run options (--in-format, --out-format, --scale, --causal, --dv,\n"
-    "--sm-count, --threads, ...) are run's.\n";
-
-#define CHECK_MAX_CAND 64
-#define CHECK_SPLIT_MIN_KEYS 256 /* keys from which check tries sdpa-math's split-K counts */
-
-/* The default candidates for c's shape and formats. */
-static int check_default_candidates(const run_cfg_t *c, char (*out)[RUN_VSPEC_LEN])
-{
-    static const char *const fixed[] = {"standard", "standard:acc=tc-ampere", "standard:acc=tc-hopper", "base",
-                                        "base:acc=tc-ampere", "base:acc=tc-hopper", "amla", "amla:amla-form=paper",
-                                        "fastattn", "seesaw", "etap", "flashmla", "flashmla:sm-parts=1",
-                                        "flashmla-etap", "flashmla-etap:sm-parts=1", "fa2", "fa2:sm-parts=1"};
-    int n = 0;
-    if (c->input && c->input->sparse_sq) { /* an FP8 sparse cache: its kernel, its no-split path, and Base and
-                                              standard (with tc-hopper) on the same dequantized cache */
-        static const char *const sparse[] = {"flashmla-sparse", "flashmla-sparse:sm-parts=1", "base",
-                                             "base:acc=tc-hopper", "standard", "standard:acc=tc-hopper"};
-        for (size_t i = 0; i < sizeof sparse / sizeof sparse[0]; i++)
-            snprintf(out[n++], RUN_VSPEC_LEN, "%s", sparse[i]);
-        return n;
-    }
-    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
-        snprintf(out[n++], RUN_VSPEC_LEN, "%s", fixed[i]);
-    if (c->attn.in_format == FMT_FP16)
-        snprintf(out[n++], RUN_VSPEC_LEN, "fastattn-fp16acc");
-    /* flashmla's and flashmla-etap's split counts on the SM counts of other Hopper parts (H100 PCIe
-     * 114, H20 78, ETAP's own target): the parts the kernel would choose there, where they differ
-     * from --sm-count's (both kernels share get_mla_metadata's choice) */
-    const attn_shape_t *s = &c->shape;
-    if (s->dk != 576 || s->dv != 512) { /* not an MLA case: PyTorch's other SDPA backends */
-        snprintf(out[n++], RUN_VSPEC_LEN, "sdpa-efficient");
-        snprintf(out[n++], RUN_VSPEC_LEN, "sdpa-cudnn");
-        snprintf(out[n++], RUN_VSPEC_LEN, "sdpa-math");
-        /* cuBLAS splits the math path's P.V by shape (seen from 300 keys on, 4, 5 and 8 ways): the counts
-         * 2 to 8 and 16, as the xmma SIMT kernels' round-robin tiles and as contiguous ranges */
-        for (int inter = 1; s->sk >= CHECK_SPLIT_MIN_KEYS && inter >= 0; inter--)
-            for (long k = 2; k <= 16; k = k < 8 ? k + 1 : 2 * k)
-                snprintf(out[n++], RUN_VSPEC_LEN, "sdpa-math:split-k=%ld%s", k, inter ? "i" : "");
-        return n;
-    }
-    long rows = (s->sq * s->hq / s->hkv + 63) / 64, own = c->attn.sm_count / s->hkv / rows;
-    long sms[2] = {114, 78}, seen[3] = {own, 1, 0};
-    for (int i = 0; i < 2; i++) {
-        long p = sms[i] / s->hkv / rows;
-        if (p > 1 && p != seen[0] && p != seen[1] && p != seen[2]) {
-            snprintf(out[n++], RUN_VSPEC_LEN, "flashmla:sm-parts=%ld", p);
-            snprintf(out[n++], RUN_VSPEC_LEN, "flashmla-etap:sm-parts=%ld", p);
-            seen[2] = p;
-        }
-    }
-    return n;
-}
-
-/* Candidates from a comma-separated list ("all": every registered variant). */
-static int check_list_candidates(const char *list, char (*out)[RUN_VSPEC_LEN], err_t *e)
-{
-    int n = 0;
-    if (strcmp(list, "all") == 0) {
-        for (int i = 0; i < attn_variant_count && n < CHECK_MAX_CAND; i++)
-            snprintf(out[n++], RUN_VSPEC_LEN, "%s", attn_variants[i].name);
-        return n;
-    }
-    size_t total = strlen(list);
-    if (total && list[total - 1] == ',')
-        return err_set(e, ERR_USAGE, "--candidates: an empty name at the end of '%s'", list), -1;
-    for (const char *p = list; *p;) {
-        size_t len = strcspn(p, ",");
-        if (len == 0 || len >= RUN_VSPEC_LEN)
-            return err_set(e, ERR_USAGE, "--candidates: %s name in '%s'", len ? "too long a" : "an empty", list), -1;
-        if (n == CHECK_MAX_CAND)
-            return err_set(e, ERR_USAGE, "--candidates: more than %d", CHECK_MAX_CAND), -1;
-        memcpy(out[n], p, len);
-        out[n][len] = 0;
-        if (strcmp(out[n], "golden") == 0 || strcmp(out[n], "all") == 0)
-            return err_set(e, ERR_USAGE, "--candidates: %s", out[n][0] == 'g' ? "golden is the reference every candidate "
-                           "is measured against, not a candidate" : "'all' stands alone"), -1;
-        for (int i = 0; i < n; i++)
-            if (strcmp(out[i], out[n]) == 0)
-                return err_set(e, ERR_USAGE, "--candidates: '%s' is listed twice in '%s'", out[n], list), -1;
-        n++;
-        p += len + (p[len] == ',');
-    }
-    return n ? n : (err_set(e, ERR_USAGE, "--candidates: empty list"), -1);
-}
+    "(--candidates all: every registered variant). The default candidates are screened: each runs first on a\n"
+    "part of the case (whole KV-head groups and batch entries spread over it, one in 32) and only the leaders\n"
+    "there run in full; --exhaustive (or --all) runs every one in full and lists them all, as named candidates\n"
+    "always are. Golden and the candidates share the --threads. The run options (--in-format, --out-format,\n"
+    "--scale, --causal, --dv, --sm-count, --threads, ...) are run's.\n";
 
 /* DIR/out.npy (and lse.npy) into the lab's order [B][hq][sq][dv] ([B][hq][sq]); shapes and
  * values checked against the loaded inputs. */
@@ -202,23 +122,26 @@ static int check_read_outputs(const run_cfg_t *c, const char *dir, double **kout
 
 int cmd_check(int argc, char **argv)
 {
-    run_cfg_t *c = malloc(sizeof *c), *t = malloc(sizeof *t);
-    char(*cand)[RUN_VSPEC_LEN] = malloc(sizeof(char[CHECK_MAX_CAND][RUN_VSPEC_LEN]));
+    run_cfg_t *c = malloc(sizeof *c);
     check_skip_t *skip = calloc(CHECK_MAX_CAND, sizeof *skip);
-    if (!c || !t || !cand || !skip) {
-        free(c), free(t), free(cand), free(skip);
+    if (!c || !skip) {
+        free(c), free(skip);
         return cli_usage_error("check: out of memory%s%s", "", "");
     }
     run_cfg_default(c);
     err_t e = {0};
     const char *dir = NULL, *list = NULL;
-    int rc = ERR_OK, dv_given = 0;
+    int rc = ERR_OK, dv_given = 0, exhaustive = 0;
     for (int i = 0; i < argc && !rc; i++) {
         const char *opt = argv[i];
         if (strcmp(opt, "--help") == 0) {
             fputs(CHECK_USAGE, stdout);
-            free(c), free(t), free(cand), free(skip);
+            free(c), free(skip);
             return cli_finish_stdout(0);
+        }
+        if (strcmp(opt, "--exhaustive") == 0 || strcmp(opt, "--all") == 0) {
+            exhaustive = 1;
+            continue;
         }
         if (strncmp(opt, "--", 2) != 0) {
             if (dir)
@@ -265,42 +188,12 @@ int cmd_check(int argc, char **argv)
         rc = run_load_input(c, &in, &e);
     if (!rc)
         rc = check_read_outputs(c, dir, &kout, &klse, &e);
-    int ncand = 0, nskip = 0;
-    if (!rc) {
-        ncand = list ? check_list_candidates(list, cand, &e) : check_default_candidates(c, cand);
-        rc = ncand < 0 ? ERR_USAGE : ERR_OK;
-    }
-    /* each candidate on its own: one that does not apply to the case is named, not fatal */
-    char joined[CHECK_MAX_CAND * RUN_VSPEC_LEN] = "";
-    for (int i = 0; i < ncand && !rc; i++) {
-        *t = *c;
-        err_t ve = {0};
-        int bad = opts_parse_variants(t, cand[i], &ve) || run_validate(t, &ve);
-        /* a default candidate whose real kernel does not run this case is named, not run */
-        if (!bad && !list && attn_kernel_outside(t->variants[0], &t->vcfg[0], &t->shape, t->gen.kv_separate, t->input && t->input->sparse_sq, ve.msg,
-                                                 sizeof ve.msg))
-            bad = 1;
-        if (bad) {
-            if (list && strcmp(list, "all") != 0) {
-                rc = err_set(&e, ERR_USAGE, "--candidates: %s", ve.msg);
-                break;
-            }
-            snprintf(skip[nskip].variant, sizeof skip[nskip].variant, "%s", cand[i]);
-            snprintf(skip[nskip++].reason, sizeof skip[0].reason, "%s", ve.msg);
-            continue;
-        }
-        strcat(joined, joined[0] ? "," : "");
-        strcat(joined, cand[i]);
-    }
-    if (!rc && !joined[0])
-        rc = err_set(&e, ERR_USAGE, "check: no candidate applies to %s", dir);
+    int nskip = 0;
     if (!rc)
-        rc = opts_parse_variants(c, joined, &e);
-    if (!rc)
-        rc = run_validate(c, &e);
+        rc = check_candidates(c, list, skip, &nskip, &e);
     check_result_t r = {0};
     if (!rc)
-        rc = check_run(&r, c, kout, klse, &e);
+        rc = check_run(&r, c, kout, klse, !exhaustive && !list, &e);
     if (!rc) {
         const attn_shape_t *s = &c->input->entry[0].s;
         char what[512];
@@ -321,6 +214,6 @@ int cmd_check(int argc, char **argv)
     free(kout);
     free(klse);
     attn_batch_free(&in);
-    free(c), free(t), free(cand), free(skip);
+    free(c), free(skip);
     return rc ? cli_fail(&e) : cli_finish_stdout(0);
 }

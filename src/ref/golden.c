@@ -133,27 +133,43 @@ static void golden_group(double *o, double *lse, const attn_group_t *g, dd_t sca
     free(mx);
 }
 
-typedef struct {
-    dd_t scale;
-    double *o0, *lse;
-    long R, dv;
-} golden_arg_t;
-
-static void golden_group_cb(double *o, const attn_group_t *g, void *varg)
-{
-    const golden_arg_t *a = varg;
-    golden_group(o, a->lse ? a->lse + (o - a->o0) / a->dv : NULL, g, a->scale);
-}
-
 void golden_attention(double *o, const attn_input_t *in, double scale)
 {
     golden_attention_lse(o, NULL, in, scale);
 }
 
+long golden_parts(const attn_input_t *in)
+{
+    const attn_shape_t *s = &in->s;
+    long rows = s->hq / s->hkv * s->sq, chunk = golden_chunk_rows(s->sk);
+    return s->hkv * ((rows + chunk - 1) / chunk);
+}
+
+long golden_chunk_rows(long sk)
+{
+    long c = GOLDEN_CHUNK_SCORES / (sk > 0 ? sk : 1);
+    return c < GOLDEN_CHUNK_MIN_ROWS ? GOLDEN_CHUNK_MIN_ROWS : c;
+}
+
+void golden_attention_part(double *o, double *lse, const attn_input_t *in, double scale, long part)
+{
+    const attn_shape_t *s = &in->s;
+    long rows = s->hq / s->hkv * s->sq, chunk = golden_chunk_rows(s->sk), per = (rows + chunk - 1) / chunk;
+    long h = part / per, r0 = part % per * chunk, r1 = r0 + chunk < rows ? r0 + chunk : rows;
+    long *limit = err_malloc((size_t)rows, sizeof(long));
+    attn_row_limits(limit, s);
+    /* the group's rows r0..r1 alone: every row's scores, softmax and P V are its own */
+    attn_group_t g = {r1 - r0, s->sk, s->dk, s->dv, in->q + (h * rows + r0) * s->dk, in->k + h * s->sk * s->dk,
+                      in->v + h * s->sk * s->dv, limit + r0, in->kpos, in->kslots, in->kv_fp8, in->v_of_k};
+    long row = h * rows + r0;
+    golden_group(o + row * s->dv, lse ? lse + row : NULL, &g, golden_scale(scale, s->dk));
+    free(limit);
+}
+
 void golden_attention_lse(double *o, double *lse, const attn_input_t *in, double scale)
 {
-    golden_arg_t a = {golden_scale(scale, in->s.dk), o, lse, 0, in->s.dv};
-    attn_for_groups(o, in, golden_group_cb, &a);
+    for (long p = 0, n = golden_parts(in); p < n; p++)
+        golden_attention_part(o, lse, in, scale, p);
 }
 
 static double golden_g(long n)

@@ -66,6 +66,14 @@ void check_write_table(FILE *f, const run_cfg_t *c, const check_result_t *r, con
             fprintf(f, "%-*s not its kernel here: %s\n", w, run_slot_name(c, r->cand[i].slot), r->cand[i].outside_why);
     for (int i = 0; i < nskip; i++)
         fprintf(f, "%-*s not applicable: %s\n", w, skip[i].variant, skip[i].reason);
+    if (r->nscreened) {
+        const check_screened_t *q = &r->screened[0];
+        fprintf(f, "(%d more candidate%s screened out on %ld of the case's %ld parts (batch entries x KV heads): each "
+                   "differed there from the kernel in more than twice the leader's elements; the closest, %s, matched "
+                   "%.2f%%. --exhaustive runs and lists every one)\n",
+                r->nscreened, r->nscreened == 1 ? "" : "s", r->screen_units, r->units, run_slot_name(c, q->slot),
+                floor(10000.0 * (double)q->identical / (double)q->n) / 100);
+    }
     char verdict[512];
     check_verdict(verdict, sizeof verdict, c, r);
     fprintf(f, "\nverdict: %s\n", verdict);
@@ -142,7 +150,13 @@ void check_write_json(FILE *f, const run_cfg_t *c, const check_result_t *r, cons
     }
     char verdict[512];
     check_verdict(verdict, sizeof verdict, c, r);
-    fputs("],\n \"verdict\": ", f);
+    fprintf(f, "],\n \"screening\": {\"parts\": %ld, \"of\": %ld, \"screened_out\": [", r->screen_units, r->units);
+    for (int i = 0; i < r->nscreened; i++) {
+        fprintf(f, "%s{\"variant\": ", i ? ", " : "");
+        json_str(f, run_slot_name(c, r->screened[i].slot));
+        fprintf(f, ", \"identical\": %ld, \"elements\": %ld}", r->screened[i].identical, r->screened[i].n);
+    }
+    fputs("]},\n \"verdict\": ", f);
     json_str(f, verdict);
     fputs("}\n", f);
 }

@@ -6,12 +6,6 @@
 
 #include "run/check.h"
 
-/* A candidate that does not apply to the case, and why. */
-typedef struct {
-    char variant[RUN_VSPEC_LEN];
-    char reason[512];
-} check_skip_t;
-
 /* what: one line naming the case (directory, shapes, formats). */
 void check_write_table(FILE *f, const run_cfg_t *c, const check_result_t *r, const char *what,
                        const check_skip_t *skip, int nskip);

@@ -1,6 +1,8 @@
 /* check -- which emulation reproduces a kernel's output bits, and where the others depart */
 #include "run/check.h"
+#include "run/check_int.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 #endif
 
 #include "attn/kernel.h"
+#include "ref/golden.h"
 #include "run/run.h"
 
 const char *const check_axis_names[CHECK_AXES] = {"batch entries", "heads", "query tokens", "columns"};
@@ -30,10 +33,33 @@ static int64_t check_ordinal(double x, fmt_id_t f)
     return code & sign ? -mag : mag;
 }
 
-static int check_cmp_double(const void *a, const void *b)
+/* The k-th smallest of x[0..n) (0-based; x reordered; no NaN): Hoare's selection, expected O(n), where a sort
+ * of a large case's distances took as long as a candidate's run. */
+static double check_select(double *x, long n, long k)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    long lo = 0, hi = n - 1;
+    while (lo < hi) {
+        double p = x[lo + (hi - lo) / 2];
+        long i = lo, j = hi;
+        while (i <= j) {
+            while (x[i] < p)
+                i++;
+            while (x[j] > p)
+                j--;
+            if (i <= j) {
+                double t = x[i];
+                x[i++] = x[j];
+                x[j--] = t;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            return x[k];
+    }
+    return x[k];
 }
 
 /* Where the differences are along one axis: cnt[i] of per elements at index i differ. Listed
@@ -103,8 +129,7 @@ static void check_score(check_cand_t *k, const run_cfg_t *c, int slot, const dou
                 cnt[a][idx[a]]++;
         }
     }
-    qsort(ulp, (size_t)n, sizeof(double), check_cmp_double);
-    k->median_ulp = n % 2 ? ulp[n / 2] : 0.5 * (ulp[n / 2 - 1] + ulp[n / 2]);
+    k->median_ulp = n % 2 ? check_select(ulp, n, n / 2) : 0.5 * (check_select(ulp, n, n / 2 - 1) + check_select(ulp, n, n / 2));
     free(ulp);
     for (int a = 0; a < CHECK_AXES; a++) {
         check_where_axis(k->where[a], sizeof k->where[a], cnt[a], dims[a], n / dims[a]);
@@ -134,7 +159,89 @@ static int check_cmp_cand(const void *a, const void *b)
     return x->slot - y->slot;
 }
 
-int check_run(check_result_t *r, const run_cfg_t *c, const double *kout, const double *klse, err_t *e)
+/* The candidates slot_of[0..nfull) in full, each one's (entry, KV group) units cut into contiguous chunks that run
+ * on the threads side by side (each unit's rows are its own, and a split-KV scheduler sees the whole case: the same
+ * bits as one run), then scored. */
+static int check_full_split(check_result_t *r, const run_cfg_t *c, const int *slot_of, int nfull, int threads,
+                            long units, const double *kout, const double *klse, const double *gout,
+                            const double *glse, err_t *e)
+{
+    const attn_batch_t *bt = c->input;
+    const attn_shape_t *s = &bt->entry[0].s;
+    long n = bt->n * s->hq * s->sq * s->dv, nlse = bt->n * s->hq * s->sq;
+    int chunks = (threads + nfull - 1) / nfull;
+    chunks = chunks > units ? (int)units : chunks;
+    unsigned char *mask = err_calloc((size_t)(chunks * units), 1);
+    for (long u = 0; u < units; u++)
+        mask[u * chunks / units * units + u] = 1;
+    double **o = err_malloc((size_t)nfull, sizeof(double *)), **l = err_malloc((size_t)nfull, sizeof(double *));
+    double *secs = err_calloc((size_t)(nfull * chunks), sizeof(double));
+    for (int k = 0; k < nfull; k++) {
+        o[k] = err_malloc((size_t)n, sizeof(double));
+        l[k] = err_malloc((size_t)nlse, sizeof(double));
+    }
+    int rc = ERR_OK;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#endif
+    for (int t = 0; t < nfull * chunks; t++) {
+        int failed, k = t / chunks;
+#ifdef _OPENMP
+#pragma omp atomic read
+#endif
+        failed = rc;
+        if (failed)
+            continue;
+        err_t le = {0};
+        int lrc = run_outputs_units(c, bt, slot_of[k], o[k], l[k], mask + (t % chunks) * units, &secs[t], &le);
+        if (lrc)
+            run_keep_first_error(&rc, e, lrc, &le);
+    }
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads > nfull ? nfull : threads)
+#endif
+    for (int k = 0; k < nfull; k++) {
+        int v = slot_of[k];
+        check_cand_t *cd = &r->cand[k];
+        if (rc)
+            continue;
+        check_score(cd, c, v, o[k], l[k], kout, klse, gout, glse, nlse);
+        for (int ch = 0; ch < chunks; ch++)
+            cd->seconds += secs[k * chunks + ch];
+        cd->outside = attn_kernel_outside(c->variants[v - 1], &c->vcfg[v - 1], &c->shape, c->gen.kv_separate,
+                                          bt->sparse_sq > 0, cd->outside_why, sizeof cd->outside_why);
+    }
+    for (int k = 0; k < nfull; k++) {
+        free(o[k]);
+        free(l[k]);
+    }
+    free(o);
+    free(l);
+    free(secs);
+    free(mask);
+    return rc;
+}
+
+/* Golden's part p of the case (its parts counted over the entries from first[]): an entry with no keys gives
+ * O = 0 and LSE = +inf, as run_outputs does. */
+static void check_golden_part(double *gout, double *glse, const run_cfg_t *c, const long *first, long p)
+{
+    const attn_batch_t *bt = c->input;
+    const attn_shape_t *s = &bt->entry[0].s;
+    long per = s->hq * s->sq * s->dv, nl = s->hq * s->sq, b = 0;
+    while (first[b + 1] <= p)
+        b++;
+    if (bt->entry[b].s.sk > 0) {
+        golden_attention_part(gout + b * per, glse + b * nl, &bt->entry[b], c->attn.scale, p - first[b]);
+        return;
+    }
+    for (long i = 0; i < per; i++)
+        gout[b * per + i] = 0;
+    for (long i = 0; i < nl; i++)
+        glse[b * nl + i] = INFINITY;
+}
+
+int check_run(check_result_t *r, const run_cfg_t *c, const double *kout, const double *klse, int screen, err_t *e)
 {
     memset(r, 0, sizeof *r);
     const attn_batch_t *bt = c->input;
@@ -161,32 +268,80 @@ int check_run(check_result_t *r, const run_cfg_t *c, const double *kout, const d
     }
     for (long i = 0; klse && i < nlse; i++) /* +inf is an empty row's; NaN no row's */
         r->lse_nan += klse[i] != klse[i];
-    /* Golden first (no variants), then each candidate on its own: one output array per thread */
-    run_cfg_t *g = err_malloc(1, sizeof *g);
-    *g = *c;
-    g->nvariants = 0;
-    double *gout = err_malloc((size_t)n, sizeof(double)), *glse = err_malloc((size_t)nlse, sizeof(double));
-    double *outs0[1] = {gout}, *lses0[1] = {glse};
-    run_row_t grow = {{0}, 0, 0, 0};
-    int rc = run_outputs(g, bt, 0, outs0, lses0, NULL, &grow, e);
-    free(g);
-    if (!rc) {
-        metric_all(r->m, kout, gout, n);
-        r->lse_max_abs = klse ? run_lse_max_abs(klse, glse, nlse) : NAN;
-        r->ncand = c->nvariants;
-        r->cand = err_calloc((size_t)(c->nvariants > 0 ? c->nvariants : 1), sizeof(check_cand_t));
-    }
     int threads = c->threads;
 #ifdef _OPENMP
     if (threads == 0)
         threads = omp_get_max_threads();
 #endif
-    threads = threads > c->nvariants ? c->nvariants : threads < 1 ? 1 : threads;
+    threads = threads < 1 ? 1 : threads;
+    /* Golden's parts and the screening runs in one pool of tasks on every thread (each part's rows and each
+     * candidate's output its own: the same bits for any count) */
+    double *gout = err_malloc((size_t)n, sizeof(double)), *glse = err_malloc((size_t)nlse, sizeof(double));
+    long ng = 0, *first = err_malloc((size_t)bt->n + 1, sizeof(long));
+    for (long b = 0; b < bt->n; b++) {
+        first[b] = ng;
+        ng += bt->entry[b].s.sk > 0 ? golden_parts(&bt->entry[b]) : 1;
+    }
+    first[bt->n] = ng;
+    check_screen_t plan;
+    check_screen_plan(&plan, c, screen);
+    long ntasks = ng + (plan.k ? c->nvariants : 0);
+    int rc = ERR_OK;
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
 #endif
-    for (int v = 1; v <= c->nvariants; v++) {
+    for (long t = 0; t < ntasks; t++) {
         int failed;
+#ifdef _OPENMP
+#pragma omp atomic read
+#endif
+        failed = rc;
+        if (failed)
+            continue;
+        if (t < ng) {
+            check_golden_part(gout, glse, c, first, t);
+            continue;
+        }
+        err_t le = {0};
+        int lrc = check_screen_one(&plan, c, kout, (int)(t - ng) + 1, &le);
+        if (lrc)
+            run_keep_first_error(&rc, e, lrc, &le);
+    }
+    free(first);
+    if (!rc) {
+        metric_all(r->m, kout, gout, n);
+        r->lse_max_abs = klse ? run_lse_max_abs(klse, glse, nlse) : NAN;
+    }
+    /* which candidates run in full: every one, or the leaders of the screening */
+    unsigned char *full = err_malloc((size_t)(c->nvariants > 0 ? c->nvariants : 1), 1);
+    memset(full, 1, (size_t)(c->nvariants > 0 ? c->nvariants : 1));
+    if (!rc && plan.k)
+        check_screen_decide(r, &plan, c, full);
+    free(plan.mask);
+    free(plan.diff);
+    int nfull = 0;
+    for (int v = 0; v < c->nvariants; v++)
+        nfull += full[v];
+    if (!rc) {
+        r->ncand = nfull;
+        r->cand = err_calloc((size_t)(nfull > 0 ? nfull : 1), sizeof(check_cand_t));
+    }
+    int *slot_of = err_malloc((size_t)(nfull > 0 ? nfull : 1), sizeof(int));
+    for (int v = 0, k = 0; v < c->nvariants; v++)
+        if (full[v])
+            slot_of[k++] = v + 1;
+    /* fewer candidates to run in full than threads (the screening's usual end): each one's units are shared out */
+    if (!rc && nfull > 0 && nfull < threads && plan.units >= 2) {
+        rc = check_full_split(r, c, slot_of, nfull, threads, plan.units, kout, klse, gout, glse, e);
+        nfull = 0;
+    }
+    int tc = threads > nfull ? nfull : threads;
+    tc = tc < 1 ? 1 : tc;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(tc)
+#endif
+    for (int k = 0; k < nfull; k++) {
+        int failed, v = slot_of[k];
 #ifdef _OPENMP
 #pragma omp atomic read
 #endif
@@ -204,13 +359,13 @@ int check_run(check_result_t *r, const run_cfg_t *c, const double *kout, const d
         double *outs[2] = {NULL, o}, *lses[2] = {NULL, l};
         run_row_t rows[2];
         memset(rows, 0, sizeof rows);
-        int lrc = run_outputs(one, bt, 0, outs, lses, NULL, rows, &le);
+        int lrc = run_outputs(one, bt, 0, outs, lses, NULL, rows, 1, &le);
         if (!lrc) {
-            check_cand_t *k = &r->cand[v - 1];
-            check_score(k, c, v, o, l, kout, klse, gout, glse, nlse);
-            k->seconds = rows[1].seconds;
-            k->outside = attn_kernel_outside(c->variants[v - 1], &c->vcfg[v - 1], &c->shape, c->gen.kv_separate,
-                                             bt->sparse_sq > 0, k->outside_why, sizeof k->outside_why);
+            check_cand_t *cd = &r->cand[k];
+            check_score(cd, c, v, o, l, kout, klse, gout, glse, nlse);
+            cd->seconds = rows[1].seconds;
+            cd->outside = attn_kernel_outside(c->variants[v - 1], &c->vcfg[v - 1], &c->shape, c->gen.kv_separate,
+                                              bt->sparse_sq > 0, cd->outside_why, sizeof cd->outside_why);
         }
         free(one);
         free(o);
@@ -218,6 +373,8 @@ int check_run(check_result_t *r, const run_cfg_t *c, const double *kout, const d
         if (lrc)
             run_keep_first_error(&rc, e, lrc, &le);
     }
+    free(slot_of);
+    free(full);
     free(gout);
     free(glse);
     if (rc) {
@@ -231,8 +388,10 @@ int check_run(check_result_t *r, const run_cfg_t *c, const double *kout, const d
 void check_free(check_result_t *r)
 {
     free(r->cand);
+    free(r->screened);
     r->cand = NULL;
-    r->ncand = 0;
+    r->screened = NULL;
+    r->ncand = r->nscreened = 0;
 }
 
 void check_verdict(char *buf, size_t n, const run_cfg_t *c, const check_result_t *r)

@@ -225,52 +225,112 @@ static void run_no_keys(double *o, double *lse, long n, long nl)
         lse[i] = INFINITY;
 }
 
+/* One variant (slot v) on every entry of bt, or on the (entry, KV group) units units marks. */
+static int run_variant(const run_cfg_t *c, const attn_batch_t *bt, long sample, int v, double *out, double *lse,
+                       run_extra_t *extras, run_row_t *row, const unsigned char *units, err_t *e)
+{
+    const attn_shape_t *s0 = &bt->entry[0].s;
+    long per = s0->hq * s0->sq * s0->dv, nlse = s0->hq * s0->sq;
+    attn_cfg_t acfg = c->vcfg[v - 1];
+    acfg.rng_seed = gen_stream_seed(c->seed ^ 0x5A5A5A5Aull, sample) + (uint64_t)v;
+    attn_stats_t st = {0};
+    attn_ctx_t ctx;
+    int rc = attn_ctx_init(&ctx, c->variants[v - 1], &acfg, &st, e);
+    if (rc)
+        return rc;
+    ctx.batch_seqlens = bt->sparse_sq ? bt->sched_sk : bt->seqlens;
+    ctx.batch_n = bt->sparse_sq ? bt->n / bt->sparse_sq : bt->n;
+    ctx.batch_sq = bt->sparse_sq;
+    if (extras) {
+        ctx.extra = run_extra_put;
+        ctx.extra_arg = extras;
+    }
+    double t0 = run_now();
+    for (long b = 0; b < bt->n; b++) {
+        long hkv = bt->entry[b].s.hkv, any = !units;
+        for (long h = 0; h < hkv && !any; h++)
+            any = units[b * hkv + h];
+        if (!any)
+            continue;
+        ctx.groups = units ? units + b * hkv : NULL;
+        ctx.batch_i = bt->sparse_sq ? b / bt->sparse_sq : b;
+        ctx.lse_out = lse ? lse + b * nlse : NULL;
+        if (bt->entry[b].s.sk > 0)
+            attn_run(out + b * per, c->variants[v - 1], &bt->entry[b], &ctx);
+        else
+            run_no_keys(out + b * per, ctx.lse_out, per, nlse);
+    }
+    row->seconds = run_now() - t0;
+    row->events = st.events;
+    return ERR_OK;
+}
+
 int run_outputs(const run_cfg_t *c, const attn_batch_t *bt, long sample, double **outs, double **lses,
-                run_extra_t *extras, run_row_t *rows, err_t *e)
+                run_extra_t *extras, run_row_t *rows, int threads, err_t *e)
 {
     const attn_shape_t *s0 = &bt->entry[0].s;
     long per = s0->hq * s0->sq * s0->dv, nlse = s0->hq * s0->sq;
     int rc = ERR_OK;
+    threads = threads < 1 ? 1 : threads;
     double t0 = run_now();
-    for (long b = 0; b < bt->n && outs[0]; b++)
-        if (bt->entry[b].s.sk > 0)
-            golden_attention_lse(outs[0] + b * per, lses[0] ? lses[0] + b * nlse : NULL, &bt->entry[b], c->attn.scale);
-        else
-            run_no_keys(outs[0] + b * per, lses[0] ? lses[0] + b * nlse : NULL, per, nlse);
-    rows[0].seconds = run_now() - t0;
-    for (int v = 1; v <= c->nvariants && !rc; v++) {
-        attn_cfg_t acfg = c->vcfg[v - 1];
-        acfg.rng_seed = gen_stream_seed(c->seed ^ 0x5A5A5A5Aull, sample) + (uint64_t)v;
-        attn_stats_t st = {0};
-        attn_ctx_t ctx;
-        rc = attn_ctx_init(&ctx, c->variants[v - 1], &acfg, &st, e);
-        if (rc)
-            break;
-        ctx.batch_seqlens = bt->sparse_sq ? bt->sched_sk : bt->seqlens;
-        ctx.batch_n = bt->sparse_sq ? bt->n / bt->sparse_sq : bt->n;
-        ctx.batch_sq = bt->sparse_sq;
-        if (extras) {
-            ctx.extra = run_extra_put;
-            ctx.extra_arg = &extras[v];
-        }
-        t0 = run_now();
+    if (outs[0]) {
+        /* Golden in parts (an entry's KV groups, in chunks of rows), spread over the threads: each part's rows are
+         * its own, so the bits do not depend on the threads */
+        long nparts = 0, *first = err_malloc((size_t)bt->n + 1, sizeof(long));
         for (long b = 0; b < bt->n; b++) {
-            ctx.batch_i = bt->sparse_sq ? b / bt->sparse_sq : b;
-            ctx.lse_out = lses[v] ? lses[v] + b * nlse : NULL;
-            if (bt->entry[b].s.sk > 0)
-                attn_run(outs[v] + b * per, c->variants[v - 1], &bt->entry[b], &ctx);
-            else
-                run_no_keys(outs[v] + b * per, ctx.lse_out, per, nlse);
+            first[b] = nparts;
+            nparts += bt->entry[b].s.sk > 0 ? golden_parts(&bt->entry[b]) : 1;
         }
-        rows[v].seconds = run_now() - t0;
-        rows[v].events = st.events;
+        first[bt->n] = nparts;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1 && nparts > 1)
+#endif
+        for (long p = 0; p < nparts; p++) {
+            long b = 0;
+            while (first[b + 1] <= p)
+                b++;
+            double *o = outs[0] + b * per, *l = lses[0] ? lses[0] + b * nlse : NULL;
+            if (bt->entry[b].s.sk > 0)
+                golden_attention_part(o, l, &bt->entry[b], c->attn.scale, p - first[b]);
+            else
+                run_no_keys(o, l, per, nlse);
+        }
+        free(first);
     }
+    rows[0].seconds = run_now() - t0;
+    /* the variants side by side (each its own arrays and context) */
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1 && c->nvariants > 1)
+#endif
+    for (int v = 1; v <= c->nvariants; v++) {
+        int failed;
+#ifdef _OPENMP
+#pragma omp atomic read
+#endif
+        failed = rc;
+        if (failed)
+            continue;
+        err_t le = {0};
+        int lrc = run_variant(c, bt, sample, v, outs[v], lses[v], extras ? &extras[v] : NULL, &rows[v], NULL, &le);
+        if (lrc)
+            run_keep_first_error(&rc, e, lrc, &le);
+    }
+    return rc;
+}
+
+int run_outputs_units(const run_cfg_t *c, const attn_batch_t *bt, int v, double *out, double *lse,
+                      const unsigned char *units, double *seconds, err_t *e)
+{
+    run_row_t row = {{0}, 0, 0, 0};
+    int rc = run_variant(c, bt, 0, v, out, lse, NULL, &row, units, e);
+    if (seconds)
+        *seconds = row.seconds;
     return rc;
 }
 
 /* One sample: inputs (a batch of entries, or one), Golden and each variant on every entry,
  * metrics over the whole batch into rows[0..nvariants]. */
-static int run_sample(run_row_t *rows, const run_cfg_t *c, long sample, int dump, err_t *e)
+static int run_sample(run_row_t *rows, const run_cfg_t *c, long sample, int dump, int threads, err_t *e)
 {
     attn_input_t gen = {.s = c->shape};
     long sk = c->shape.sk;
@@ -293,7 +353,7 @@ static int run_sample(run_row_t *rows, const run_cfg_t *c, long sample, int dump
         outs[v] = err_malloc((size_t)n, sizeof(double));
         lses[v] = err_malloc((size_t)nl, sizeof(double));
     }
-    rc = run_outputs(c, bt, sample, outs, lses, dump ? extras : NULL, rows, e);
+    rc = run_outputs(c, bt, sample, outs, lses, dump ? extras : NULL, rows, threads, e);
     for (int v = 0; v < nv && !rc; v++) {
         metric_all(rows[v].m, outs[v], outs[0], n);
         rows[v].lse_max_abs = run_lse_max_abs(lses[v], lses[0], nl);
@@ -344,7 +404,9 @@ int run_execute_hooked(run_result_t *res, const run_cfg_t *c, const run_hooks_t 
     if (threads == 0)
         threads = omp_get_max_threads();
 #endif
-    /* one sample per thread: more threads than samples would only be started to wait */
+    /* one sample per thread; where there are more threads than samples, each sample's Golden parts and variants
+     * share out the rest (one sample: every thread on it) */
+    int inner = threads > c->samples ? (int)(threads / c->samples) : 1;
     if (threads > c->samples)
         threads = (int)c->samples;
     if (threads < 1)
@@ -361,7 +423,7 @@ int run_execute_hooked(run_result_t *res, const run_cfg_t *c, const run_hooks_t 
         if (failed || (h && h->skip && h->skip[s]))
             continue;
         err_t le = {0};
-        int lrc = run_sample(res->rows + s * res->nvariants, c, s, c->dump_dir && s == 0, &le);
+        int lrc = run_sample(res->rows + s * res->nvariants, c, s, c->dump_dir && s == 0, inner, &le);
         if (!lrc && h && h->on_sample) {
 #ifdef _OPENMP
 #pragma omp critical(run_hook)

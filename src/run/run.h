@@ -30,9 +30,17 @@ double run_lse_max_abs(const double *lse, const double *glse, long n);
 /* Golden (slot 0) and every variant of c on every entry of bt: outs[v] [B][hq][sq][dv], lses[v]
  * [B][hq][sq] (lses[v] NULL: not asked; NaN where a variant has no model of it), extras[v]
  * (extras NULL: not kept); seconds and events into rows[v] (metrics are the caller's). Golden
- * is not computed when outs[0] is NULL. */
+ * is not computed when outs[0] is NULL. On `threads` threads: Golden's parts (golden_attention_part) and the
+ * variants spread over them, the same bits for any count. */
 int run_outputs(const run_cfg_t *c, const attn_batch_t *bt, long sample, double **outs, double **lses,
-                run_extra_t *extras, run_row_t *rows, err_t *e);
+                run_extra_t *extras, run_row_t *rows, int threads, err_t *e);
+
+/* Variant slot v of c (sample 0) on the (entry, KV group) units of bt that units marks (units[b * hkv + h] != 0),
+ * into out [B][hq][sq][dv] and, unless NULL, lse [B][hq][sq]: the rows of the other units are left as they were.
+ * The scheduler of a split-KV kernel still sees the whole batch and shape, so each unit's rows are the ones the
+ * whole run gives (check's screening, and one candidate's run spread over threads); its seconds into *seconds. */
+int run_outputs_units(const run_cfg_t *c, const attn_batch_t *bt, int v, double *out, double *lse,
+                      const unsigned char *units, double *seconds, err_t *e);
 
 /* What a caller adds to a run (a sweep, run's progress line): samples to skip (already done), and a callback after each
  * finished sample (called one at a time; a non-zero return stops the run). */

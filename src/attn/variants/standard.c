@@ -69,27 +69,37 @@ static void standard_row_passes(attn_ctx_t *ctx, double *row, long valid, long s
     attn_round_n(ctx, P_CAST, row, valid);
 }
 
+/* Rows of S held at once where no site draws: every row's S, P and O are its own (each product element's chain
+ * runs over k alone), so chunks of rows give the same bits while S stays within about STANDARD_CHUNK_SCORES values
+ * however many query rows share the KV head (a grouped or MQA prefill) */
+#define STANDARD_CHUNK_SCORES (1L << 22)
+
 ATTN_VARIANT(attn_standard)
 {
     long R = g->R, sk = g->sk, dv = g->dv;
-    double *s = err_malloc((size_t)(R * sk), sizeof(double));
     /* the op holds the Python scalar in fp32 (opmath) */
     double scale = attn_fp32(ctx, S_SCALE, ctx->cfg->scale);
-    attn_gemm(ctx, QK_ACC, s, sk, g->q, g->dk, g->k, g->dk, 1, R, sk, g->dk);
     /* with no stochastic site (none draws from ctx->rng in an order to keep), each step a pass over
-     * the row: the same operations on each element, the roundings vectorized */
+     * the row: the same operations on each element, the roundings vectorized; and the rows in chunks */
     int draws = 0;
     for (int site = QK_ACC; site <= OUT_CAST; site++)
         draws |= attn_site_draws(ctx, site);
-    for (long r = 0; r < R; r++) {
-        double *row = s + r * sk;
-        long valid = g->limit[r] + 1;
-        if (draws)
-            standard_row(ctx, row, valid, sk, scale);
-        else
-            standard_row_passes(ctx, row, valid, sk, scale);
+    long chunk = draws ? R : STANDARD_CHUNK_SCORES / (sk > 0 ? sk : 1);
+    chunk = chunk < 1 ? 1 : chunk > R ? R : chunk;
+    double *s = err_malloc((size_t)(chunk * sk), sizeof(double));
+    for (long r0 = 0; r0 < R; r0 += chunk) {
+        long n = R - r0 < chunk ? R - r0 : chunk;
+        attn_gemm(ctx, QK_ACC, s, sk, g->q + r0 * g->dk, g->dk, g->k, g->dk, 1, n, sk, g->dk);
+        for (long r = 0; r < n; r++) {
+            double *row = s + r * sk;
+            long valid = g->limit[r0 + r] + 1;
+            if (draws)
+                standard_row(ctx, row, valid, sk, scale);
+            else
+                standard_row_passes(ctx, row, valid, sk, scale);
+        }
+        attn_gemm(ctx, PV_ACC, o + r0 * dv, dv, s, sk, g->v, dv, 0, n, dv, sk);
     }
-    attn_gemm(ctx, PV_ACC, o, dv, s, sk, g->v, dv, 0, R, dv, sk);
     for (long i = 0; i < R * dv; i++)
         o[i] = attn_round(ctx, OUT_CAST, attn_round(ctx, PV_CAST, o[i]));
     free(s);
