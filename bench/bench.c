@@ -116,17 +116,8 @@ int main(int argc, char **argv)
                                {"MLA decode 128 x 8192 x 576/512", "flashmla", 128, 1, 1, 8192, 576, 512, 0, 0, 0, 0, 0, 0, 0, 0}};
     int nchecks = 0;
     if (check_only || (!stages && !only && !gemm)) {
-        for (int i = 0; i < 2; i++) {
-            if (bench_check_case(&checks[i], reps > 3 ? 3 : reps, threads))
-                return 1;
-            char tgt[64] = "no target";
-            if (checks[i].target > 0)
-                snprintf(tgt, sizeof tgt, "target %.0f: %s", checks[i].target, bench_met(checks[i].ratio, checks[i].target));
-            printf("check %-32s %8.3f s %7.2f x the FP32 BLAS attention (%.3f s, 1 thread), %s; %d candidates, %d "
-                   "screened out, the kernel %s\n",
-                   checks[i].name, checks[i].t, checks[i].ratio, checks[i].ref, tgt, checks[i].ncand,
-                   checks[i].nscreened, checks[i].named ? "named" : "NOT NAMED");
-        }
+        if (bench_check_rows(checks, 2, reps > 3 ? 3 : reps, threads))
+            return 1;
         nchecks = 2;
         if (check_only)
             return 0;
@@ -482,18 +473,7 @@ int main(int argc, char **argv)
                 lab512 == ref512 ? "half as many lanes a vector as the FP32 reference's binary32"
                 : lab512         ? "as many lanes per AVX-512 vector as the FP32 reference has per AVX2 one"
                                  : "a quarter as many lanes a vector as the FP32 reference's binary32");
-        fprintf(f, "## check\n\n`amla-lab check` on a case made in memory (the named variant's output standing for the "
-                   "kernel's, bit for bit what the real kernel gives), with its default candidates and screening on "
-                   "%d threads, against the one-thread FP32 BLAS attention of the same shape (target %.0f for the "
-                   "prefill; the MLA decode case is one KV head of one entry, which the screening cannot cut, so "
-                   "every candidate runs in full):\n\n"
-                   "| case | kernel | check s | BLAS s | ratio | met | candidates | screened out | verdict |\n"
-                   "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n", threads, BENCH_TARGET_CHECK);
-        for (int i = 0; i < nchecks; i++)
-            fprintf(f, "| %s | %s | %.3f | %.3f | %.2f | %s | %d | %d | %s |\n", checks[i].name, checks[i].kernel,
-                    checks[i].t, checks[i].ref, checks[i].ratio,
-                    checks[i].target > 0 ? bench_met(checks[i].ratio, checks[i].target) : "-",
-                    checks[i].ncand, checks[i].nscreened, checks[i].named ? "names it" : "does not name it");
+        bench_md_check(f, checks, nchecks, threads);
         fclose(f);
     }
     free(xs);

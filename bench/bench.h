@@ -75,5 +75,9 @@ typedef struct {
     double target;               /* the ratio asked (0: a figure without a target) */
 } bench_check_t;
 int bench_check_case(bench_check_t *bc, int reps, int threads);
+/* Every case of checks[0..n) through bench_check_case, a printed row each; 1 where one failed. */
+int bench_check_rows(bench_check_t *checks, int n, int reps, int threads);
+/* The report's section on them (report.c). */
+void bench_md_check(FILE *f, const bench_check_t *checks, int n, int threads);
 
 #endif

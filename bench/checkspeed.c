@@ -2,6 +2,7 @@
  * inputs) checked as `amla-lab check DIR` checks a capture, default candidates and screening, on every thread, against
  * the one-thread FP32 BLAS attention of the same shape timed beside it */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,4 +94,20 @@ int bench_check_case(bench_check_t *bc, int reps, int threads)
     attn_input_free(&in);
     free(kout), free(klse), free(c), free(t), free(skip);
     return rc;
+}
+
+int bench_check_rows(bench_check_t *checks, int n, int reps, int threads)
+{
+    for (int i = 0; i < n; i++) {
+        if (bench_check_case(&checks[i], reps, threads))
+            return 1;
+        char tgt[64] = "no target";
+        if (checks[i].target > 0)
+            snprintf(tgt, sizeof tgt, "target %.0f: %s", checks[i].target, bench_met(checks[i].ratio, checks[i].target));
+        printf("check %-32s %8.3f s %7.2f x the FP32 BLAS attention (%.3f s, 1 thread), %s; %d candidates, %d "
+               "screened out, the kernel %s\n",
+               checks[i].name, checks[i].t, checks[i].ratio, checks[i].ref, tgt, checks[i].ncand, checks[i].nscreened,
+               checks[i].named ? "named" : "NOT NAMED");
+    }
+    return 0;
 }

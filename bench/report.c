@@ -121,3 +121,19 @@ void bench_md_floors(FILE *f, const floors_t *fl, double rbase)
     }
     fprintf(f, "\n");
 }
+
+void bench_md_check(FILE *f, const bench_check_t *checks, int n, int threads)
+{
+    fprintf(f, "## check\n\n`amla-lab check` on a case made in memory (the named variant's output standing for the "
+               "kernel's, bit for bit what the real kernel gives), with its default candidates and screening on "
+               "%d threads, against the one-thread FP32 BLAS attention of the same shape (target %.0f for the "
+               "prefill; the MLA decode case is one KV head of one entry, which the screening cannot cut, so "
+               "every candidate runs in full):\n\n"
+               "| case | kernel | check s | BLAS s | ratio | met | candidates | screened out | verdict |\n"
+               "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n", threads, BENCH_TARGET_CHECK);
+    for (int i = 0; i < n; i++)
+        fprintf(f, "| %s | %s | %.3f | %.3f | %.2f | %s | %d | %d | %s |\n", checks[i].name, checks[i].kernel,
+                checks[i].t, checks[i].ref, checks[i].ratio,
+                checks[i].target > 0 ? bench_met(checks[i].ratio, checks[i].target) : "-",
+                checks[i].ncand, checks[i].nscreened, checks[i].named ? "names it" : "does not name it");
+}
