@@ -66,6 +66,7 @@ static dd_t golden_scale(double scale, long dk)
     mpfr_sub_d(t, t, r.hi, MPFR_RNDN);
     r.lo = mpfr_get_d(t, MPFR_RNDN);
     mpfr_clear(t);
+    mpfr_free_cache(); /* the calling thread's MPFR caches (Golden's parts run on worker threads) */
     return r;
 }
 

@@ -185,12 +185,8 @@ static int check_full_split(check_result_t *r, const run_cfg_t *c, const int *sl
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
 #endif
     for (int t = 0; t < nfull * chunks; t++) {
-        int failed, k = t / chunks;
-#ifdef _OPENMP
-#pragma omp atomic read
-#endif
-        failed = rc;
-        if (failed)
+        int k = t / chunks;
+        if (run_stopped(&rc))
             continue;
         err_t le = {0};
         int lrc = run_outputs_units(c, bt, slot_of[k], o[k], l[k], mask + (t % chunks) * units, &secs[t], &le);
@@ -291,12 +287,7 @@ int check_run(check_result_t *r, const run_cfg_t *c, const double *kout, const d
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
 #endif
     for (long t = 0; t < ntasks; t++) {
-        int failed;
-#ifdef _OPENMP
-#pragma omp atomic read
-#endif
-        failed = rc;
-        if (failed)
+        if (run_stopped(&rc))
             continue;
         if (t < ng) {
             check_golden_part(gout, glse, c, first, t);
@@ -341,12 +332,8 @@ int check_run(check_result_t *r, const run_cfg_t *c, const double *kout, const d
 #pragma omp parallel for schedule(dynamic, 1) num_threads(tc)
 #endif
     for (int k = 0; k < nfull; k++) {
-        int failed, v = slot_of[k];
-#ifdef _OPENMP
-#pragma omp atomic read
-#endif
-        failed = rc;
-        if (failed)
+        int v = slot_of[k];
+        if (run_stopped(&rc))
             continue;
         /* the run restricted to variant v: slot 0 (Golden) is not computed again */
         run_cfg_t *one = err_malloc(1, sizeof *one);

@@ -303,12 +303,7 @@ int run_outputs(const run_cfg_t *c, const attn_batch_t *bt, long sample, double 
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1 && c->nvariants > 1)
 #endif
     for (int v = 1; v <= c->nvariants; v++) {
-        int failed;
-#ifdef _OPENMP
-#pragma omp atomic read
-#endif
-        failed = rc;
-        if (failed)
+        if (run_stopped(&rc))
             continue;
         err_t le = {0};
         int lrc = run_variant(c, bt, sample, v, outs[v], lses[v], extras ? &extras[v] : NULL, &rows[v], NULL, &le);
@@ -415,12 +410,7 @@ int run_execute_hooked(run_result_t *res, const run_cfg_t *c, const run_hooks_t 
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
 #endif
     for (long s = 0; s < c->samples; s++) {
-        int failed;
-#ifdef _OPENMP
-#pragma omp atomic read
-#endif
-        failed = rc;
-        if (failed || (h && h->skip && h->skip[s]))
+        if (run_stopped(&rc) || (h && h->skip && h->skip[s]))
             continue;
         err_t le = {0};
         int lrc = run_sample(res->rows + s * res->nvariants, c, s, c->dump_dir && s == 0, inner, &le);

@@ -53,6 +53,18 @@ typedef struct {
 /* In a parallel loop: keep the first failure (lrc, le) in *rc and *e; later ones are dropped. */
 void run_keep_first_error(int *rc, err_t *e, int lrc, const err_t *le);
 
+/* In a parallel loop: whether another iteration has failed already (*rc set by run_keep_first_error), read
+ * atomically; the loop's later iterations then do nothing. */
+static inline int run_stopped(const int *rc)
+{
+    int failed;
+#ifdef _OPENMP
+#pragma omp atomic read
+#endif
+    failed = *rc;
+    return failed != 0;
+}
+
 int run_execute_hooked(run_result_t *res, const run_cfg_t *c, const run_hooks_t *h, err_t *e);
 void run_result_free(run_result_t *res);
 

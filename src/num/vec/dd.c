@@ -45,6 +45,7 @@ static void dd_exp_init(void)
         dd_exp_table[j].lo = mpfr_get_d(t, MPFR_RNDN);
     }
     mpfr_clear(t);
+    mpfr_free_cache(); /* this thread's constants (log 2): a worker thread's would outlive it */
 }
 
 /* ln2/1024 = hi + mid + lo to 2^-160 relative (k reaches 2^20: a double-double ln 2 would lose
