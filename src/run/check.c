@@ -13,7 +13,6 @@
 #endif
 
 #include "attn/kernel.h"
-#include "ref/golden.h"
 #include "run/run.h"
 
 const char *const check_axis_names[CHECK_AXES] = {"batch entries", "heads", "query tokens", "columns"};
@@ -159,6 +158,18 @@ static int check_cmp_cand(const void *a, const void *b)
     return x->slot - y->slot;
 }
 
+/* Candidate slot v's full run (o, l, its seconds) scored against the kernel's and Golden's, and marked where its real
+ * kernel cannot run the case. */
+static void check_finish(check_cand_t *cd, const run_cfg_t *c, int v, const double *o, const double *l, double seconds,
+                         const double *kout, const double *klse, const double *gout, const double *glse)
+{
+    const attn_batch_t *bt = c->input;
+    check_score(cd, c, v, o, l, kout, klse, gout, glse, bt->n * bt->entry[0].s.hq * bt->entry[0].s.sq);
+    cd->seconds = seconds;
+    cd->outside = attn_kernel_outside(c->variants[v - 1], &c->vcfg[v - 1], &c->shape, c->gen.kv_separate,
+                                      bt->sparse_sq > 0, cd->outside_why, sizeof cd->outside_why);
+}
+
 /* The candidates slot_of[0..nfull) in full, each one's (entry, KV group) units cut into contiguous chunks that run
  * on the threads side by side (each unit's rows are its own, and a split-KV scheduler sees the whole case: the same
  * bits as one run), then scored. */
@@ -201,11 +212,10 @@ static int check_full_split(check_result_t *r, const run_cfg_t *c, const int *sl
         check_cand_t *cd = &r->cand[k];
         if (rc)
             continue;
-        check_score(cd, c, v, o[k], l[k], kout, klse, gout, glse, nlse);
+        double t = 0;
         for (int ch = 0; ch < chunks; ch++)
-            cd->seconds += secs[k * chunks + ch];
-        cd->outside = attn_kernel_outside(c->variants[v - 1], &c->vcfg[v - 1], &c->shape, c->gen.kv_separate,
-                                          bt->sparse_sq > 0, cd->outside_why, sizeof cd->outside_why);
+            t += secs[k * chunks + ch];
+        check_finish(cd, c, v, o[k], l[k], t, kout, klse, gout, glse);
     }
     for (int k = 0; k < nfull; k++) {
         free(o[k]);
@@ -216,25 +226,6 @@ static int check_full_split(check_result_t *r, const run_cfg_t *c, const int *sl
     free(secs);
     free(mask);
     return rc;
-}
-
-/* Golden's part p of the case (its parts counted over the entries from first[]): an entry with no keys gives
- * O = 0 and LSE = +inf, as run_outputs does. */
-static void check_golden_part(double *gout, double *glse, const run_cfg_t *c, const long *first, long p)
-{
-    const attn_batch_t *bt = c->input;
-    const attn_shape_t *s = &bt->entry[0].s;
-    long per = s->hq * s->sq * s->dv, nl = s->hq * s->sq, b = 0;
-    while (first[b + 1] <= p)
-        b++;
-    if (bt->entry[b].s.sk > 0) {
-        golden_attention_part(gout + b * per, glse + b * nl, &bt->entry[b], c->attn.scale, p - first[b]);
-        return;
-    }
-    for (long i = 0; i < per; i++)
-        gout[b * per + i] = 0;
-    for (long i = 0; i < nl; i++)
-        glse[b * nl + i] = INFINITY;
 }
 
 int check_run(check_result_t *r, const run_cfg_t *c, const double *kout, const double *klse, int screen, err_t *e)
@@ -273,12 +264,7 @@ int check_run(check_result_t *r, const run_cfg_t *c, const double *kout, const d
     /* Golden's parts and the screening runs in one pool of tasks on every thread (each part's rows and each
      * candidate's output its own: the same bits for any count) */
     double *gout = err_malloc((size_t)n, sizeof(double)), *glse = err_malloc((size_t)nlse, sizeof(double));
-    long ng = 0, *first = err_malloc((size_t)bt->n + 1, sizeof(long));
-    for (long b = 0; b < bt->n; b++) {
-        first[b] = ng;
-        ng += bt->entry[b].s.sk > 0 ? golden_parts(&bt->entry[b]) : 1;
-    }
-    first[bt->n] = ng;
+    long *first = err_malloc((size_t)bt->n + 1, sizeof(long)), ng = run_golden_parts(bt, first);
     check_screen_t plan;
     check_screen_plan(&plan, c, screen);
     long ntasks = ng + (plan.k ? c->nvariants : 0);
@@ -290,7 +276,7 @@ int check_run(check_result_t *r, const run_cfg_t *c, const double *kout, const d
         if (run_stopped(&rc))
             continue;
         if (t < ng) {
-            check_golden_part(gout, glse, c, first, t);
+            run_golden_part(c, bt, first, t, gout, glse);
             continue;
         }
         err_t le = {0};
@@ -348,11 +334,7 @@ int check_run(check_result_t *r, const run_cfg_t *c, const double *kout, const d
         memset(rows, 0, sizeof rows);
         int lrc = run_outputs(one, bt, 0, outs, lses, NULL, rows, 1, &le);
         if (!lrc) {
-            check_cand_t *cd = &r->cand[k];
-            check_score(cd, c, v, o, l, kout, klse, gout, glse, nlse);
-            cd->seconds = rows[1].seconds;
-            cd->outside = attn_kernel_outside(c->variants[v - 1], &c->vcfg[v - 1], &c->shape, c->gen.kv_separate,
-                                              bt->sparse_sq > 0, cd->outside_why, sizeof cd->outside_why);
+            check_finish(&r->cand[k], c, v, o, l, rows[1].seconds, kout, klse, gout, glse);
         }
         free(one);
         free(o);

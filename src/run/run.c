@@ -225,6 +225,31 @@ static void run_no_keys(double *o, double *lse, long n, long nl)
         lse[i] = INFINITY;
 }
 
+long run_golden_parts(const attn_batch_t *bt, long *first)
+{
+    long n = 0;
+    for (long b = 0; b < bt->n; b++) {
+        first[b] = n;
+        n += bt->entry[b].s.sk > 0 ? golden_parts(&bt->entry[b]) : 1;
+    }
+    first[bt->n] = n;
+    return n;
+}
+
+void run_golden_part(const run_cfg_t *c, const attn_batch_t *bt, const long *first, long p, double *gout,
+                     double *glse)
+{
+    const attn_shape_t *s0 = &bt->entry[0].s;
+    long per = s0->hq * s0->sq * s0->dv, nlse = s0->hq * s0->sq, b = 0;
+    while (first[b + 1] <= p)
+        b++;
+    double *o = gout + b * per, *l = glse ? glse + b * nlse : NULL;
+    if (bt->entry[b].s.sk > 0)
+        golden_attention_part(o, l, &bt->entry[b], c->attn.scale, p - first[b]);
+    else
+        run_no_keys(o, l, per, nlse);
+}
+
 /* One variant (slot v) on every entry of bt, or on the (entry, KV group) units units marks. */
 static int run_variant(const run_cfg_t *c, const attn_batch_t *bt, long sample, int v, double *out, double *lse,
                        run_extra_t *extras, run_row_t *row, const unsigned char *units, err_t *e)
@@ -268,33 +293,18 @@ static int run_variant(const run_cfg_t *c, const attn_batch_t *bt, long sample, 
 int run_outputs(const run_cfg_t *c, const attn_batch_t *bt, long sample, double **outs, double **lses,
                 run_extra_t *extras, run_row_t *rows, int threads, err_t *e)
 {
-    const attn_shape_t *s0 = &bt->entry[0].s;
-    long per = s0->hq * s0->sq * s0->dv, nlse = s0->hq * s0->sq;
     int rc = ERR_OK;
     threads = threads < 1 ? 1 : threads;
     double t0 = run_now();
     if (outs[0]) {
         /* Golden in parts (an entry's KV groups, in chunks of rows), spread over the threads: each part's rows are
          * its own, so the bits do not depend on the threads */
-        long nparts = 0, *first = err_malloc((size_t)bt->n + 1, sizeof(long));
-        for (long b = 0; b < bt->n; b++) {
-            first[b] = nparts;
-            nparts += bt->entry[b].s.sk > 0 ? golden_parts(&bt->entry[b]) : 1;
-        }
-        first[bt->n] = nparts;
+        long *first = err_malloc((size_t)bt->n + 1, sizeof(long)), nparts = run_golden_parts(bt, first);
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1 && nparts > 1)
 #endif
-        for (long p = 0; p < nparts; p++) {
-            long b = 0;
-            while (first[b + 1] <= p)
-                b++;
-            double *o = outs[0] + b * per, *l = lses[0] ? lses[0] + b * nlse : NULL;
-            if (bt->entry[b].s.sk > 0)
-                golden_attention_part(o, l, &bt->entry[b], c->attn.scale, p - first[b]);
-            else
-                run_no_keys(o, l, per, nlse);
-        }
+        for (long p = 0; p < nparts; p++)
+            run_golden_part(c, bt, first, p, outs[0], lses[0]);
         free(first);
     }
     rows[0].seconds = run_now() - t0;

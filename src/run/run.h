@@ -35,6 +35,13 @@ double run_lse_max_abs(const double *lse, const double *glse, long n);
 int run_outputs(const run_cfg_t *c, const attn_batch_t *bt, long sample, double **outs, double **lses,
                 run_extra_t *extras, run_row_t *rows, int threads, err_t *e);
 
+/* Golden in parts that run on their own (golden_attention_part, per entry; an entry with no keys is one part,
+ * O = 0 and LSE = +inf): how many for the batch, first[b] the first of entry b's (first [B + 1]); and part p of
+ * them into gout [B][hq][sq][dv] and glse [B][hq][sq] (glse NULL: not asked). */
+long run_golden_parts(const attn_batch_t *bt, long *first);
+void run_golden_part(const run_cfg_t *c, const attn_batch_t *bt, const long *first, long p, double *gout,
+                     double *glse);
+
 /* Variant slot v of c (sample 0) on the (entry, KV group) units of bt that units marks (units[b * hkv + h] != 0),
  * into out [B][hq][sq][dv] and, unless NULL, lse [B][hq][sq]: the rows of the other units are left as they were.
  * The scheduler of a split-KV kernel still sees the whole batch and shape, so each unit's rows are the ones the
