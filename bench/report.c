@@ -136,4 +136,5 @@ void bench_md_check(FILE *f, const bench_check_t *checks, int n, int threads)
                 checks[i].t, checks[i].ref, checks[i].ratio,
                 checks[i].target > 0 ? bench_met(checks[i].ratio, checks[i].target) : "-",
                 checks[i].ncand, checks[i].nscreened, checks[i].named ? "names it" : "does not name it");
+    fputc('\n', f);
 }
