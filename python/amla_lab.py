@@ -250,7 +250,8 @@ def _binary(binary):
 def check(directory, binary=None, **options):
     """Run `amla-lab check DIRECTORY --format json` with options (in_format='bf16' becomes
     --in-format bf16; candidates=['flashmla', 'base'] becomes --candidates flashmla,base; a True
-    value is a flag such as causal=True) and return its report as a dict. Raises
+    value is a flag such as causal=True, causal='top-left' PyTorch SDPA's is_causal) and return its report
+    as a dict. Raises
     RuntimeError with the lab's message when it exits non-zero (bad input exits 2)."""
     args = [_binary(binary), 'check', str(directory), '--format', 'json']
     for key, value in options.items():
@@ -260,9 +261,9 @@ def check(directory, binary=None, **options):
         elif value is False or value is None:
             continue
         elif isinstance(value, (list, tuple)):
-            args += [opt, ','.join(map(str, value))]
+            args.append(opt + '=' + ','.join(map(str, value)))
         else:
-            args += [opt, str(value)]
+            args.append(opt + '=' + str(value))  # one argument: a flag's value too (--causal=top-left)
     done = subprocess.run(args, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError('amla-lab check exited %d: %s' % (done.returncode, done.stderr.strip()))

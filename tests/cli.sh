@@ -532,7 +532,7 @@ fi
 # capture under tests/data/gpu: sdpa-math and sdpa-efficient bit for bit on a GPU they were not written from
 for d in tests/data/sdpa/*/; do
     n=$(basename "$d"); dt=fp16; [ -f "$d/bf16" ] && dt=bf16
-    c=""; [ -f "$d/causal" ] && c=--causal
+    c=""; [ -f "$d/causal" ] && c=--causal=top-left # PyTorch's is_causal (*-c*: fewer or more queries than keys)
     want=sdpa-${n%%-*}; cands=""
     if [ -n "$AMLA_QUICK" ]; then # under valgrind: two of them, three candidates
         case $n in efficient-s4 | math-r2) cands="--candidates $want,fa2,sdpa-math:split-k=5i" ;; *) continue ;; esac
@@ -552,6 +552,16 @@ for b in math efficient; do
     cp tests/data/gpu/attn.$b.npy "$T/fa/out.npy"
     $A check "$T/fa" --in-format fp16 --out-format fp16 --candidates sdpa-$b,fa2 | grep -q "^verdict: bit-identical to sdpa-$b on 100.00% of 131072 elements" && ok || bad "sdpa-$b on tests/data/gpu's FA-shape capture (H100)"
 done
+# causal alignment: PyTorch's is_causal on fewer queries than keys is top-left; FlashAttention's --causal
+# (bottom-right) computes another attention there, and refuses more queries than keys
+$A check tests/data/sdpa/efficient-c1 --in-format fp16 --out-format fp16 --causal --candidates sdpa-efficient \
+    | grep -q "^verdict: bit-identical to sdpa-efficient on 100.00%" && bad "efficient-c1 matched with a bottom-right mask" || ok
+expect_err "--causal (bottom-right) with more queries than keys" check tests/data/sdpa/math-c2 --in-format bf16 --out-format bf16 --causal
+expect_err "--causal=sideways" run --causal=sideways --samples 1
+$A run --sq 100 --ctx 50 --causal=top-left --dk 64 --dv 64 --heads 2 --kv separate --variants fa2,sdpa-math --samples 1 --format csv \
+    >"$T/tl.csv" 2>"$T/err" || bad "run --causal=top-left: $(cat "$T/err")"
+[ "$(csvcol causal <"$T/tl.csv" | sort -u)" = top-left ] && grep -q "refuses is_causal[^,]*,0,fa2," "$T/tl.csv" && ok \
+    || bad "top-left: the CSV's causal column and fa2's kernel_note ($(head -c 300 "$T/tl.csv"))"
 expect_err "--split-k 0" run --split-k 0 --samples 1
 expect_err "--split-k 8x" run --split-k 8x --samples 1
 # ---- check: a kernel's output against every candidate emulation. a3's capture as it is (inputs,

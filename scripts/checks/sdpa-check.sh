@@ -31,7 +31,7 @@ caps=$1
         for f in $(ls "$caps"/*.npz | sort -V); do
             n=$(basename "$f" .npz)
             dt=$(meta "$n" "c['dtype']")
-            causal=""; [ "$(meta "$n" "c['causal']")" = True ] && causal="--causal"
+            causal=""; [ "$(meta "$n" "c['causal']")" = True ] && causal="--causal=top-left" # PyTorch's is_causal
             scale=$(meta "$n" "c['scale'] if c['scale'] is not None else ''")
             for b in $(meta "$n" "' '.join(c['backends'])"); do
                 err=$(meta "$n" "c['backends']['$b'].get('error', '')")

@@ -2,7 +2,7 @@
 """[CAPTURE_CASES=a,b] capture_sdpa.py OUTDIR -- every PyTorch SDPA backend (math, memory-efficient, cuDNN, flash)
 on the same inputs, with the kernels each launched, for the lab's sdpa-* models: OUTDIR/NAME.npz and meta.json.
 
-Each case: q [1, Hq, L, D], k and v [1, Hkv, L, D] (Hkv < Hq: GQA through enable_gqa), N(0, 1) or outlier
+Each case: q [1, Hq, L, D], k and v [1, Hkv, L, D] (c*: Lk keys, the case's 9th entry) (Hkv < Hq: GQA through enable_gqa), N(0, 1) or outlier
 inputs from torch's CPU generator (seed per case) in fp16 or bf16; for each backend (torch.nn.attention.sdpa_kernel)
 the output of scaled_dot_product_attention (full or causal, the default or an explicit scale), three runs
 (deterministic or not), the CUDA kernels the profiler saw, and the log-sum-exp where the backend's own op returns
@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-# name: dtype, Hq, Hkv, L, D, causal, scale (None: 1/sqrt(D)), inputs
+# name: dtype, Hq, Hkv, L, D, causal, scale (None: 1/sqrt(D)), inputs[, key count when not L]
 CASES = {
     "s1": ("fp16", 4, 4, 512, 128, False, None, "normal"),
     "s2": ("fp16", 4, 4, 512, 128, True, None, "normal"),
@@ -38,6 +38,14 @@ CASES = {
     "v6": ("fp16", 1, 1, 1500, 64, False, None, "outlier"),
     "v7": ("bf16", 2, 2, 129, 256, True, None, "normal"),
     "v8": ("fp16", 4, 4, 1024, 96, False, None, "normal"),
+    # is_causal on non-square shapes (L queries, a 9th entry of keys): PyTorch masks top-left there
+    "c1": ("fp16", 4, 4, 100, 128, True, None, "normal", 333),
+    "c2": ("bf16", 4, 4, 300, 64, True, None, "normal", 77),
+    "c3": ("fp16", 4, 2, 1, 128, True, None, "normal", 500),
+    "c4": ("bf16", 2, 2, 64, 128, True, None, "normal", 1000),
+    "c5": ("fp16", 4, 4, 257, 64, True, None, "normal", 129),
+    "c6": ("bf16", 8, 2, 40, 128, True, None, "normal", 700),
+    "c7": ("fp16", 2, 2, 500, 256, True, None, "normal", 200),
 }
 BACKENDS = {"math": SDPBackend.MATH, "efficient": SDPBackend.EFFICIENT_ATTENTION,
             "cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION}
@@ -89,20 +97,21 @@ def main():
             "input_generation": "torch.Generator().manual_seed(seed): q, k, v by torch.randn in float32 then .to(dtype); "
                                 "outlier: each of q, k, v times 10 where a torch.rand draw of the same shape is below 0.01"})
     only = os.environ.get("CAPTURE_CASES")
-    for i, (name, (dt, hq, hkv, L, D, causal, scale, kind)) in enumerate(CASES.items()):
+    for i, (name, (dt, hq, hkv, L, D, causal, scale, kind, *lk)) in enumerate(CASES.items()):
         if only and name not in only.split(","):
             continue
         g = torch.Generator().manual_seed(7000 + i)
         dtype = torch.float16 if dt == "fp16" else torch.bfloat16
         xs = []
-        for h in (hq, hkv, hkv):
-            x = torch.randn(1, h, L, D, generator=g)
+        Lk = lk[0] if lk else L
+        for h, n in ((hq, L), (hkv, Lk), (hkv, Lk)):
+            x = torch.randn(1, h, n, D, generator=g)
             if kind == "outlier":
-                x = torch.where(torch.rand(1, h, L, D, generator=g) < 0.01, x * 10, x)
+                x = torch.where(torch.rand(1, h, n, D, generator=g) < 0.01, x * 10, x)
             xs.append(x.to(dtype).cuda())
         q, k, v = xs
         arrays = {"q": bits(q), "k": bits(k), "v": bits(v)}
-        info = {"dtype": dt, "hq": hq, "hkv": hkv, "L": L, "D": D, "causal": causal, "scale": scale, "inputs": kind,
+        info = {"dtype": dt, "hq": hq, "hkv": hkv, "L": L, "Lk": Lk, "D": D, "causal": causal, "scale": scale, "inputs": kind,
                 "seed": 7000 + i, "backends": {}}
         for bname, be in BACKENDS.items():
             call = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale,  # noqa: E731

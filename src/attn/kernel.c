@@ -90,6 +90,10 @@ int attn_kernel_outside(int vi, const attn_cfg_t *cfg, const attn_shape_t *s, in
     else if (!mla && (s->dk != s->dv || s->dk % 8 || s->dk > 256))
         snprintf(why, n, "%s takes one head dim for Q and K and V that is a multiple of 8 up to 256 (here %ld and %ld)", kernel,
                  s->dk, s->dv);
+    else if (s->causal == ATTN_CAUSAL_TOP_LEFT && s->sq != s->sk)
+        snprintf(why, n, mla ? "%s masks bottom-right (here --causal=top-left on %ld queries and %ld keys)"
+                             : "%s refuses is_causal when queries and keys differ in number (here top-left on %ld and %ld)",
+                 kernel, s->sq, s->sk);
     else
         return 0;
     return 1;

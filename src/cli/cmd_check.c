@@ -149,9 +149,10 @@ int cmd_check(int argc, char **argv)
             dir = opt;
             continue;
         }
-        const opts_def_t *d = opts_find(opt + 2);
-        if (d && (d->where & OPTS_FLAG)) {
-            rc = opts_set(c, opt + 2, "yes", &e);
+        const char *fval;
+        const opts_def_t *d = opts_find_flag(opt + 2, &fval);
+        if (d) {
+            rc = opts_set(c, d->name, fval, &e);
             continue;
         }
         if (i + 1 >= argc) {
@@ -204,7 +205,8 @@ int cmd_check(int argc, char **argv)
         if (off < (int)sizeof what)
             snprintf(what + off, sizeof what - (size_t)off, "%s; %s in, %s out%s%s", in.n > 8 ? ",..." : "",
                      fmt_table[c->attn.in_format].name, fmt_table[c->attn.out_format].name,
-                     c->shape.causal ? ", causal" : "", klse ? "; lse.npy given" : "");
+                     c->shape.causal == ATTN_CAUSAL_TOP_LEFT ? ", causal (top-left)" : c->shape.causal ? ", causal" : "",
+                     klse ? "; lse.npy given" : "");
         if (c->out == RUN_OUT_JSON)
             check_write_json(stdout, c, &r, what, skip, nskip);
         else

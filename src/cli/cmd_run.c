@@ -55,9 +55,10 @@ int cmd_run(int argc, char **argv)
         }
         if (strncmp(opt, "--", 2) != 0)
             return cli_usage_error("run: unexpected argument '%s'%s", opt, "");
-        const opts_def_t *d = opts_find(opt + 2);
-        if (d && (d->where & OPTS_FLAG)) {
-            if (opts_set(&c, opt + 2, "yes", &e))
+        const char *fval;
+        const opts_def_t *d = opts_find_flag(opt + 2, &fval);
+        if (d) {
+            if (opts_set(&c, d->name, fval, &e))
                 return cli_fail(&e);
             continue;
         }

@@ -5,6 +5,7 @@
 
 #include "base/mem.h"
 #include "cli/cli.h"
+#include "config/opts.h"
 #include "data/files.h"
 #include "sweep/par.h"
 
@@ -24,7 +25,8 @@ static const char USAGE[] =
 
 static int dispatch(int argc, char **argv);
 
-/* "--opt=value" as two arguments, "--opt" "value", for every command. */
+/* "--opt=value" as two arguments, "--opt" "value", for every command; a flag's "--causal=top-left" stays whole
+ * (a flag takes no separate value: its commands read it with opts_find_flag). */
 static char **split_eq_args(int *argc, char **argv)
 {
     int argc0 = *argc;
@@ -32,7 +34,8 @@ static char **split_eq_args(int *argc, char **argv)
     int n = 0;
     for (int i = 0; i < argc0; i++) {
         char *eq = strncmp(argv[i], "--", 2) == 0 ? strchr(argv[i], '=') : NULL;
-        if (eq && eq > argv[i] + 2) {
+        const char *fval;
+        if (eq && eq > argv[i] + 2 && !opts_find_flag(argv[i] + 2, &fval)) {
             *eq = 0; /* argv's strings are ours to modify */
             out[n++] = argv[i];
             out[n++] = eq + 1;

@@ -83,8 +83,9 @@ int run_cfg_check(const run_cfg_t *c, err_t *e)
         return err_set(e, ERR_USAGE, "%ld query heads is not a multiple of %ld KV heads", s->hq, s->hkv);
     if (!c->load_dir && !c->gen.kv_separate && s->dv > s->dk)
         return err_set(e, ERR_USAGE, "--dv %ld exceeds --dk %ld with --kv shared (V = K[:, :dv])", s->dv, s->dk);
-    if (s->causal && s->sq > s->sk)
-        return err_set(e, ERR_USAGE, "--causal needs --sq (%ld) <= --ctx (%ld)", s->sq, s->sk);
+    if (s->causal == ATTN_CAUSAL_BOTTOM_RIGHT && s->sq > s->sk)
+        return err_set(e, ERR_USAGE, "--causal (bottom-right) needs --sq (%ld) <= --ctx (%ld); --causal=top-left "
+                                     "masks from the first key", s->sq, s->sk);
     if (c->gen.dist == GEN_UNIFORM && !(c->gen.low < c->gen.high))
         return err_set(e, ERR_USAGE, "--low (%g) must be below --high (%g)", c->gen.low, c->gen.high);
     if ((c->gen.dist == GEN_NORMAL || c->gen.dist == GEN_MLA) && !(c->gen.sigma > 0))

@@ -259,6 +259,21 @@ static int set_yes_no(run_cfg_t *c, const opts_def_t *d, const char *opt, const 
     return parse_yes_no(opt, val, OPT_FIELD(c, d, int), e);
 }
 
+/* --causal: yes or bottom-right (FlashAttention's alignment), top-left (PyTorch SDPA's is_causal), no */
+static int set_causal(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e)
+{
+    int *out = OPT_FIELD(c, d, int);
+    if (strcmp(val, "top-left") == 0)
+        *out = ATTN_CAUSAL_TOP_LEFT;
+    else if (strcmp(val, "bottom-right") == 0)
+        *out = ATTN_CAUSAL_BOTTOM_RIGHT;
+    else if (strcmp(val, "yes") != 0 && strcmp(val, "no") != 0)
+        return err_set(e, ERR_USAGE, "%s: expected yes, no, bottom-right or top-left, got '%s'", opt, val);
+    else
+        *out = strcmp(val, "yes") == 0 ? ATTN_CAUSAL_BOTTOM_RIGHT : ATTN_CAUSAL_NONE;
+    return ERR_OK;
+}
+
 static int set_text(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e)
 {
     (void)opt;
@@ -309,8 +324,9 @@ const opts_def_t opts_table[] = {
     {"dk", "D", "576", NULL, 0, set_long, OFF(shape.dk), 1, LONG_MAX, "head dim of Q and K"},
     {"dv", "D", "512", NULL, 0, set_long, OFF(shape.dv), 1, LONG_MAX, "head dim of V (V = K[..., :dv] unless separate)"},
     {"kv", "shared|separate", "shared", NULL, 0, set_kv, 0, 0, 0, "shared: V = K[..., :dv], MLA's latent cache"},
-    {"causal", NULL, "no", NULL, F, set_yes_no, OFF(shape.causal), 0, 0,
-     "query token t sees keys j <= t + ctx - sq"},
+    {"causal", NULL, "no", NULL, F, set_causal, OFF(shape.causal), 0, 0,
+     "query token t sees keys j <= t + ctx - sq (bottom-right, FlashAttention's); --causal=top-left: j <= t "
+     "(PyTorch SDPA's is_causal)"},
     {"load", "DIR", NULL, NULL, NX, set_text, OFF(load_dir), 0, 0,
      "read DIR/q.npy, k.npy and optionally v.npy (else V = K[..., :dv]), once; with seqlens.npy a batch in FlashMLA's layout"},
     /* arithmetic */
@@ -359,6 +375,18 @@ _Static_assert(sizeof opts_table / sizeof opts_table[0] <= 65, "opts_table: more
 static const struct {
     const char *first, *title;
 } opts_sections[] = {{"dist", "inputs"}, {"in-format", "arithmetic"}, {"format", "output"}};
+
+const opts_def_t *opts_find_flag(const char *arg, const char **val)
+{
+    const char *eq = strchr(arg, '=');
+    size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
+    for (const opts_def_t *d = opts_table; d->name; d++)
+        if ((d->where & OPTS_FLAG) && strlen(d->name) == n && strncmp(d->name, arg, n) == 0) {
+            *val = eq ? eq + 1 : "yes";
+            return d;
+        }
+    return NULL;
+}
 
 const opts_def_t *opts_find(const char *name)
 {

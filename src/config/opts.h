@@ -44,6 +44,10 @@ extern const opts_def_t opts_table[]; /* ends with a NULL name */
 
 const opts_def_t *opts_find(const char *name);
 
+/* A flag as the command line gives it: "causal" (val "yes") or "causal=top-left" (val "top-left"); NULL
+ * when arg names no flag. */
+const opts_def_t *opts_find_flag(const char *arg, const char **val);
+
 /* Set option `name` (no dashes) from text; ERR_USAGE names the option. */
 int opts_set(run_cfg_t *c, const char *name, const char *val, err_t *e);
 

@@ -6,11 +6,21 @@
 
 #include "base/err.h"
 
+const char *attn_causal_name(int causal)
+{
+    return causal == ATTN_CAUSAL_TOP_LEFT ? "top-left" : causal ? "yes" : "no";
+}
+
+/* a top-left row past the last key sees them all; a bottom-right row above the first key sees none (-1) */
 void attn_row_limits(long *limit, const attn_shape_t *s)
 {
     long rows = s->hq / s->hkv * s->sq;
-    for (long r = 0; r < rows; r++)
-        limit[r] = s->causal ? r % s->sq + (s->sk - s->sq) : s->sk - 1;
+    for (long r = 0; r < rows; r++) {
+        long t = r % s->sq;
+        limit[r] = s->causal == ATTN_CAUSAL_TOP_LEFT ? (t < s->sk - 1 ? t : s->sk - 1)
+                   : s->causal                       ? t + (s->sk - s->sq)
+                                                     : s->sk - 1;
+    }
 }
 
 void attn_for_groups(double *o, const attn_input_t *in,

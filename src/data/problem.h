@@ -6,8 +6,15 @@
  * h*hq/hkv .. (h+1)*hq/hkv-1 read KV head h (hq = G query heads, hkv = 1 for MLA). */
 typedef struct {
     long hq, hkv, sq, sk, dk, dv;
-    int causal; /* query token t sees keys j <= t + (sk - sq) */
+    int causal; /* attn_causal_t: which keys query token t sees */
 } attn_shape_t;
+
+/* The causal mask's alignment: bottom-right (FlashAttention's and FlashMLA's, the lab's --causal: query
+ * token t sees keys j <= t + (sk - sq)) or top-left (PyTorch SDPA's is_causal=True: j <= t). */
+typedef enum { ATTN_CAUSAL_NONE = 0, ATTN_CAUSAL_BOTTOM_RIGHT = 1, ATTN_CAUSAL_TOP_LEFT = 2 } attn_causal_t;
+
+/* The mask's name as --causal takes it and CSV / JSON record it: "no", "yes" (bottom-right), "top-left". */
+const char *attn_causal_name(int causal);
 
 typedef struct {
     attn_shape_t s;

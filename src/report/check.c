@@ -92,6 +92,7 @@ void check_write_json(FILE *f, const run_cfg_t *c, const check_result_t *r, cons
 {
     fputs("{\"case\": ", f);
     json_str(f, what);
+    fprintf(f, ", \"causal\": \"%s\"", attn_causal_name(c->shape.causal));
     fputs(",\n \"kernel\": {", f);
     for (int k = 0; k < METRIC_COUNT; k++) {
         fprintf(f, "%s\"%s\": ", k ? ", " : "", metric_names[k]);

@@ -58,7 +58,7 @@ int run_settings(run_setting_t *out, const run_cfg_t *c, int v)
     SET("sq", 1, "%ld", s->sq);
     SET("dk", 1, "%ld", s->dk);
     SET("dv", 1, "%ld", s->dv);
-    SET("causal", 0, "%s", s->causal ? "yes" : "no");
+    SET("causal", 0, "%s", attn_causal_name(s->causal));
     SET("block", 1, "%ld", run_variant_block(c, v));
     SET("kv", 0, "%s", c->gen.kv_separate ? "separate" : "shared");
     SET("in_format", 0, "%s", fmt_table[c->attn.in_format].name);

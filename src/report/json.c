@@ -42,10 +42,10 @@ void run_write_json(FILE *f, const run_cfg_t *c, const run_result_t *r)
     json_num(f, c->gen.low);
     fputs(", \"high\": ", f);
     json_num(f, c->gen.high);
-    fprintf(f, ", \"ctx\": %ld, \"heads\": %ld, \"sq\": %ld, \"dk\": %ld, \"dv\": %ld, \"block\": %ld, "
-               "\"kv\": \"%s\", \"in_format\": \"%s\", \"out_format\": \"%s\", \"seed\": %llu, "
+    fprintf(f, ", \"ctx\": %ld, \"heads\": %ld, \"sq\": %ld, \"dk\": %ld, \"dv\": %ld, \"causal\": \"%s\", "
+               "\"block\": %ld, \"kv\": \"%s\", \"in_format\": \"%s\", \"out_format\": \"%s\", \"seed\": %llu, "
                "\"samples\": %ld,\n \"variants\": [",
-            s->sk, s->hq, s->sq, s->dk, s->dv, c->attn.block, c->gen.kv_separate ? "separate" : "shared",
+            s->sk, s->hq, s->sq, s->dk, s->dv, attn_causal_name(s->causal), c->attn.block, c->gen.kv_separate ? "separate" : "shared",
             fmt_table[c->attn.in_format].name, fmt_table[c->attn.out_format].name,
             (unsigned long long)c->seed, r->samples);
     int first = 1;

@@ -40,6 +40,13 @@ int run_load_input(run_cfg_t *c, attn_batch_t *in, err_t *e)
         return err_set(e, ERR_USAGE, "--causal: a sparse FP8 case has no causal mask (each query token's keys are "
                                      "its indices)");
     }
+    if (c->shape.causal == ATTN_CAUSAL_BOTTOM_RIGHT && !in->flashmla_layout && in->entry[0].s.sq > in->entry[0].s.sk) {
+        rc = err_set(e, ERR_USAGE, "--causal (bottom-right): the case in %s has %ld queries and %ld keys, so its first "
+                                   "rows see no key; PyTorch's is_causal is --causal=top-left", c->load_dir,
+                     in->entry[0].s.sq, in->entry[0].s.sk);
+        attn_batch_free(in);
+        return rc;
+    }
     int causal = c->shape.causal;
     c->shape = in->entry[0].s;
     c->shape.sk = in->smax;
