@@ -76,7 +76,7 @@ grep -q "^# golden (the reference, MPFR-bounded): [0-9.]* s/sample$" "$T/table" 
 $A run $SMALL --variants base,fastattn-fp16acc,amla:amla-form=paper:block=128 >"$T/wide" 2>&1
 expect_eq "table columns aligned" "1" "$(grep -E '^(variant|base|fastattn|amla)' "$T/wide" | awk '{print index($0, $2)}' | sort -u | wc -l | tr -d ' ')"
 $A run $SMALL --format csv >"$T/stdout.csv" || bad "run csv"
-expect_eq "csv header" "experiment,version,dist,mean,sigma,low,high,rope_dims,rope_scale,outlier_rate,outlier_scale,token_spread,load,ctx,heads,kv_heads,sq,dk,dv,causal,block,kv,in_format,out_format,acc_qk,acc_pv,scale,amla_form,exact,only,row_block,sub_block,fa3_block,fa3_hadamard,sm_count,sm_parts,seed,kernel_note,sample,variant,rel_fro,rmse,cos_sim,cos_diff,max_abs,nonfinite,events,lse_max_abs" \
+expect_eq "csv header" "experiment,version,dist,mean,sigma,low,high,rope_dims,rope_scale,outlier_rate,outlier_scale,token_spread,load,ctx,heads,kv_heads,sq,dk,dv,causal,block,kv,in_format,out_format,acc_qk,acc_pv,scale,amla_form,exact,only,row_block,sub_block,fa3_block,fa3_hadamard,sm_count,sm_parts,fa3_varlen,page_size,flashmla_sched,seed,kernel_note,sample,variant,rel_fro,rmse,cos_sim,cos_diff,max_abs,nonfinite,events,lse_max_abs" \
     "$(head -n 1 "$T/stdout.csv")"
 # every setting that changes a number is in every row: --acc tc-hopper --causal --kv-heads 2
 # --scale and --exact differ from a default run's columns; the kernels' own models are named
@@ -267,17 +267,45 @@ for d in tests/data/flashmla/*/; do
     fmt=bf16; [ -f "$d/fp16" ] && fmt=fp16
     rm -rf "$T/fm"
     # shellcheck disable=SC2086
-    $AH run --load "$d" --dv 512 $causal --in-format $fmt --out-format $fmt --variants flashmla,flashmla:sm-parts=1 \
+    # FlashMLA 9c5dfab's captures: its scheduler
+    old=flashmla:flashmla-sched=9c5dfab
+    $AH run --load "$d" --dv 512 $causal --in-format $fmt --out-format $fmt --variants $old,flashmla:sm-parts=1 \
         --dump "$T/fm" >/dev/null 2>"$T/err" || bad "flashmla on $d: $(cat "$T/err")"
     $A cast --to $fmt --in "$T/fm/flashmla:sm-parts=1.npy" --out "$T/fm.u2.npy" >/dev/null 2>&1
     cmp -s "$T/fm.u2.npy" "$d/out_nosplit.npy" && ok || bad "flashmla:sm-parts=1 on $d: not the H100's no-split bits"
-    $A cast --to $fmt --in "$T/fm/flashmla.npy" --out "$T/fm.u2.npy" >/dev/null 2>&1
-    cmp -s "$T/fm.u2.npy" "$d/out.npy" && ok || bad "flashmla on $d: not the H100's split-KV bits"
-    for v in flashmla:sm-parts=1 flashmla; do
-        want=lse; [ "$v" = flashmla ] || want=lse_nosplit
+    $A cast --to $fmt --in "$T/fm/$old.npy" --out "$T/fm.u2.npy" >/dev/null 2>&1
+    cmp -s "$T/fm.u2.npy" "$d/out.npy" && ok || bad "$old on $d: not the H100's split-KV bits"
+    for v in flashmla:sm-parts=1 $old; do
+        want=lse; [ "$v" = $old ] || want=lse_nosplit
         $A compare "$T/fm/$v.lse.npy" "$d/$want.npy" >"$T/cmp" 2>&1
         awk '/^identical/ {exit !($2 == $4 && $2 > 0)}' "$T/cmp" && ok || bad "$v on $d: lse not the H100's ($(grep identical "$T/cmp"))"
     done
+done
+# FlashAttention-3 (tests/data/fa3: scripts/device/capture_fa3.py on an H100, its meta.json): check's default
+# candidates name fa3 on every element and log-sum-exp row (a5 head dim 64 causal, a9 every key of a row equal,
+# k8 a varlen decode of eight splits on one dominant key)
+for d in tests/data/fa3/*/; do
+    c=""; [ -f "$d/causal" ] && c=--causal
+    $AH check "$d" --in-format bf16 --out-format bf16 $c --format json >"$T/f3.json" 2>"$T/err" || bad "check $d: $(cat "$T/err")"
+    python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1])); r = j['ranking'][0]
+assert r['variant'].split(':')[0] == 'fa3' and r['bit_identical'] == 1 and r['lse_bit_identical'] == 1, r
+assert j['verdict'].endswith('fa3 is FlashAttention-3'), j['verdict']
+" "$T/f3.json" && ok || bad "fa3 on $d: $(head -c 300 "$T/f3.json")"
+done
+# FlashMLA 9241ae3's dense decode (tests/data/flashmla-9241ae3, scripts/device/capture_flashmla_serving.py on an H100):
+# its scheduler (no payload floor: d1's 200 keys in four splits, 9c5dfab's one) and the same arithmetic; check
+# names the default flashmla (today's scheduler) on every element and log-sum-exp row, and 9c5dfab's is not it
+for d in tests/data/flashmla-9241ae3/*/; do
+    fmt=bf16; [ -f "$d/fp16" ] && fmt=fp16
+    $AH check "$d" --dv 512 --in-format $fmt --out-format $fmt --candidates flashmla,flashmla:flashmla-sched=9c5dfab \
+        --format json >"$T/f9.json" 2>"$T/err" || bad "check $d: $(cat "$T/err")"
+    python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1])); r = j['ranking'][0]
+assert r['variant'] == 'flashmla' and r['bit_identical'] == 1 and r['lse_bit_identical'] == 1, r
+" "$T/f9.json" && ok || bad "flashmla (9241ae3's scheduler) on $d: $(head -c 300 "$T/f9.json")"
 done
 # kernel variants outside their kernel: a note in the CSV (kernel_note) and under the table;
 # inside (MLA shapes in bf16) no note
@@ -418,19 +446,20 @@ rm -rf "$T/fm"
 $A run $SMALL --variants base,flashmla --dump "$T/fm" >/dev/null 2>&1
 [ -f "$T/fm/golden.lse.npy" ] && [ -f "$T/fm/flashmla.lse.npy" ] && [ ! -e "$T/fm/base.lse.npy" ] && ok ||
     bad "--dump: NAME.lse.npy for Golden and flashmla, none for base (no model of it)"
-# --dump writes flashmla's scheduler metadata: a4's entry 2 alone (129 keys, 66 parts): part 0
+# --dump writes flashmla's scheduler metadata (FlashMLA 9c5dfab's, as in the captures: its --flashmla-sched):
+# a4's entry 2 alone (129 keys, 66 parts): part 0
 # takes the whole entry [0, 0, 0, 129, 0], the other 65 are idle [1, 0, 0, 129, 0] (begin_idx = b,
 # as get_mla_metadata leaves them: t-flashmla's a1), num_splits [0, 1]
 rm -rf "$T/fm"
-$A run --load tests/data/flashmla/a4-b2 --dv 512 --variants flashmla --dump "$T/fm" >/dev/null 2>&1
+$A run --load tests/data/flashmla/a4-b2 --dv 512 --variants flashmla:flashmla-sched=9c5dfab --dump "$T/fm" >/dev/null 2>&1
 python3 - "$T/fm" <<'PY' && ok || bad "--dump: flashmla's scheduler metadata"
 import array, sys
 sys.path.insert(0, 'scripts/checks')
 from flashmla_case import read_npy
 def load(p):
     h, d = read_npy(open(p, 'rb').read()); a = array.array('d'); a.frombytes(d); return h['shape'], [int(x) for x in a]
-sm, m = load(sys.argv[1] + '/flashmla.tile_scheduler_metadata.npy')
-sn, n = load(sys.argv[1] + '/flashmla.num_splits.npy')
+sm, m = load(sys.argv[1] + '/flashmla:flashmla-sched=9c5dfab.tile_scheduler_metadata.npy')
+sn, n = load(sys.argv[1] + '/flashmla:flashmla-sched=9c5dfab.num_splits.npy')
 assert sm == (66, 1, 5) and m[:5] == [0, 0, 0, 129, 0] and m[5:] == [1, 0, 0, 129, 0] * 65, (sm, m[:10])
 assert n == [0, 1], n
 PY
@@ -488,8 +517,8 @@ expect_err "batched --load: q.npy not [B, Sq, Hq, Dk]" run --load "$T/b_sl0" --v
 if [ -f ../shared/captures/flashmla/a4.npz ] && [ -z "$AMLA_QUICK" ]; then
     python3 -c "import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])" ../shared/captures/flashmla/a4.npz "$T/a4"
     rm -rf "$T/fm"
-    $A run --load "$T/a4" --variants flashmla,flashmla:sm-parts=1 --dump "$T/fm" >/dev/null 2>"$T/err" || bad "a4 batched: $(cat "$T/err")"
-    for pair in "flashmla out lse" "flashmla:sm-parts=1 out_nosplit lse_nosplit"; do
+    $A run --load "$T/a4" --variants flashmla:flashmla-sched=9c5dfab,flashmla:sm-parts=1 --dump "$T/fm" >/dev/null 2>"$T/err" || bad "a4 batched: $(cat "$T/err")"
+    for pair in "flashmla:flashmla-sched=9c5dfab out lse" "flashmla:sm-parts=1 out_nosplit lse_nosplit"; do
         # shellcheck disable=SC2086
         set -- $pair
         $A compare "$T/fm/$1.npy" "$T/a4/$2.npy" --in-format bf16 | awk '/^identical/ {exit !($2 == $4 && $4 == 262144)}' && ok || bad "a4 batched $1: not the H100's bits"
@@ -567,15 +596,15 @@ expect_err "--split-k 8x" run --split-k 8x --samples 1
 # ---- check: a kernel's output against every candidate emulation. a3's capture as it is (inputs,
 # the H100's default-path output and lse in the --load layout): flashmla ranks first, every bit
 # (AMLA_QUICK, under valgrind: three candidates, not every default one)
-cands=""; [ -n "$AMLA_QUICK" ] && cands="--candidates base,flashmla:sm-parts=1,flashmla"
+cands=""; [ -n "$AMLA_QUICK" ] && cands="--candidates base,flashmla:sm-parts=1,flashmla:flashmla-sched=9c5dfab"
 # shellcheck disable=SC2086
 $AH check tests/data/flashmla/a3 --format json $cands >"$T/ck.json" 2>"$T/err" || bad "check a3: $(cat "$T/err")"
 AMLA_QUICK="$AMLA_QUICK" python3 - "$T/ck.json" <<'PY' && ok || bad "check a3: flashmla not first with every bit ($(head -c 300 "$T/ck.json"))"
 import json, os, sys
 j = json.load(open(sys.argv[1]))
 best = j['ranking'][0]
-assert best['variant'] == 'flashmla' and best['bit_identical'] == 1 and best['lse_bit_identical'] == 1, best
-assert j['verdict'].startswith('bit-identical to flashmla on 100.00% of 65536 elements'), j['verdict']
+assert best['variant'] == 'flashmla:flashmla-sched=9c5dfab' and best['bit_identical'] == 1 and best['lse_bit_identical'] == 1, best
+assert j['verdict'].startswith('bit-identical to flashmla:flashmla-sched=9c5dfab on 100.00% of 65536 elements'), j['verdict']
 assert (os.environ.get('AMLA_QUICK') or len(j['ranking']) >= 10) and all(0 <= r['bit_identical'] < 1 for r in j['ranking'][1:] if not r['variant'].startswith('flashmla:sm-parts=') or r['variant'] == 'flashmla:sm-parts=1')
 assert j['kernel']['rel_fro'] > 0 and j['kernel']['lse_max_abs'] < 1e-5
 PY
@@ -595,8 +624,8 @@ for f in ('q', 'k'):
     shutil.copy('%s/%s.npy' % (src, f), '%s/broken/%s.npy' % (t, f))
 shutil.copy(src + '/q.npy', t + '/roll/q.npy')
 PY
-$AH run --load "$T/roll" --dv 512 --variants flashmla --dump "$T/roll/o" >/dev/null 2>&1
-$A cast --to bf16 --in "$T/roll/o/flashmla.npy" --out "$T/roll/codes.npy" >/dev/null 2>&1
+$AH run --load "$T/roll" --dv 512 --variants flashmla:flashmla-sched=9c5dfab --dump "$T/roll/o" >/dev/null 2>&1
+$A cast --to bf16 --in "$T/roll/o/flashmla:flashmla-sched=9c5dfab.npy" --out "$T/roll/codes.npy" >/dev/null 2>&1
 python3 - "$T" tests/data/flashmla/a3 <<'PY'
 import array, sys
 sys.path.insert(0, 'scripts/checks')
@@ -608,9 +637,9 @@ r = array.array('H'); r.frombytes(read_npy(open(t + '/roll/codes.npy', 'rb').rea
 out[5 * 512:6 * 512] = r[5 * 512:6 * 512]
 write_npy(t + '/broken/out.npy', h['shape'], '<u2', out)
 PY
-cands=flashmla,flashmla:sm-parts=1,base; [ -n "$AMLA_QUICK" ] && cands=flashmla,base
+cands=flashmla:flashmla-sched=9c5dfab,flashmla:sm-parts=1,base; [ -n "$AMLA_QUICK" ] && cands=flashmla:flashmla-sched=9c5dfab,base
 $AH check "$T/broken" --candidates $cands >"$T/ck" 2>"$T/err" || bad "check broken: $(cat "$T/err")"
-grep -q "^verdict: no candidate reproduces the kernel's bits: closest is flashmla, bit-identical on 99" "$T/ck" && ok || bad "check broken: verdict ($(grep verdict "$T/ck"))"
+grep -q "^verdict: no candidate reproduces the kernel's bits: closest is flashmla:flashmla-sched=9c5dfab, bit-identical on 99" "$T/ck" && ok || bad "check broken: verdict ($(grep verdict "$T/ck"))"
 grep -q "^  heads         5 ([0-9]* of 512)$" "$T/ck" && ok || bad "check broken: head 5 not named ($(cat "$T/ck"))"
 # bad input: out.npy of the wrong shape (both shapes named), values off the format, int32, no DIR
 cp "$T/broken/q.npy" "$T/broken/out.npy"
@@ -667,9 +696,9 @@ $A check "$T/badlse" --candidates base >/dev/null 2>"$T/err" && ok || bad "check
 if [ -f ../shared/captures/flashmla/a1.npz ] && [ -z "$AMLA_QUICK" ]; then
     python3 -c "import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])" ../shared/captures/flashmla/a1.npz "$T/a1"
     rm -rf "$T/fm"
-    $A run --load "$T/a1" --variants flashmla --dump "$T/fm" >/dev/null 2>"$T/err" || bad "a1 batched: $(cat "$T/err")"
+    $A run --load "$T/a1" --variants flashmla:flashmla-sched=9c5dfab --dump "$T/fm" >/dev/null 2>"$T/err" || bad "a1 batched: $(cat "$T/err")"
     for x in oaccum lse_accum; do
-        $A compare "$T/fm/flashmla.$x.npy" "$T/a1/$x.npy" | awk '/^identical/ {exit !($2 == $4 && $4 > 0)}' && ok || bad "a1 $x: not the H100's per-split bits"
+        $A compare "$T/fm/flashmla:flashmla-sched=9c5dfab.$x.npy" "$T/a1/$x.npy" | awk '/^identical/ {exit !($2 == $4 && $4 > 0)}' && ok || bad "a1 $x: not the H100's per-split bits"
     done
     rm -rf "$T/a1"
 fi
@@ -895,7 +924,7 @@ for d in tests/data/*/*/; do
     [ -n "$AMLA_QUICK" ] && case $d in */flashmla/a4-b2/ | */sdpa/efficient-s4/ | */flashmla-sparse/m1/) ;; *) continue ;; esac
     o=""
     { [ -f "$d/fp16" ] || case $d in *fp16*) true ;; *) false ;; esac; } && o="--in-format fp16 --out-format fp16"
-    [ -f "$d/causal" ] && o="$o --causal"
+    [ -f "$d/causal" ] && case $d in */sdpa/*) o="$o --causal=top-left" ;; *) o="$o --causal" ;; esac
     # shellcheck disable=SC2086
     a=$($AH check "$d" $o 2>&1 | grep -E '^verdict|error')
     # shellcheck disable=SC2086

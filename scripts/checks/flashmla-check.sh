@@ -10,7 +10,7 @@ set -e
 cd "$(dirname "$0")/../.."
 var=${VARIANT:-flashmla}
 case $var in
-flashmla) kernel="FlashMLA" pin="FlashMLA 9c5dfab" ;;
+flashmla) kernel="FlashMLA" pin="FlashMLA 9c5dfab" var=flashmla:flashmla-sched=9c5dfab ;; # the captures' scheduler
 flashmla-etap) kernel="FlashMLA-ETAP" pin="FlashMLA-ETAP 39e6160" ;;
 *) echo "flashmla-check.sh: VARIANT is flashmla or flashmla-etap, not $var" >&2; exit 2 ;;
 esac

@@ -27,12 +27,20 @@ typedef struct {
     long sm_count;               /* flashmla: the GPU's SMs, for the split-KV scheduler (--sm-count) */
     long sm_parts;               /* flashmla: SM parts the keys are split over; 0: the kernel's own choice */
     long split_k;                /* sdpa-math: cuBLAS's split-K count of P.V (1: none) */
+    int flashmla_sched;          /* flashmla: ATTN_FMLA_SCHED_* (--flashmla-sched), whose scheduler splits the keys */
+    int fa3_varlen;              /* fa3: the call is varlen (seqused_k, cu_seqlens, with_kvcache): splits per entry */
+    long page_size;              /* fa3: the KV cache's page size (0: contiguous) */
     int split_interleaved;       /* 1: the xmma SIMT kernels' round-robin tiles; 0: contiguous K ranges */
 } attn_cfg_t;
 
 /* AMLA's two published forms (docs/REFERENCES.md, AMLA): Algorithm 2 as printed, or the
  * public CANN kernel (inverse compensation ratio, half-away rounding, |O| > 1e10 -> 0). */
 enum { ATTN_AMLA_PAPER, ATTN_AMLA_CANN };
+
+/* FlashMLA's decode scheduler (get_mla_metadata; docs/REFERENCES.md, FlashMLA): as rewritten in 9241ae3 and
+ * kept since (a part's payload ceil(total / parts) + 5 blocks, no floor; an empty entry counts one block; the
+ * combine adds a zero weight), or 9c5dfab's (a payload of at least 10 blocks; the combine skips zero weights). */
+enum { ATTN_FMLA_SCHED_9241AE3, ATTN_FMLA_SCHED_9C5DFAB };
 
 /* Per-sample counters a variant may fill (numeric exceptions are data). */
 typedef struct {

@@ -46,6 +46,26 @@ int attn_kernel_outside(int vi, const attn_cfg_t *cfg, const attn_shape_t *s, in
         else
             return 0;
         return 1;
+    } else if (strcmp(name, "fa3") == 0) {
+        /* FlashAttention-3's BF16/FP16 forward: head dims up to 256 (Q and K, V the same), or the q_v pair (64 + 512,
+         * V read from the cache: the lab's MLA layout); its causal mask is bottom-right */
+        fmt_id_t in = cfg->in_format, out = cfg->out_format;
+        int qv = s->dk == 576 && s->dv == 512 && !kv_separate;
+        if (in != FMT_BF16 && in != FMT_FP16)
+            snprintf(why, n, "FlashAttention-3's fa3 takes bf16 or fp16 (here %s; its FP8 path is not modelled yet)",
+                     fmt_table[in].name);
+        else if (out != in)
+            snprintf(why, n, "FlashAttention-3 returns its input's format (here %s in and %s out)", fmt_table[in].name,
+                     fmt_table[out].name);
+        else if (!qv && (s->dk != s->dv || s->dk % 8 || s->dk > 256))
+            snprintf(why, n, "FlashAttention-3 takes one head dim up to 256 or the q_v pair 576 / 512 (here %ld and %ld)",
+                     s->dk, s->dv);
+        else if (s->causal == ATTN_CAUSAL_TOP_LEFT && s->sq != s->sk)
+            snprintf(why, n, "FlashAttention-3 masks bottom-right (here --causal=top-left on %ld queries and %ld keys)",
+                     s->sq, s->sk);
+        else
+            return 0;
+        return 1;
     } else if (strcmp(name, "fa2") == 0) {
         kernel = "PyTorch's flash backend";
     } else if (strncmp(name, "sdpa-", 5) == 0) {

@@ -230,19 +230,6 @@ static int set_variants(run_cfg_t *c, const opts_def_t *d, const char *opt, cons
     return opts_parse_variants(c, val, e);
 }
 
-static int set_amla_form(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e)
-{
-    (void)d;
-    (void)opt;
-    if (strcmp(val, "paper") == 0)
-        c->attn.amla_form = ATTN_AMLA_PAPER;
-    else if (strcmp(val, "cann") == 0)
-        c->attn.amla_form = ATTN_AMLA_CANN;
-    else
-        return err_set(e, ERR_USAGE, "--amla-form: expected 'cann' or 'paper', got '%s'", val);
-    return ERR_OK;
-}
-
 /* Site lists "a,b": an empty list or entry is refused (--only '' would mean "no site rounds",
  * which is --exact all said by accident). */
 static int set_sites(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e)
@@ -257,21 +244,6 @@ static int set_sites(run_cfg_t *c, const opts_def_t *d, const char *opt, const c
 static int set_yes_no(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e)
 {
     return parse_yes_no(opt, val, OPT_FIELD(c, d, int), e);
-}
-
-/* --causal: yes or bottom-right (FlashAttention's alignment), top-left (PyTorch SDPA's is_causal), no */
-static int set_causal(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e)
-{
-    int *out = OPT_FIELD(c, d, int);
-    if (strcmp(val, "top-left") == 0)
-        *out = ATTN_CAUSAL_TOP_LEFT;
-    else if (strcmp(val, "bottom-right") == 0)
-        *out = ATTN_CAUSAL_BOTTOM_RIGHT;
-    else if (strcmp(val, "yes") != 0 && strcmp(val, "no") != 0)
-        return err_set(e, ERR_USAGE, "%s: expected yes, no, bottom-right or top-left, got '%s'", opt, val);
-    else
-        *out = strcmp(val, "yes") == 0 ? ATTN_CAUSAL_BOTTOM_RIGHT : ATTN_CAUSAL_NONE;
-    return ERR_OK;
 }
 
 static int set_text(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e)
@@ -324,7 +296,7 @@ const opts_def_t opts_table[] = {
     {"dk", "D", "576", NULL, 0, set_long, OFF(shape.dk), 1, LONG_MAX, "head dim of Q and K"},
     {"dv", "D", "512", NULL, 0, set_long, OFF(shape.dv), 1, LONG_MAX, "head dim of V (V = K[..., :dv] unless separate)"},
     {"kv", "shared|separate", "shared", NULL, 0, set_kv, 0, 0, 0, "shared: V = K[..., :dv], MLA's latent cache"},
-    {"causal", NULL, "no", NULL, F, set_causal, OFF(shape.causal), 0, 0,
+    {"causal", NULL, "no", NULL, F, opts_set_causal, OFF(shape.causal), 0, 0,
      "query token t sees keys j <= t + ctx - sq (bottom-right, FlashAttention's); --causal=top-left: j <= t "
      "(PyTorch SDPA's is_causal)"},
     {"load", "DIR", NULL, NULL, NX, set_text, OFF(load_dir), 0, 0,
@@ -345,7 +317,7 @@ const opts_def_t opts_table[] = {
     {"only", "SITE,...", NULL, NULL, V, set_sites, OFF(attn.only), 0, 0, "round only at these sites"},
     {"attribute", NULL, "no", NULL, F, set_yes_no, OFF(attribute), 0, 0,
      "per site: the error with only it rounded, and the error removed when it is exact"},
-    {"amla-form", "cann|paper", "cann", NULL, V, set_amla_form, 0, 0, 0,
+    {"amla-form", "cann|paper", "cann", NULL, V, opts_set_amla_form, 0, 0, 0,
      "AMLA's compensation as the CANN kernel runs it (what the paper measured) or as Algorithm 2 prints it"},
     {"row-block", "N", NULL, "all rows", V, set_long, OFF(attn.row_block), 1, LONG_MAX, "fastattn: Cube row tile"},
     {"sub-block", "N", NULL, "all rows", V, set_long, OFF(attn.sub_block), 1, LONG_MAX, "fastattn: Vector row tile"},
@@ -356,6 +328,12 @@ const opts_def_t opts_table[] = {
      "flashmla, flashmla-etap, flashmla-sparse, fa2: the GPU's SMs for the split-KV scheduler (132: an H100 SXM)"},
     {"sm-parts", "N", NULL, "the kernel's own choice", V, set_long, OFF(attn.sm_parts), 1, 100000,
      "flashmla, flashmla-etap, flashmla-sparse: SM parts the keys are split over; fa2: the split count (1: the no-split path)"},
+    {"fa3-varlen", "yes|no", "no", NULL, V, set_yes_no, OFF(attn.fa3_varlen), 0, 0,
+     "fa3: a varlen call (flash_attn_with_kvcache, seqused_k, cu_seqlens): FA3 shares the splits out per entry"},
+    {"page-size", "N", "0", NULL, V, set_long, OFF(attn.page_size), 0, 1000000,
+     "fa3: the paged KV cache's page size (0: contiguous; pages not a multiple of the key block are read without TMA)"},
+    {"flashmla-sched", "9241ae3|9c5dfab", "9241ae3", NULL, V, opts_set_flashmla_sched, 0, 0, 0,
+     "flashmla: the decode scheduler of FlashMLA 9241ae3 and later (no payload floor) or of 9c5dfab (10 blocks at least)"},
     {"split-k", "N|Ni", "1", NULL, V, set_split_k, 0, 0, 0,
      "sdpa-math: cuBLAS's split-K of P.V, N contiguous K ranges (CUTLASS SIMT, nvjet) or Ni K's 8-wide tiles "
      "round-robin (xmma SIMT); cuBLAS picks it by shape, check searches it"},

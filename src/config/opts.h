@@ -76,4 +76,10 @@ int opts_parse_variants(run_cfg_t *c, const char *s, err_t *e);
  * are applied in scratch (whose attn field is overwritten). */
 int opts_variant_cfg(run_cfg_t *c, int v, run_cfg_t *scratch, err_t *e);
 
+/* The table's setters for options naming one of a few values (opts_choice.c): --amla-form cann|paper, --causal
+ * yes|no|bottom-right|top-left (attn_causal_t), --flashmla-sched 9241ae3|9c5dfab. */
+int opts_set_amla_form(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e);
+int opts_set_causal(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e);
+int opts_set_flashmla_sched(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e);
+
 #endif

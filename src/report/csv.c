@@ -75,6 +75,9 @@ int run_settings(run_setting_t *out, const run_cfg_t *c, int v)
     SET("fa3_hadamard", 0, "%s", vc->fa3_hadamard ? "yes" : "no");
     SET("sm_count", 1, "%ld", vc->sm_count);
     SET("sm_parts", 1, "%ld", vc->sm_parts);
+    SET("fa3_varlen", 0, "%s", vc->fa3_varlen ? "yes" : "no");
+    SET("page_size", 1, "%ld", vc->page_size);
+    SET("flashmla_sched", 0, "%s", vc->flashmla_sched == ATTN_FMLA_SCHED_9C5DFAB ? "9c5dfab" : "9241ae3");
     SET("seed", 1, "%llu", (unsigned long long)c->seed);
     /* a kernel variant outside what its real kernel runs: the row extrapolates the kernel's arithmetic */
     char why[sizeof out[0].text] = "";

@@ -18,7 +18,7 @@ static int check_default_candidates(const run_cfg_t *c, char (*out)[RUN_VSPEC_LE
 {
     static const char *const fixed[] = {"standard", "standard:acc=tc-ampere", "standard:acc=tc-hopper", "base",
                                         "base:acc=tc-ampere", "base:acc=tc-hopper", "amla", "amla:amla-form=paper",
-                                        "fastattn", "seesaw", "etap", "flashmla", "flashmla:sm-parts=1",
+                                        "fastattn", "seesaw", "etap", "flashmla", "flashmla:flashmla-sched=9c5dfab", "flashmla:sm-parts=1",
                                         "flashmla-etap", "flashmla-etap:sm-parts=1", "fa2", "fa2:sm-parts=1"};
     int n = 0;
     if (c->input && c->input->sparse_sq) { /* an FP8 sparse cache: its kernel, its no-split path, and Base and
@@ -37,7 +37,10 @@ static int check_default_candidates(const run_cfg_t *c, char (*out)[RUN_VSPEC_LE
      * 114, H20 78, ETAP's own target): the parts the kernel would choose there, where they differ
      * from --sm-count's (both kernels share get_mla_metadata's choice) */
     const attn_shape_t *s = &c->shape;
-    if (s->dk != 576 || s->dv != 512) { /* not an MLA case: PyTorch's other SDPA backends */
+    if (s->dk != 576 || s->dv != 512) { /* not an MLA case: FlashAttention-3 (flash_attn_func, and a varlen or
+                                            kvcache call), PyTorch's other SDPA backends */
+        snprintf(out[n++], RUN_VSPEC_LEN, "fa3");
+        snprintf(out[n++], RUN_VSPEC_LEN, "fa3:fa3-varlen=yes");
         snprintf(out[n++], RUN_VSPEC_LEN, "sdpa-efficient");
         snprintf(out[n++], RUN_VSPEC_LEN, "sdpa-cudnn");
         snprintf(out[n++], RUN_VSPEC_LEN, "sdpa-math");
@@ -48,6 +51,7 @@ static int check_default_candidates(const run_cfg_t *c, char (*out)[RUN_VSPEC_LE
                 snprintf(out[n++], RUN_VSPEC_LEN, "sdpa-math:split-k=%ld%s", k, inter ? "i" : "");
         return n;
     }
+    snprintf(out[n++], RUN_VSPEC_LEN, "fa3:fa3-varlen=yes"); /* its q_v decode (flash_attn_with_kvcache, qv=q_nope) */
     long rows = (s->sq * s->hq / s->hkv + 63) / 64, own = c->attn.sm_count / s->hkv / rows;
     long sms[2] = {114, 78}, seen[3] = {own, 1, 0};
     for (int i = 0; i < 2; i++) {

@@ -216,14 +216,22 @@ static void fmla_range(fmla_t *f, long b0, long b1, double *lsum, double *msum)
 /* The split-KV scheduler (get_mla_metadata): the batch's blocks plus a fixed overhead per entry,
  * shared out over the SM parts with a payload of ceil(total / parts) + overhead blocks each, at
  * least min_payload; a part takes entries (each costing its remaining blocks plus the overhead)
- * until its payload is spent, splitting an entry where it runs out. */
+ * until its payload is spent, splitting an entry where it runs out. With no floor (9241ae3's
+ * get_decoding_sched_meta, also the sparse decode's) an empty entry counts one block, so that no part's loop
+ * is empty; 9c5dfab counted none. */
 #define FMLA_OVERHEAD 5 /* fixed_overhead_num_blocks */
+static long fmla_sched_blocks(long seqlen, long min_payload)
+{
+    long blocks = (seqlen + FMLA_BLOCK - 1) / FMLA_BLOCK;
+    return blocks == 0 && min_payload == 0 ? 1 : blocks;
+}
+
 void flashmla_schedule_min(long (*meta)[5], long *num_splits, const long *seqlens, long b, long parts,
                            long min_payload)
 {
     long total = 0;
     for (long i = 0; i < b; i++)
-        total += (seqlens[i] + FMLA_BLOCK - 1) / FMLA_BLOCK + FMLA_OVERHEAD;
+        total += fmla_sched_blocks(seqlens[i], min_payload) + FMLA_OVERHEAD;
     long payload = (total + parts - 1) / parts + FMLA_OVERHEAD;
     if (payload < min_payload)
         payload = min_payload;
@@ -235,7 +243,7 @@ void flashmla_schedule_min(long (*meta)[5], long *num_splits, const long *seqlen
         meta[p][4] = now_split;
         long remain = payload;
         while (now < b) {
-            long blocks = (seqlens[now] + FMLA_BLOCK - 1) / FMLA_BLOCK, left = blocks - now_block;
+            long blocks = fmla_sched_blocks(seqlens[now], min_payload), left = blocks - now_block;
             if (remain >= left + FMLA_OVERHEAD) {
                 cum += now_split + 1;
                 num_splits[now + 1] = cum;
@@ -385,9 +393,12 @@ ATTN_VARIANT(attn_flashmla)
     long nblocks = (sk + FMLA_BLOCK - 1) / FMLA_BLOCK;
     long *begin = err_malloc((size_t)(parts + 1), sizeof(long));
     long first, total;
-    long nsplit = flashmla_splits(begin, &first, &total, seqlens, nb, bi, parts, 2 * FMLA_OVERHEAD);
+    /* FlashMLA 9241ae3's scheduler (no payload floor) or 9c5dfab's (two overheads at least) */
+    const int old = ctx->cfg->flashmla_sched == ATTN_FMLA_SCHED_9C5DFAB;
+    const long floor = old ? 2 * FMLA_OVERHEAD : 0;
+    long nsplit = flashmla_splits(begin, &first, &total, seqlens, nb, bi, parts, floor);
     if (ctx->extra && bi == 0) /* --dump: the scheduler's metadata for the whole batch */
-        flashmla_dump_schedule(ctx, seqlens, nb, parts, 2 * FMLA_OVERHEAD);
+        flashmla_dump_schedule(ctx, seqlens, nb, parts, floor);
     if (nsplit <= 1) { /* the no-split path: O written by the split kernel itself */
         f.o = o;
         fmla_range(&f, 0, nblocks, lsum, msum);
@@ -424,7 +435,7 @@ ATTN_VARIANT(attn_flashmla)
                 ctx->extra(ctx->extra_arg, "lse_accum", total, sq * hq, first + i, row, lse + r * nsplit + i, 1);
             }
         }
-        flashmla_combine_rows(ctx, L_SUM, O_RESCALE, OUT_CAST, 1, o, oacc, oacc32, lse, R, nsplit, dv, parts);
+        flashmla_combine_rows(ctx, L_SUM, O_RESCALE, OUT_CAST, old, o, oacc, oacc32, lse, R, nsplit, dv, parts);
         free(oacc);
         free(oacc32);
         free(ow);

@@ -14,6 +14,8 @@
  * head dims up to 64 run kBlockN = 128, the larger ones 64; fa2.c). */
 long attn_kernel_tile(long dk);
 long attn_fa2_tile(long dk);
+/* FlashAttention-3's kBlockN on head dim dk (one head dim for Q, K and V; fa3.c). */
+long attn_fa3_tile(long dk);
 /* PyTorch's memory-efficient kernel's key block on head dim dk (sdpa_efficient.c). */
 long attn_sdpa_efficient_tile(long dk);
 long attn_sdpa_cudnn_tile(long dk);

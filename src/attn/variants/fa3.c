@@ -1,0 +1,349 @@
+/* fa3 -- FlashAttention-3's BF16/FP16 forward kernel as it runs on an H100 (Dao-AILab/flash-attention 0251105a,
+ * hopper/: mainloop_fwd_sm90_tma_gmma_ws.hpp, softmax.h, block.h, tile_size.h, heuristics.h,
+ * flash_prepare_scheduler.cu, flash_fwd_combine_kernel.h; the arithmetic read off the H100 SASS of its build with
+ * --use_fast_math; docs/REFERENCES.md, FlashAttention-3). Per row, key blocks of kBlockN (tile_size_fwd_sm90:
+ * 176 for head dim 128, 128 causal or paged without TMA; 192 / 128 for 64; 80 for 256; 64 for the q_v pair 64 +
+ * 512) in reverse order; S = Q K^T by WGMMA from zero over the head dim (the q_v path: Q_rope K_rope^T, then
+ * Q_nope C_kv^T into the same accumulator); m = max(m, max s) (FMNMX); scale = ex2(fl(fl(m_old - m) scale_log2)),
+ * O and each thread's sum times it; p = ex2(FFMA(s, scale_log2, -fl(m scale_log2))); each of a row's four
+ * threads sums its columns 8j + 2t, 8j + 2t + 1 in turn, the rescale contracted with the first add (FFMA); P cast
+ * to the input format; O += P V by WGMMA into O. At the end the quad's butterfly L = (l0 + l2) + (l1 + l3),
+ * O fl(O rcp(L)), lse = FFMA(m, fl(scale_log2 fl(ln 2)), fl(lg2(L) fl(ln 2))). FP32 with subnormals flushed, ex2 /
+ * lg2 / rcp the SFU's. Split KV (num_splits, or heuristics.h's choice; per entry in a varlen call, as
+ * flash_prepare_scheduler.cu shares them out): each split's O and lse, then the combine kernel. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn/variants/fa3.h"
+#include "attn/variants/gpu_fp.h"
+#include "attn/variants/variants.h"
+
+#define FA3_QUAD 4
+#define FA3_LOG2E 0x1.71547652b82fep0 /* M_LOG2E */
+#define FA3_LN2F 0x1.62e43p-1          /* float(M_LN2) */
+#define FA3_LOG2EF 0x1.715476p0        /* the combine's expf: x fl(log2 e), then ex2 */
+#define FA3_MLA_DV 512                 /* the q_v pair: V (c_kv) 512 wide, Q_rope and K_rope the rest */
+
+#define FA3_SITES(X)                                                                                              \
+    X(QK_ACC, "qk_acc", "S = Q K^T, WGMMA from zero over the head dim (q_v: rope dims, then the 512) (tc-hopper)",  \
+      SITE_ACC_HOPPER, FMT_FP32, FMT_RNE, 0)                                                                      \
+    X(P_EXP, "p_exp", "p = ex2.approx(FFMA(s, scale_log2, -fl(m scale_log2))) (FTZ)", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0) \
+    X(L_SUM, "l_sum", "each thread's row sum of its columns (first add an FFMA with the rescale); the quad's butterfly", \
+      SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0)                                                                       \
+    X(P_CAST, "p_cast", "P cast to the input format for P.V", SITE_FMT_IN, FMT_FP32, FMT_RNE, 0)                   \
+    X(PV_ACC, "pv_acc", "O += P V, WGMMA accumulating into O (tc-hopper)", SITE_ACC_HOPPER, FMT_FP32, FMT_RNE, 0)    \
+    X(O_RESCALE, "o_rescale", "scale = ex2(fl(fl(m_old - m) scale_log2)); O and sums times it; the combine's weights", \
+      SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0)                                                                       \
+    X(O_DIV, "o_div", "O fl(O rcp(L)); lse = FFMA(m, fl(scale_log2 ln 2), fl(lg2(L) ln 2))", SITE_FMT_FIXED,         \
+      FMT_FP32, FMT_RNE, 0)                                                                                       \
+    X(OUT_CAST, "out_cast", "output cast", SITE_FMT_OUT, FMT_FP32, FMT_RNE, 0)
+
+enum { FA3_SITES(SITE_ENUM) };
+
+const site_def_t attn_fa3_sites[] = {FA3_SITES(SITE_ROW) SITE_END};
+
+static long fa3_round_hdim(long d)
+{
+    return d <= 64 ? 64 : d <= 96 ? 96 : d <= 128 ? 128 : d <= 192 ? 192 : 256;
+}
+
+void attn_fa3_tile_mn(long d, long dv, int causal, int paged_non_tma, long *bm, long *bn)
+{
+    d = fa3_round_hdim(d);
+    dv = dv > 256 ? 512 : fa3_round_hdim(dv);
+    if (d <= 64) {
+        if (dv == 512)
+            *bm = 64, *bn = 64;
+        else if (dv == 256)
+            *bm = 128, *bn = 96;
+        else
+            *bm = 192, *bn = causal || paged_non_tma ? 128 : 192;
+    } else if (d <= 96) {
+        *bm = 192, *bn = paged_non_tma ? 128 : 144;
+    } else if (d <= 128) {
+        *bm = 128, *bn = causal || paged_non_tma ? 128 : 176;
+    } else if (d <= 192) {
+        *bm = 128, *bn = paged_non_tma ? 96 : dv <= 128 ? 128 : 112;
+    } else {
+        *bm = 128, *bn = 80;
+    }
+}
+
+long attn_fa3_tile(long dk)
+{
+    long bm, bn;
+    attn_fa3_tile_mn(dk, dk, 0, 0, &bm, &bn);
+    return bn;
+}
+
+long attn_fa3_splits_heuristic(long total_mblocks, long num_sms, long num_n_blocks, long num_m_blocks,
+                               long size_one_kv_head, int causal, long max_splits)
+{
+    if ((float)total_mblocks >= 0.8f * (float)num_sms) {
+        const long size_l2 = 50L * 1024 * 1024;
+        if (size_one_kv_head > size_l2 && num_m_blocks >= num_sms * 2 && !causal) {
+            long n = (size_one_kv_head + size_l2 - 1) / size_l2;
+            return n < max_splits ? n : max_splits;
+        }
+        return 1;
+    }
+    if (num_n_blocks <= 4)
+        return 1;
+    max_splits = max_splits < num_sms ? max_splits : num_sms;
+    max_splits = max_splits < num_n_blocks ? max_splits : num_n_blocks;
+    float best = 0, eff[1024];
+    for (long n = 1; n <= max_splits && n <= 1024; n++) {
+        float waves = (float)(total_mblocks * n) / (float)num_sms;
+        eff[n - 1] = waves / ceilf(waves);
+        best = eff[n - 1] > best ? eff[n - 1] : best;
+    }
+    for (long n = 1; n <= max_splits && n <= 1024; n++)
+        if (eff[n - 1] >= 0.85 * best)
+            return n;
+    return 1;
+}
+
+typedef struct {
+    const attn_group_t *g;
+    attn_ctx_t *ctx;
+    long bn;
+    long drope;     /* the q_v path: Q_rope / K_rope dims (the last drope of dk); 0: one QK product */
+    double sl2;     /* softmax_scale_log2: fl32(fl32(scale) M_LOG2E) */
+    double *s, *pb; /* scores / P [R][bn] */
+} fa3_t;
+
+/* Blocks [b0, b1) of bn keys, in reverse order, for every row: O [R][dv] unnormalized, the running maximum m and
+ * the quad-reduced sum L per row. */
+static void fa3_range(fa3_t *f, long b0, long b1, double *o, double *m, double *L)
+{
+    const attn_group_t *g = f->g;
+    attn_ctx_t *ctx = f->ctx;
+    long R = g->R, sk = g->sk, dk = g->dk, dv = g->dv, bn = f->bn, dn = dk - f->drope;
+    double *l = err_calloc((size_t)(R * FA3_QUAD), sizeof(double)), *scale = err_malloc((size_t)R, sizeof(double));
+    for (long r = 0; r < R; r++)
+        m[r] = -INFINITY;
+    memset(o, 0, sizeof(double) * (size_t)(R * dv));
+    for (long b = b1 - 1; b >= b0; b--) {
+        long j0 = b * bn, nb = sk - j0 < bn ? sk - j0 : bn;
+        int first = b == b1 - 1;
+        memset(f->s, 0, sizeof(double) * (size_t)(R * bn));
+        if (f->drope) { /* q_v: Q_rope K_rope^T from zero, then Q_nope C_kv^T into the same accumulator */
+            gpu_gemm(ctx, QK_ACC, 0, f->s, bn, g->q + dn, dk, g->k + j0 * dk + dn, dk, 1, R, nb, f->drope);
+            gpu_gemm(ctx, QK_ACC, 1, f->s, bn, g->q, dk, g->k + j0 * dk, dk, 1, R, nb, dn);
+        } else {
+            gpu_gemm(ctx, QK_ACC, 0, f->s, bn, g->q, dk, g->k + j0 * dk, dk, 1, R, nb, dk);
+        }
+        for (long r = 0; r < R; r++) {
+            double *sr = f->s + r * bn, *lr = l + r * FA3_QUAD;
+            for (long c = 0; c < bn; c++)
+                if (c >= nb || j0 + c > g->limit[r])
+                    sr[c] = -INFINITY;
+            double mb = attn_row_max(sr, bn, -INFINITY);
+            double mnew = m[r] > mb ? m[r] : mb;
+            if (!first) { /* Check_inf: a row masked so far rescales by ex2(-inf) = 0 */
+                double cur = mnew == -INFINITY ? 0 : mnew;
+                scale[r] = gpu_ex2(ctx, O_RESCALE, gpu_f32(ctx, O_RESCALE, gpu_f32(ctx, O_RESCALE, m[r] - cur) * f->sl2));
+                gpu_f32_scale(ctx, O_RESCALE, o + r * dv, dv, scale[r]);
+            }
+            m[r] = mnew;
+            double ms = mnew == -INFINITY ? 0 : gpu_f32(ctx, P_EXP, mnew * f->sl2);
+            gpu_ex2_fma_n(ctx, P_EXP, sr, bn, f->sl2, -ms);
+            for (int t = 0; t < FA3_QUAD; t++)
+                for (long j = 0; j < bn / 8; j++)
+                    for (int e = 0; e < 2; e++) {
+                        double p = sr[8 * j + 2 * t + e];
+                        lr[t] = j == 0 && e == 0 ? (first ? p : gpu_fma(ctx, L_SUM, lr[t], scale[r], p))
+                                                 : gpu_f32(ctx, L_SUM, lr[t] + p);
+                    }
+            memcpy(f->pb + r * bn, sr, sizeof(double) * (size_t)bn);
+            attn_round_n(ctx, P_CAST, f->pb + r * bn, bn);
+        }
+        gpu_gemm(ctx, PV_ACC, 1, o, dv, f->pb, bn, g->v + j0 * dv, dv, 0, R, dv, nb);
+    }
+    for (long r = 0; r < R; r++) { /* Allreduce<4>: offsets 2, then 1 */
+        const double *lr = l + r * FA3_QUAD;
+        L[r] = gpu_f32(ctx, L_SUM, gpu_f32(ctx, L_SUM, lr[0] + lr[2]) + gpu_f32(ctx, L_SUM, lr[1] + lr[3]));
+    }
+    free(l);
+    free(scale);
+}
+
+/* Softmax::finalize and rescale_o: O fl(O rcp(L)) (0 where L is 0 or NaN) and the natural-log lse (-inf there). */
+static double fa3_finalize(fa3_t *f, double *o, double m, double L)
+{
+    attn_ctx_t *ctx = f->ctx;
+    long dv = f->g->dv;
+    int bad = L == 0 || L != L;
+    double inv = bad ? 0 : gpu_rcp(ctx, O_DIV, L);
+    for (long c = 0; c < dv; c++)
+        o[c] = ctx->site[O_DIV].exact && !bad ? o[c] / L : gpu_f32(ctx, O_DIV, o[c] * inv);
+    if (bad)
+        return -INFINITY;
+    if (ctx->site[O_DIV].exact)
+        return m * f->sl2 / FA3_LOG2E + log(L);
+    double c = gpu_f32(ctx, O_DIV, f->sl2 * FA3_LN2F), lg = gpu_f32(ctx, O_DIV, gpu_lg2(ctx, O_DIV, L) * FA3_LN2F);
+    return gpu_fma(ctx, O_DIV, m, c, lg);
+}
+
+/* flash_fwd_combine_kernel for one row: lse [nsplit] (natural log), O_i at oacc + i ldo. T lanes (256 threads over
+ * kBlockM rows: 32 where dv is a multiple of 128, 16 for 64) each add ex2(fl(fl(lse_i - max) fl(log2 e))) of splits
+ * lane, lane + T, ... from 0, then the butterfly; lse = FFMA(lg2(sum), fl(ln 2), max); O = sum_i FFMA(fl(e_i
+ * rcp(sum)), O_i, O) in split order, a zero weight skipped. Returns the lse. */
+static double fa3_combine(fa3_t *f, double *o, const double *oacc, long ldo, const double *lse, long nsplit)
+{
+    attn_ctx_t *ctx = f->ctx;
+    long dv = f->g->dv, kblockk = dv <= 64 ? 64 : dv <= 128 ? 128 : dv <= 256 ? 256 : 512;
+    int T = kblockk % 128 == 0 ? 32 : 16;
+    double mx = -INFINITY, lane[32], *e = err_malloc((size_t)nsplit, sizeof(double));
+    for (long i = 0; i < nsplit; i++)
+        mx = lse[i] > mx ? lse[i] : mx;
+    double cur = mx == -INFINITY ? 0 : mx;
+    for (int j = 0; j < T; j++)
+        lane[j] = 0;
+    for (long i = 0; i < nsplit; i++) {
+        e[i] = ctx->site[O_RESCALE].exact ? exp(lse[i] - cur)
+                                          : gpu_ex2(ctx, O_RESCALE, gpu_f32(ctx, O_RESCALE, gpu_f32(ctx, O_RESCALE, lse[i] - cur) * FA3_LOG2EF));
+        lane[i % T] = gpu_f32(ctx, L_SUM, lane[i % T] + e[i]);
+    }
+    double sum = gpu_butterfly_sum(ctx, L_SUM, lane, T, 1);
+    double g = ctx->site[O_RESCALE].exact ? log(sum) + mx : gpu_fma(ctx, O_RESCALE, gpu_lg2(ctx, O_RESCALE, sum), FA3_LN2F, mx);
+    double inv = sum == 0 || sum != sum ? 0 : gpu_rcp(ctx, O_RESCALE, sum);
+    for (long c = 0; c < dv; c++)
+        o[c] = 0;
+    for (long i = 0; i < nsplit; i++) {
+        double w = ctx->site[O_RESCALE].exact ? e[i] / sum : gpu_f32(ctx, O_RESCALE, e[i] * inv);
+        if (w > 0)
+            gpu_fma_acc_n(ctx, O_RESCALE, o, oacc + i * ldo, dv, w);
+    }
+    free(e);
+    return g;
+}
+
+/* The split count: fa3:sm-parts=N, or get_num_splits (heuristics.h) over the batch, then, in a varlen call,
+ * prepare_varlen_num_blocks's share for this entry. *varlen_split: whether the entry runs the split epilogue. */
+static long fa3_nsplit(attn_ctx_t *ctx, long bm, long bn, long d, long dv, long sk, int *split_path)
+{
+    const attn_cfg_t *cfg = ctx->cfg;
+    long batch = ctx->batch_n > 0 ? ctx->batch_n : 1, hq = ctx->shape ? ctx->shape->hq : 1;
+    long hkv = ctx->shape ? ctx->shape->hkv : 1, sq = ctx->shape ? ctx->shape->sq : 1;
+    long smax = sk, sms = cfg->sm_count > 0 ? cfg->sm_count : 132;
+    for (long b = 0; b < ctx->batch_n; b++) /* the cache's length (k_cache.size(1)): taken as the longest entry */
+        smax = ctx->batch_seqlens[b] > smax ? ctx->batch_seqlens[b] : smax;
+    int varlen = cfg->fa3_varlen, causal = ctx->shape && ctx->shape->causal;
+    if (cfg->page_size > 0) /* the cache's length: whole pages */
+        smax = (smax + cfg->page_size - 1) / cfg->page_size * cfg->page_size;
+    long nstatic = cfg->sm_parts;
+    if (nstatic <= 0) {
+        long n_blocks = (smax + bn - 1) / bn, m_blocks = (sq * (hq / hkv) + bm - 1) / bm;
+        nstatic = attn_fa3_splits_heuristic((varlen ? 1 : batch) * hkv * m_blocks, sms, n_blocks, m_blocks,
+                                            smax * (d + dv) * 2, causal, 128);
+    }
+    *split_path = nstatic > 1;
+    if (!varlen || nstatic <= 1)
+        return nstatic;
+    /* prepare_varlen_num_blocks: blocks_per_sm = ceil(total blocks 1.1 heads / SMs), heads the KV heads (PackGQA,
+     * always on for a split) */
+    long total = 0, mine = 0;
+    long mb = (sq * (hq / hkv) + bm - 1) / bm;
+    for (long b = 0; b < batch; b++) {
+        long sl = ctx->batch_n > 0 ? ctx->batch_seqlens[b] : sk, nb = (sl + bn - 1) / bn;
+        total += mb * nb;
+        if (b == (ctx->batch_n > 0 ? ctx->batch_i : 0))
+            mine = nb;
+    }
+    long per_sm = (long)ceilf((float)total * 1.1f * (float)hkv / (float)sms);
+    per_sm = per_sm > 0 ? per_sm : 1;
+    long n = (mine + per_sm - 1) / per_sm;
+    n = n < nstatic ? n : nstatic;
+    n = n > 1 ? n : 1;
+    *split_path = n > 1;
+    return n;
+}
+
+ATTN_VARIANT(attn_fa3)
+{
+    long R = g->R, sk = g->sk, dk = g->dk, dv = g->dv;
+    const attn_cfg_t *cfg = ctx->cfg;
+    fa3_t f = {g, ctx, 0, 0, 0, NULL, NULL};
+    /* the q_v pair (DeepSeek's decode through FA3): dk 576 over a 512-wide V read from the cache */
+    f.drope = dv == FA3_MLA_DV && dk > dv && g->v_of_k ? dk - dv : 0;
+    long d = f.drope ? f.drope : dk;
+    volatile float sl2_32 = (float)((double)(float)cfg->scale * FA3_LOG2E);
+    f.sl2 = ctx->site[P_EXP].exact ? cfg->scale * FA3_LOG2E : (double)sl2_32;
+    int causal = ctx->shape && ctx->shape->causal;
+    long sq = ctx->shape ? ctx->shape->sq : R, G = ctx->shape ? ctx->shape->hq / ctx->shape->hkv : 1, bm;
+    /* a paged cache is read without TMA unless its pages hold whole blocks and the packed rows pass a tile */
+    long bn0;
+    attn_fa3_tile_mn(d, dv, causal, 0, &bm, &bn0);
+    int non_tma = cfg->page_size > 0 && (cfg->page_size % bn0 != 0 || sq * G <= bm);
+    attn_fa3_tile_mn(d, dv, causal, non_tma, &bm, &f.bn);
+    int split_path;
+    long nsplit = fa3_nsplit(ctx, bm, f.bn, d, dv, sk, &split_path);
+    long nblocks = (sk + f.bn - 1) / f.bn;
+    f.s = err_malloc((size_t)(R * f.bn), sizeof(double));
+    f.pb = err_malloc((size_t)(R * f.bn), sizeof(double));
+    double *m = err_malloc((size_t)R, sizeof(double)), *L = err_malloc((size_t)R, sizeof(double));
+    if (!split_path) {
+        fa3_range(&f, 0, nblocks, o, m, L);
+        for (long r = 0; r < R; r++) {
+            double lse = fa3_finalize(&f, o + r * dv, m[r], L[r]);
+            if (ctx->lse)
+                ctx->lse[r] = lse;
+            for (long c = 0; c < dv; c++)
+                o[r * dv + c] = attn_round(ctx, OUT_CAST, o[r * dv + c]);
+        }
+    } else {
+        /* block.h: a split takes ceil(n_blocks / splits) blocks of its m-block's range; a causal m-block stops at its
+         * last row's keys (rows packed token-major with their group's heads: h + G t under PackGQA), so rows of
+         * different m-blocks split differently: each distinct range runs on its own rows */
+        long *nbmax = err_malloc((size_t)R, sizeof(long));
+        for (long r = 0; r < R; r++) {
+            long t = r % sq, h = r / sq, mblk = (h + G * t) / bm, last = ((mblk + 1) * bm - 1) / G + 1;
+            long lim = causal ? last + sk - sq : sk;
+            lim = lim < sk ? lim : sk;
+            nbmax[r] = causal ? (lim + f.bn - 1) / f.bn : nblocks;
+        }
+        double *oacc = err_malloc((size_t)(nsplit * R * dv), sizeof(double));
+        double *lse = err_malloc((size_t)(nsplit * R), sizeof(double));
+        for (long i = 0; i < nsplit * R; i++)
+            lse[i] = -INFINITY;
+        memset(oacc, 0, sizeof(double) * (size_t)(nsplit * R * dv));
+        for (long nbm = 0; nbm <= nblocks; nbm++) {
+            long per = nbm > 0 ? (nbm + nsplit - 1) / nsplit : 0;
+            int any = 0;
+            for (long r = 0; r < R && !any; r++)
+                any = nbmax[r] == nbm;
+            if (!any || per == 0)
+                continue;
+            for (long i = 0; i < nsplit; i++) {
+                long b0 = i * per, b1 = b0 + per < nbm ? b0 + per : nbm;
+                if (b0 >= b1)
+                    continue;
+                double *oi = err_malloc((size_t)(R * dv), sizeof(double));
+                fa3_range(&f, b0, b1, oi, m, L);
+                for (long r = 0; r < R; r++) {
+                    if (nbmax[r] != nbm)
+                        continue;
+                    lse[r * nsplit + i] = fa3_finalize(&f, oi + r * dv, m[r], L[r]);
+                    memcpy(oacc + (i * R + r) * dv, oi + r * dv, sizeof(double) * (size_t)dv);
+                }
+                free(oi);
+            }
+        }
+        for (long r = 0; r < R; r++) {
+            double gl = fa3_combine(&f, o + r * dv, oacc + r * dv, R * dv, lse + r * nsplit, nsplit);
+            if (ctx->lse)
+                ctx->lse[r] = gl;
+            for (long c = 0; c < dv; c++)
+                o[r * dv + c] = attn_round(ctx, OUT_CAST, o[r * dv + c]);
+        }
+        free(nbmax);
+        free(oacc);
+        free(lse);
+    }
+    free(f.s);
+    free(f.pb);
+    free(m);
+    free(L);
+}

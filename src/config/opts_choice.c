@@ -1,0 +1,47 @@
+/* opts_choice -- the option table's setters for options that name one of a few choices (--amla-form, --causal,
+ * --flashmla-sched) */
+#include "config/opts.h"
+
+#include <string.h>
+
+#define OPT_FIELD(c, d, type) ((type *)((char *)(c) + (d)->off))
+
+int opts_set_amla_form(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e)
+{
+    (void)d;
+    (void)opt;
+    if (strcmp(val, "paper") == 0)
+        c->attn.amla_form = ATTN_AMLA_PAPER;
+    else if (strcmp(val, "cann") == 0)
+        c->attn.amla_form = ATTN_AMLA_CANN;
+    else
+        return err_set(e, ERR_USAGE, "--amla-form: expected 'cann' or 'paper', got '%s'", val);
+    return ERR_OK;
+}
+
+int opts_set_flashmla_sched(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e)
+{
+    (void)d;
+    if (strcmp(val, "9241ae3") == 0)
+        c->attn.flashmla_sched = ATTN_FMLA_SCHED_9241AE3;
+    else if (strcmp(val, "9c5dfab") == 0)
+        c->attn.flashmla_sched = ATTN_FMLA_SCHED_9C5DFAB;
+    else
+        return err_set(e, ERR_USAGE, "%s: expected 9241ae3 (FlashMLA's scheduler since) or 9c5dfab, got '%s'", opt, val);
+    return ERR_OK;
+}
+
+/* --causal: yes or bottom-right (FlashAttention's alignment), top-left (PyTorch SDPA's is_causal), no */
+int opts_set_causal(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e)
+{
+    int *out = OPT_FIELD(c, d, int);
+    if (strcmp(val, "top-left") == 0)
+        *out = ATTN_CAUSAL_TOP_LEFT;
+    else if (strcmp(val, "bottom-right") == 0)
+        *out = ATTN_CAUSAL_BOTTOM_RIGHT;
+    else if (strcmp(val, "yes") != 0 && strcmp(val, "no") != 0)
+        return err_set(e, ERR_USAGE, "%s: expected yes, no, bottom-right or top-left, got '%s'", opt, val);
+    else
+        *out = strcmp(val, "yes") == 0 ? ATTN_CAUSAL_BOTTOM_RIGHT : ATTN_CAUSAL_NONE;
+    return ERR_OK;
+}
