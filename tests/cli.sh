@@ -283,10 +283,12 @@ for d in tests/data/flashmla/*/; do
 done
 # FlashAttention-3 (tests/data/fa3: scripts/device/capture_fa3.py on an H100, its meta.json): check's default
 # candidates name fa3 on every element and log-sum-exp row (a5 head dim 64 causal, a9 every key of a row equal,
-# k8 a varlen decode of eight splits on one dominant key)
+# k8 a varlen decode of eight splits on one dominant key, m5 the q_v MLA decode: its args file gives --dv 512 and the scale)
 for d in tests/data/fa3/*/; do
     c=""; [ -f "$d/causal" ] && c=--causal
-    $AH check "$d" --in-format bf16 --out-format bf16 $c --format json >"$T/f3.json" 2>"$T/err" || bad "check $d: $(cat "$T/err")"
+    # shellcheck disable=SC2046
+    $AH check "$d" --in-format bf16 --out-format bf16 $c $(cat "$d/args" 2>/dev/null) --format json >"$T/f3.json" 2>"$T/err" ||
+        bad "check $d: $(cat "$T/err")"
     python3 -c "
 import json, sys
 j = json.load(open(sys.argv[1])); r = j['ranking'][0]
@@ -925,6 +927,7 @@ for d in tests/data/*/*/; do
     o=""
     { [ -f "$d/fp16" ] || case $d in *fp16*) true ;; *) false ;; esac; } && o="--in-format fp16 --out-format fp16"
     [ -f "$d/causal" ] && case $d in */sdpa/*) o="$o --causal=top-left" ;; *) o="$o --causal" ;; esac
+    [ -f "$d/args" ] && o="$o $(cat "$d/args")"
     # shellcheck disable=SC2086
     a=$($AH check "$d" $o 2>&1 | grep -E '^verdict|error')
     # shellcheck disable=SC2086

@@ -30,15 +30,16 @@ meta() { $py -c "import json,sys; c=json.load(open(sys.argv[1]))['cases'][sys.ar
         [ "$causal" = 1 ] && o="$o --causal"
         [ "$api" = qv ] && o="$o --dv 512 --scale $scale"
         v=fa3; [ "$api" != func ] && v="$v:fa3-varlen=yes"; [ "$page" != 0 ] && v="$v:page-size=$page"
-        [ "$nsa" -gt 1 ] && v="$v:sm-parts=$nsa"
+        [ "$nsa" -ge 1 ] && v="$v:sm-parts=$nsa" # an explicit num_splits (0: the kernel's choice)
         # shellcheck disable=SC2086
         r=$(./amla-lab check "$dir" $o --candidates "$v" | awk '/^candidate/ {getline; print $2, $3 "|" $(NF-3), "of", $(NF-1); exit}')
         echo "$row | \`$v\` | ${r%%|*} | ${r#*|} |"
     done
     echo
-    echo "Not matched yet: the q_v path (m*, v6: FA3's DeepSeek decode, 72-85% of elements) and a4 (head dim 64, 1000"
-    echo "keys, flash_attn_func: 60%, lse within 2 ulp); the FP8 cases (f*, v5) wait for the FP8 model. Their captures are"
-    echo "kept for that work (tests/data/pending/fa3 holds f4 and m5)."
+    echo "Every BF16 capture (flash_attn_func; GQA and MQA; causal; designed rows; varlen / kvcache decodes of 3 to 21"
+    echo "splits; paged caches of 16 and 64 tokens; explicit num_splits; the q_v MLA decode as vLLM and SGLang call it;"
+    echo "the v* validation captures) is matched on every output element and log-sum-exp row. The FP8 cases (f*, v5) wait"
+    echo "for the FP8 model (tests/data/pending/fa3 keeps f4)."
 } >"$out.tmp"
 mv "$out.tmp" "$out"
 echo "wrote $out"

@@ -35,6 +35,18 @@ void attn_tile_scores_k(double *s, long *valid, double *tmax, attn_ctx_t *ctx, i
     }
 }
 
+int attn_v_is_k_prefix(const attn_group_t *g)
+{
+    if (g->v_of_k)
+        return 1;
+    if (g->dv > g->dk)
+        return 0;
+    for (long j = 0; j < g->sk; j++)
+        if (memcmp(g->v + j * g->dv, g->k + j * g->dk, sizeof(double) * (size_t)g->dv) != 0)
+            return 0;
+    return 1;
+}
+
 double attn_row_max(const double *x, long n, double init)
 {
     /* four running maxima side by side: the same value; only which of -0 and +0 comes first

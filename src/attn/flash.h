@@ -15,6 +15,10 @@ void attn_tile_scores(double *s, long *valid, double *tmax, attn_ctx_t *ctx, int
 void attn_tile_scores_k(double *s, long *valid, double *tmax, attn_ctx_t *ctx, int qk, int sc,
                         const attn_group_t *g, long j0, long nb, double scale, const double *kt);
 
+/* Whether V is K's first dv columns, row for row (MLA's one latent cache): the generator says so (v_of_k) or the
+ * rows compare equal. A kernel that reads V from the K cache needs it so. */
+int attn_v_is_k_prefix(const attn_group_t *g);
+
 /* The loop m = init; m = x[c] > m ? x[c] : m for c < n, with four maxima side by side. */
 double attn_row_max(const double *x, long n, double init);
 

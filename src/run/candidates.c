@@ -40,6 +40,7 @@ static int check_default_candidates(const run_cfg_t *c, char (*out)[RUN_VSPEC_LE
     if (s->dk != 576 || s->dv != 512) { /* not an MLA case: FlashAttention-3 (flash_attn_func, and a varlen or
                                             kvcache call), PyTorch's other SDPA backends */
         snprintf(out[n++], RUN_VSPEC_LEN, "fa3");
+        snprintf(out[n++], RUN_VSPEC_LEN, "fa3:sm-parts=1"); /* flash_attn_func's default num_splits */
         snprintf(out[n++], RUN_VSPEC_LEN, "fa3:fa3-varlen=yes");
         snprintf(out[n++], RUN_VSPEC_LEN, "sdpa-efficient");
         snprintf(out[n++], RUN_VSPEC_LEN, "sdpa-cudnn");
@@ -52,6 +53,7 @@ static int check_default_candidates(const run_cfg_t *c, char (*out)[RUN_VSPEC_LE
         return n;
     }
     snprintf(out[n++], RUN_VSPEC_LEN, "fa3:fa3-varlen=yes"); /* its q_v decode (flash_attn_with_kvcache, qv=q_nope) */
+    snprintf(out[n++], RUN_VSPEC_LEN, "fa3:sm-parts=1");
     long rows = (s->sq * s->hq / s->hkv + 63) / 64, own = c->attn.sm_count / s->hkv / rows;
     long sms[2] = {114, 78}, seen[3] = {own, 1, 0};
     for (int i = 0; i < 2; i++) {

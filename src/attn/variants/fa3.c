@@ -267,7 +267,7 @@ ATTN_VARIANT(attn_fa3)
     const attn_cfg_t *cfg = ctx->cfg;
     fa3_t f = {g, ctx, 0, 0, 0, NULL, NULL};
     /* the q_v pair (DeepSeek's decode through FA3): dk 576 over a 512-wide V read from the cache */
-    f.drope = dv == FA3_MLA_DV && dk > dv && g->v_of_k ? dk - dv : 0;
+    f.drope = dv == FA3_MLA_DV && dk > dv && attn_v_is_k_prefix(g) ? dk - dv : 0;
     long d = f.drope ? f.drope : dk;
     volatile float sl2_32 = (float)((double)(float)cfg->scale * FA3_LOG2E);
     f.sl2 = ctx->site[P_EXP].exact ? cfg->scale * FA3_LOG2E : (double)sl2_32;

@@ -186,12 +186,9 @@ static void fs_range(fs_t *f, long b0, long b1, double *o, float *o32, double *L
  * V the first 512 dims of K): f->v_in_k then, else V stays as given. */
 static void fs_cache(fs_t *f, const attn_group_t *g, attn_ctx_t *ctx, kvfp8_layout_t l)
 {
-    long sk = g->sk, dk = g->dk, dv = g->dv;
+    long dv = g->dv;
     f->rt = l == KVFP8_NONE || ctx->site[KV_QUANT].exact ? KVFP8_NONE : l;
-    int shared = l != KVFP8_NONE && dv == KVFP8_DV;
-    for (long r = 0; r < sk && shared && !g->v_of_k; r++) /* the generator says so, or compare */
-        shared = memcmp(g->v + r * dv, g->k + r * dk, sizeof(double) * (size_t)dv) == 0;
-    f->v_in_k = shared;
+    f->v_in_k = l != KVFP8_NONE && dv == KVFP8_DV && attn_v_is_k_prefix(g);
 }
 
 ATTN_VARIANT(attn_flashmla_sparse)

@@ -96,15 +96,6 @@ static void snap_quant_rows(double *out, const double *scale, const double *x, l
 }
 
 /* Is V the first dv columns of K, row for row (MLA's one latent cache)? */
-static int snap_v_is_k_prefix(const attn_group_t *g)
-{
-    if (g->dv > g->dk)
-        return 0;
-    for (long j = 0; j < g->sk; j++)
-        if (memcmp(g->v + j * g->dv, g->k + j * g->dk, sizeof(double) * (size_t)g->dv) != 0)
-            return 0;
-    return 1;
-}
 
 /* Per row state of the online softmax with implicit dequantization. */
 typedef struct {
@@ -165,7 +156,7 @@ static void snap_core(double *o, const attn_group_t *g, attn_ctx_t *ctx, const s
     snap_scales(sq, g->q, R, dk, dc, &qcfg);
     snap_quant_rows(q8, sq, g->q, 0, R, dk, dc, &qcfg, ctx, Q_QUANT);
     acc_hold_f32(q8, dk, R, dk); /* the A of every page's Q.K^T, converted once (the same bits) */
-    int v_in_cache = g->v_of_k || snap_v_is_k_prefix(g), paged = snap_paged(sc);
+    int v_in_cache = attn_v_is_k_prefix(g), paged = snap_paged(sc);
     snap_cfg_t vcfg = *sc;
     vcfg.rope_aware = 1;
     snap_scaler_t kz, vz;
