@@ -78,6 +78,15 @@ CASES = {
     "v4": ("kvcache", "bf16", 2, 3, 8, 2, 128, [640, 1111], True, 0, None, 0, ("normal", 1.0), 54),
     "v5": ("func", "e4m3", 1, 150, 4, 1, 128, [600], True, 1, None, 0, ("normal", 1.0), 55),
     "v6": ("qv", "bf16", 3, 1, 32, 1, 64, [900, 2, 640], False, 0, None, 64, ("normal", 1.0), 56),
+    # FP16 and head dim 256 (a second build: FLASH_ATTENTION_DISABLE_FP8, HDIM64 kept off), taken after the model
+    "h1": ("func", "fp16", 1, 300, 4, 4, 128, [300], False, 1, None, 0, ("normal", 1.0), 61),
+    "h2": ("func", "fp16", 2, 200, 4, 2, 128, [333, 333], True, 1, None, 0, ("normal", 2.0), 62),
+    "h3": ("func", "bf16", 1, 100, 2, 2, 256, [257], True, 1, None, 0, ("normal", 1.0), 63),
+    "h4": ("func", "fp16", 1, 128, 2, 2, 256, [700], False, 1, None, 0, ("normal", 1.0), 64),
+    "h5": ("kvcache", "fp16", 3, 1, 8, 1, 128, [1000, 37, 513], False, 0, None, 0, ("normal", 1.0), 65),
+    "h6": ("kvcache", "bf16", 2, 1, 4, 2, 256, [900, 129], False, 0, None, 0, ("normal", 1.0), 66),
+    "h7": ("kvcache", "fp16", 2, 2, 16, 2, 128, [300, 1000], True, 0, None, 64, ("normal", 1.0), 67),
+    "h8": ("func", "fp16", 1, 64, 8, 1, 256, [500], False, 0, None, 0, ("normal", 1.0), 68),
 }
 QV_DIM, QV_SCALE = 512, 192 ** -0.5  # DeepSeek: c_kv 512, q_nope 512; the scale vLLM passes (qk_head_dim 192)
 E4M3 = torch.float8_e4m3fn

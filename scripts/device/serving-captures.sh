@@ -16,7 +16,7 @@ W=/tmp/w
 STEPS=${STEPS:-sdpa triton fmla fork fa3}
 DEADLINE=$(( $(date +%s) + ${1:-540} ))
 export CPLUS_INCLUDE_PATH=/usr/local/cuda/include/cccl PYTHONUNBUFFERED=1
-FA3_TRIM="BACKWARD APPENDKV LOCAL SOFTCAP SM80 CLUSTER HDIM96 HDIM192 HDIM256 HDIMDIFF192 FP16 PACKGQA"
+FA3_TRIM=${FA3_TRIM:-"BACKWARD APPENDKV LOCAL SOFTCAP SM80 CLUSTER HDIM96 HDIM192 HDIM256 HDIMDIFF192 FP16 PACKGQA"}
 mkdir -p $W
 log() { echo "[$(date +%T)] $*"; }
 has() { case " $STEPS " in *" $1 "*) return 0;; esac; return 1; }
