@@ -298,6 +298,20 @@ assert r['variant'].split(':')[0] == 'fa3' and r['bit_identical'] == 1 and r['ls
 assert j['verdict'].endswith('fa3 is FlashAttention-3'), j['verdict']
 " "$T/f3.json" && ok || bad "fa3 on $d: $(head -c 300 "$T/f3.json")"
 done
+# FP8 scale files: a scale that is not positive, or of a shape that is neither [1] nor [B, Hkv], is refused in one line
+for bad_s in neg shape; do
+    rm -rf "$T/s8" && cp -r tests/data/fa3/f4 "$T/s8"
+    python3 - "$T/s8/q_descale.npy" $bad_s <<'PY'
+import array, sys
+sys.path.insert(0, 'scripts/checks')
+from flashmla_case import write_npy
+if sys.argv[2] == 'neg':
+    write_npy(sys.argv[1], (1, 2), '<f4', array.array('f', [1.0, -2.0]))
+else:
+    write_npy(sys.argv[1], (3,), '<f4', array.array('f', [1.0, 1.0, 1.0]))
+PY
+    expect_err "q_descale.npy: $bad_s" check "$T/s8" --in-format e4m3 --out-format bf16
+done
 # FlashMLA 9241ae3's dense decode (tests/data/flashmla-9241ae3, scripts/device/capture_flashmla_serving.py on an H100):
 # its scheduler (no payload floor: d1's 200 keys in four splits, 9c5dfab's one) and the same arithmetic; check
 # names the default flashmla (today's scheduler) on every element and log-sum-exp row, and 9c5dfab's is not it

@@ -4,7 +4,7 @@
 # and meta.json) checked with
 # `amla-lab check` on the fa3 variant as the case was called (flash_attn_func, or a varlen / kvcache call:
 # fa3-varlen=yes; its page size; an explicit num_splits as sm-parts): the share of bit-identical output
-# elements and log-sum-exp rows. FP8 cases are listed as not modelled. Needs numpy (Debian's python3-numpy).
+# elements and log-sum-exp rows (FP8 cases: e4m3 codes in, bf16 out, their *_descale.npy beside them). Needs numpy.
 set -e
 cd "$(dirname "$0")/../.."
 out=${1:-results/fa3-check.md}
@@ -30,8 +30,8 @@ meta() { $py -c "import json,sys; c=json.load(open(sys.argv[1]))['cases'][sys.ar
         n=$(basename "$dir")
         eval "$(meta "$n" "'dt=%s api=%s page=%d causal=%d scale=%r ns=%d dv=%d d=%d b=%d sq=%d hq=%d hk=%d nsa=%d keys=%s' % (c['dtype'], c['api'], c['page_size'], c['causal'], c['softmax_scale'], c['num_splits_run'], c['Dv'], c['D'], c['B'], c['Sq'], c['Hq'], c['Hkv'], c['num_splits_asked'], ','.join(map(str, c['seqlens'])))")"
         row="| $n | $api | $dt | $b | $sq | $hq/$hk | $d / $dv | $keys | $([ "$causal" = 1 ] && echo yes || true) | $ns"
-        if [ "$dt" = e4m3 ]; then echo "$row | (FP8: no model yet) | | |"; continue; fi
         o="--in-format $dt --out-format $dt"
+        [ "$dt" = e4m3 ] && o="--in-format e4m3 --out-format bf16" # FP8 in, bf16 out; the descales beside the codes
         [ "$causal" = 1 ] && o="$o --causal"
         [ "$api" = qv ] && o="$o --dv 512 --scale $scale"
         v=fa3; [ "$api" != func ] && v="$v:fa3-varlen=yes"; [ "$page" != 0 ] && v="$v:page-size=$page"
@@ -42,10 +42,10 @@ meta() { $py -c "import json,sys; c=json.load(open(sys.argv[1]))['cases'][sys.ar
     done
     done
     echo
-    echo "Every BF16 and FP16 capture (flash_attn_func; GQA and MQA; causal; designed rows; varlen / kvcache decodes of 3 to 21"
-    echo "splits; paged caches of 16 and 64 tokens; explicit num_splits; the q_v MLA decode as vLLM and SGLang call it;"
-    echo "the v* validation captures) is matched on every output element and log-sum-exp row. The FP8 cases (f*, v5) wait"
-    echo "for the FP8 model (tests/data/pending/fa3 keeps f4)."
+    echo "Every capture, BF16, FP16 and FP8 e4m3 with its per-(entry, KV head) descales (flash_attn_func; GQA and MQA;"
+    echo "causal; designed rows; varlen / kvcache decodes of 3 to 21 splits; paged caches of 16 and 64 tokens; explicit"
+    echo "num_splits; the q_v MLA decode as vLLM and SGLang call it; the v* and h* validation captures) is matched on every"
+    echo "output element and log-sum-exp row."
 } >"$out.tmp"
 mv "$out.tmp" "$out"
 echo "wrote $out"

@@ -28,6 +28,8 @@ acc_model_t attn_site_acc(const site_def_t *d, const attn_cfg_t *cfg)
         return ACC_TC_HOPPER;
     case SITE_ACC_HOPPER_K8:
         return ACC_TC_HOPPER_K8;
+    case SITE_ACC_HOPPER_FP8:
+        return ACC_TC_HOPPER_FP8_FAST;
     case SITE_ACC_FFMA:
         return ACC_FP32_FMA;
     default:

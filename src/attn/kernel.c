@@ -51,10 +51,12 @@ int attn_kernel_outside(int vi, const attn_cfg_t *cfg, const attn_shape_t *s, in
          * V read from the cache: the lab's MLA layout); its causal mask is bottom-right */
         fmt_id_t in = cfg->in_format, out = cfg->out_format;
         int qv = s->dk == 576 && s->dv == 512 && !kv_separate;
-        if (in != FMT_BF16 && in != FMT_FP16)
-            snprintf(why, n, "FlashAttention-3's fa3 takes bf16 or fp16 (here %s; its FP8 path is not modelled yet)",
-                     fmt_table[in].name);
-        else if (out != in)
+        if (in != FMT_BF16 && in != FMT_FP16 && in != FMT_E4M3)
+            snprintf(why, n, "FlashAttention-3 takes bf16, fp16 or e4m3 (here %s)", fmt_table[in].name);
+        else if (in == FMT_E4M3 && (out != FMT_BF16 || qv))
+            snprintf(why, n, "FlashAttention-3's FP8 path returns bf16 and has no q_v pair (here %s out%s)",
+                     fmt_table[out].name, qv ? ", MLA" : "");
+        else if (in != FMT_E4M3 && out != in)
             snprintf(why, n, "FlashAttention-3 returns its input's format (here %s in and %s out)", fmt_table[in].name,
                      fmt_table[out].name);
         else if (!qv && (s->dk != s->dv || s->dk % 8 || s->dk > 256))

@@ -18,6 +18,7 @@ typedef enum {
     SITE_ACC_FP16,  /* an accumulation site fixed to the fp16-acc model (a variant's own hardware) */
     SITE_ACC_HOPPER, /* an accumulation site fixed to the tc-hopper model (a Hopper kernel's WGMMA) */
     SITE_ACC_HOPPER_K8, /* fixed to tc-hopper-k8 (a kernel's mma.sync m16n8k8 on Hopper) */
+    SITE_ACC_HOPPER_FP8, /* fixed to tc-hopper-fp8-fast (a kernel's FP8 WGMMA chain, no promotion) */
     SITE_ACC_FFMA    /* an accumulation site fixed to fp32-fma (a CUDA-core FFMA GEMM: cuBLAS's SGEMM) */
 } site_src_t;
 

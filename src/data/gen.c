@@ -422,6 +422,8 @@ int gen_load(attn_batch_t *bt, const char *dir, fmt_id_t in_format, long dv_req,
     if (!rc && batched)
         rc = io_npy_read(&sl, path[3], e);
     const char *const paths[4] = {path[0], path[1], path[2], path[3]};
+    if (!rc)
+        rc = gen_scales_decode(a, dir, e);
     if (!rc && batched) {
         rc = gen_batch_from_arrays(bt, a, &sl, paths, have_v, in_format, dv_req, e);
     } else if (!rc) {
@@ -434,6 +436,11 @@ int gen_load(attn_batch_t *bt, const char *dir, fmt_id_t in_format, long dv_req,
         } else {
             bt->seqlens[0] = bt->smax = bt->entry[0].s.sk;
         }
+    }
+    if (!rc) {
+        rc = gen_scales_apply(bt, dir, have_v, e);
+        if (rc)
+            attn_batch_free(bt);
     }
     for (int i = 0; i < 3; i++)
         io_npy_free(&a[i]);

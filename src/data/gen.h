@@ -71,6 +71,14 @@ int gen_sample(attn_input_t *in, const gen_cfg_t *cfg, uint64_t seed, long sampl
  * without v.npy, V = K[..., :dv_req] (--dv). */
 int gen_load(attn_batch_t *bt, const char *dir, fmt_id_t in_format, long dv_req, err_t *e);
 
+/* FP8 codes beside their scales (data/scales.c): the path of DIR's scale file for array x (0 q, 1 k, 2 v:
+ * x_scale.npy, else x_descale.npy) into path, 1 when it exists; the arrays a[x] with a scale file and one-byte
+ * codes decoded as e4m3 (before --in-format decodes the rest); and, on the loaded batch, each array with a scale
+ * multiplied by it (float [1] or [B, Hkv]; V read from K takes K's), the scales kept in attn_input_t.scale. */
+int gen_scale_path(char *path, size_t n, const char *dir, int x);
+int gen_scales_decode(io_npy_t a[3], const char *dir, err_t *e);
+int gen_scales_apply(attn_batch_t *bt, const char *dir, int have_v, err_t *e);
+
 /* A sparse FP8 decoding case (gen_load does this when DIR/kcache.npy exists; data/sparse.c): q.npy bf16
  * [B, Sq, Hq, d], kcache.npy uint8 [blocks, page, 1, bytes] in one of FlashMLA's FP8 layouts (data/kvfp8.h),
  * indices.npy int32 [B, Sq, topk] (token ids block * page + row, -1 invalid), optionally topk_length.npy

@@ -28,6 +28,10 @@ typedef struct {
     int kv_fp8;
     int v_of_k; /* 1: V is known to be K's first dv columns, row for row (MLA's one latent cache,
                    as generated); 0: not known (a variant that needs to know compares them) */
+    /* FP8 codes with their descales (--load's q_scale.npy / q_descale.npy, likewise k and v): scale[x][h] the
+     * factor of array x (0 q, 1 k, 2 v) for KV head h, already multiplied into q, k and v (the true inputs, which
+     * Golden sees); a kernel that computes on the codes divides it out (exact). NULL: plain values. */
+    double *scale[3];
 } attn_input_t;
 
 /* A batch of entries that share hq, hkv, sq, dk and dv, each with its own keys: what --load DIR
@@ -55,6 +59,7 @@ typedef struct {
     long kslots;
     int kv_fp8;
     int v_of_k; /* attn_input_t's */
+    double scale[3]; /* the group's descales of q, k and v (attn_input_t.scale); 0: none */
 } attn_group_t;
 
 /* Build per-row key limits (causal or not) for one group; limit has R entries. */

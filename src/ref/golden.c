@@ -161,7 +161,7 @@ void golden_attention_part(double *o, double *lse, const attn_input_t *in, doubl
     attn_row_limits(limit, s);
     /* the group's rows r0..r1 alone: every row's scores, softmax and P V are its own */
     attn_group_t g = {r1 - r0, s->sk, s->dk, s->dv, in->q + (h * rows + r0) * s->dk, in->k + h * s->sk * s->dk,
-                      in->v + h * s->sk * s->dv, limit + r0, in->kpos, in->kslots, in->kv_fp8, in->v_of_k};
+                      in->v + h * s->sk * s->dv, limit + r0, in->kpos, in->kslots, in->kv_fp8, in->v_of_k, {0, 0, 0}};
     long row = h * rows + r0;
     golden_group(o + row * s->dv, lse ? lse + row : NULL, &g, golden_scale(scale, s->dk));
     free(limit);

@@ -37,7 +37,13 @@
       SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0)                                                                       \
     X(O_DIV, "o_div", "O fl(O rcp(L)); lse = FFMA(m, fl(scale_log2 ln 2), fl(lg2(L) ln 2))", SITE_FMT_FIXED,         \
       FMT_FP32, FMT_RNE, 0)                                                                                       \
-    X(OUT_CAST, "out_cast", "output cast", SITE_FMT_OUT, FMT_FP32, FMT_RNE, 0)
+    X(OUT_CAST, "out_cast", "output cast", SITE_FMT_OUT, FMT_FP32, FMT_RNE, 0)                                   \
+    X(QK_ACC8, "qk_acc8", "FP8: S = Q K^T on the e4m3 codes, FP8 WGMMA (tc-hopper-fp8-fast)", SITE_ACC_HOPPER_FP8,    \
+      FMT_FP32, FMT_RNE, 0)                                                                                       \
+    X(P_CAST8, "p_cast8", "FP8: P (in [0, 256]: the max less 8) cast to e4m3, satfinite", SITE_FMT_FIXED, FMT_E4M3,   \
+      FMT_RNE, 1)                                                                                                 \
+    X(PV_ACC8, "pv_acc8", "FP8: O += P V on the e4m3 codes, FP8 WGMMA (tc-hopper-fp8-fast)", SITE_ACC_HOPPER_FP8,     \
+      FMT_FP32, FMT_RNE, 0)
 
 enum { FA3_SITES(SITE_ENUM) };
 
@@ -48,10 +54,15 @@ static long fa3_round_hdim(long d)
     return d <= 64 ? 64 : d <= 96 ? 96 : d <= 128 ? 128 : d <= 192 ? 192 : 256;
 }
 
-void attn_fa3_tile_mn(long d, long dv, int causal, int paged_non_tma, long *bm, long *bn)
+void attn_fa3_tile_mn(long d, long dv, int causal, int paged_non_tma, int fp8, long *bm, long *bn)
 {
     d = fa3_round_hdim(d);
     dv = dv > 256 ? 512 : fa3_round_hdim(dv);
+    if (fp8) { /* one-byte inputs */
+        *bm = d <= 96 ? 192 : 128;
+        *bn = d <= 64 ? 160 : d <= 96 ? 128 : d <= 128 ? (paged_non_tma ? 160 : 224) : d <= 192 ? 160 : 128;
+        return;
+    }
     if (d <= 64) {
         if (dv == 512)
             *bm = 64, *bn = 64;
@@ -73,7 +84,7 @@ void attn_fa3_tile_mn(long d, long dv, int causal, int paged_non_tma, long *bm, 
 long attn_fa3_tile(long dk)
 {
     long bm, bn;
-    attn_fa3_tile_mn(dk, dk, 0, 0, &bm, &bn);
+    attn_fa3_tile_mn(dk, dk, 0, 0, 0, &bm, &bn);
     return bn;
 }
 
@@ -109,8 +120,11 @@ typedef struct {
     attn_ctx_t *ctx;
     long bn;
     long drope;     /* the q_v path: Q_rope / K_rope dims (the last drope of dk); 0: one QK product */
-    double sl2;     /* softmax_scale_log2: fl32(fl32(scale) M_LOG2E) */
+    double sl2;     /* softmax_scale_log2: fl32(fl32(scale) M_LOG2E) (FP8: times fl(q_descale k_descale)) */
     double *s, *pb; /* scores / P [R][bn] */
+    int fp8;        /* e4m3 inputs: the codes (q, k, v below), the max less 8, P in e4m3, v_descale at the end */
+    const double *q, *k, *v;
+    double vs;      /* v_descale */
 } fa3_t;
 
 /* Blocks [b0, b1) of bn keys, in reverse order, for every row: O [R][dv] unnormalized, the running maximum m and
@@ -129,10 +143,10 @@ static void fa3_range(fa3_t *f, long b0, long b1, double *o, double *m, double *
         int first = b == b1 - 1;
         memset(f->s, 0, sizeof(double) * (size_t)(R * bn));
         if (f->drope) { /* q_v: Q_rope K_rope^T from zero, then Q_nope C_kv^T into the same accumulator */
-            gpu_gemm(ctx, QK_ACC, 0, f->s, bn, g->q + dn, dk, g->k + j0 * dk + dn, dk, 1, R, nb, f->drope);
-            gpu_gemm(ctx, QK_ACC, 1, f->s, bn, g->q, dk, g->k + j0 * dk, dk, 1, R, nb, dn);
+            gpu_gemm(ctx, QK_ACC, 0, f->s, bn, f->q + dn, dk, f->k + j0 * dk + dn, dk, 1, R, nb, f->drope);
+            gpu_gemm(ctx, QK_ACC, 1, f->s, bn, f->q, dk, f->k + j0 * dk, dk, 1, R, nb, dn);
         } else {
-            gpu_gemm(ctx, QK_ACC, 0, f->s, bn, g->q, dk, g->k + j0 * dk, dk, 1, R, nb, dk);
+            gpu_gemm(ctx, f->fp8 ? QK_ACC8 : QK_ACC, 0, f->s, bn, f->q, dk, f->k + j0 * dk, dk, 1, R, nb, dk);
         }
         for (long r = 0; r < R; r++) {
             double *sr = f->s + r * bn, *lr = l + r * FA3_QUAD;
@@ -147,7 +161,8 @@ static void fa3_range(fa3_t *f, long b0, long b1, double *o, double *m, double *
                 gpu_f32_scale(ctx, O_RESCALE, o + r * dv, dv, scale[r]);
             }
             m[r] = mnew;
-            double ms = mnew == -INFINITY ? 0 : gpu_f32(ctx, P_EXP, mnew * f->sl2);
+            /* FP8: max_scaled = FFMA(m, scale_log2, -8), so that p lies in [0, 256] */
+            double ms = mnew == -INFINITY ? 0 : f->fp8 ? gpu_fma(ctx, P_EXP, mnew, f->sl2, -8) : gpu_f32(ctx, P_EXP, mnew * f->sl2);
             gpu_ex2_fma_n(ctx, P_EXP, sr, bn, f->sl2, -ms);
             for (int t = 0; t < FA3_QUAD; t++)
                 for (long j = 0; j < bn / 8; j++)
@@ -157,9 +172,9 @@ static void fa3_range(fa3_t *f, long b0, long b1, double *o, double *m, double *
                                                  : gpu_f32(ctx, L_SUM, lr[t] + p);
                     }
             memcpy(f->pb + r * bn, sr, sizeof(double) * (size_t)bn);
-            attn_round_n(ctx, P_CAST, f->pb + r * bn, bn);
+            attn_round_n(ctx, f->fp8 ? P_CAST8 : P_CAST, f->pb + r * bn, bn);
         }
-        gpu_gemm(ctx, PV_ACC, 1, o, dv, f->pb, bn, g->v + j0 * dv, dv, 0, R, dv, nb);
+        gpu_gemm(ctx, f->fp8 ? PV_ACC8 : PV_ACC, 1, o, dv, f->pb, bn, f->v + j0 * dv, dv, 0, R, dv, nb);
     }
     for (long r = 0; r < R; r++) { /* Allreduce<4>: offsets 2, then 1 */
         const double *lr = l + r * FA3_QUAD;
@@ -175,10 +190,15 @@ static double fa3_finalize(fa3_t *f, double *o, double m, double L)
     attn_ctx_t *ctx = f->ctx;
     long dv = f->g->dv;
     int bad = L == 0 || L != L;
+    /* FP8: scores_scale = rcp(L) v_descale; the lse's sum is L / 256 (p carried 2^8) */
     double inv = bad ? 0 : gpu_rcp(ctx, O_DIV, L);
+    if (f->fp8)
+        inv = gpu_f32(ctx, O_DIV, inv * f->vs);
     for (long c = 0; c < dv; c++)
-        o[c] = ctx->site[O_DIV].exact && !bad ? o[c] / L : gpu_f32(ctx, O_DIV, o[c] * inv);
-    if (bad)
+        o[c] = ctx->site[O_DIV].exact && !bad ? o[c] / L * (f->fp8 ? f->vs : 1) : gpu_f32(ctx, O_DIV, o[c] * inv);
+    if (f->fp8)
+        L = gpu_f32(ctx, O_DIV, L * 0x1p-8);
+    if (bad || L == 0)
         return -INFINITY;
     if (ctx->site[O_DIV].exact)
         return m * f->sl2 / FA3_LOG2E + log(L);
@@ -237,7 +257,7 @@ static long fa3_nsplit(attn_ctx_t *ctx, long bm, long bn, long d, long dv, long 
     if (nstatic <= 0) {
         long n_blocks = (smax + bn - 1) / bn, m_blocks = (sq * (hq / hkv) + bm - 1) / bm;
         nstatic = attn_fa3_splits_heuristic((varlen ? 1 : batch) * hkv * m_blocks, sms, n_blocks, m_blocks,
-                                            smax * (d + dv) * 2, causal, 128);
+                                            smax * (d + dv) * (cfg->in_format == FMT_E4M3 ? 1 : 2), causal, 128);
     }
     *split_path = nstatic > 1;
     if (!varlen || nstatic <= 1)
@@ -265,19 +285,36 @@ ATTN_VARIANT(attn_fa3)
 {
     long R = g->R, sk = g->sk, dk = g->dk, dv = g->dv;
     const attn_cfg_t *cfg = ctx->cfg;
-    fa3_t f = {g, ctx, 0, 0, 0, NULL, NULL};
+    fa3_t f = {g, ctx, 0, 0, 0, NULL, NULL, 0, g->q, g->k, g->v, 1};
     /* the q_v pair (DeepSeek's decode through FA3): dk 576 over a 512-wide V read from the cache */
     f.drope = dv == FA3_MLA_DV && dk > dv && attn_v_is_k_prefix(g) ? dk - dv : 0;
     long d = f.drope ? f.drope : dk;
     volatile float sl2_32 = (float)((double)(float)cfg->scale * FA3_LOG2E);
     f.sl2 = ctx->site[P_EXP].exact ? cfg->scale * FA3_LOG2E : (double)sl2_32;
+    /* FP8 (e4m3 codes): the product on the codes; softmax_scale_log2 *= q_descale k_descale; v_descale in finalize */
+    double *codes[3] = {NULL, NULL, NULL};
+    f.fp8 = cfg->in_format == FMT_E4M3;
+    if (f.fp8) {
+        const double *src[3] = {g->q, g->k, g->v};
+        long n[3] = {R * dk, sk * dk, sk * dv};
+        for (int x = 0; x < 3; x++) {
+            double sc = g->scale[x] > 0 ? g->scale[x] : 1;
+            codes[x] = err_malloc((size_t)n[x], sizeof(double));
+            for (long i = 0; i < n[x]; i++)
+                codes[x][i] = src[x][i] / sc; /* exact: the loader multiplied the codes by it */
+        }
+        f.q = codes[0], f.k = codes[1], f.v = codes[2];
+        double qs = g->scale[0] > 0 ? g->scale[0] : 1, ks = g->scale[1] > 0 ? g->scale[1] : 1;
+        f.vs = g->scale[2] > 0 ? g->scale[2] : 1;
+        f.sl2 = ctx->site[P_EXP].exact ? f.sl2 * qs * ks : gpu_f32(ctx, P_EXP, f.sl2 * gpu_f32(ctx, P_EXP, qs * ks));
+    }
     int causal = ctx->shape && ctx->shape->causal;
     long sq = ctx->shape ? ctx->shape->sq : R, G = ctx->shape ? ctx->shape->hq / ctx->shape->hkv : 1, bm;
     /* a paged cache is read without TMA unless its pages hold whole blocks and the packed rows pass a tile */
     long bn0;
-    attn_fa3_tile_mn(d, dv, causal, 0, &bm, &bn0);
+    attn_fa3_tile_mn(d, dv, causal, 0, f.fp8, &bm, &bn0);
     int non_tma = cfg->page_size > 0 && (cfg->page_size % bn0 != 0 || sq * G <= bm);
-    attn_fa3_tile_mn(d, dv, causal, non_tma, &bm, &f.bn);
+    attn_fa3_tile_mn(d, dv, causal, non_tma, f.fp8, &bm, &f.bn);
     int split_path;
     long nsplit = fa3_nsplit(ctx, bm, f.bn, d, dv, sk, &split_path);
     long nblocks = (sk + f.bn - 1) / f.bn;
@@ -346,4 +383,6 @@ ATTN_VARIANT(attn_fa3)
     free(f.pb);
     free(m);
     free(L);
+    for (int x = 0; x < 3; x++)
+        free(codes[x]);
 }
