@@ -191,7 +191,8 @@ int main(int argc, char **argv)
         /* a tensor-core model by --acc, or by the kernel's own hardware (its sites' fixed models) */
         int tc = attn_variant_acc(c->variants[v], a, 0) >= ACC_TC_VOLTA ||
                  attn_variant_acc(c->variants[v], a, 1) >= ACC_TC_VOLTA || strcmp(name, "flashmla") == 0 ||
-                 strcmp(name, "flashmla-etap") == 0 || strcmp(name, "flashmla-sparse") == 0 || strcmp(name, "fa2") == 0;
+                 strcmp(name, "flashmla-etap") == 0 || strcmp(name, "flashmla-sparse") == 0 || strcmp(name, "fa2") == 0 ||
+                 strcmp(name, "fa3") == 0;
         base_i = strcmp(name, "base") == 0 ? nst : base_i;
         flashmla_i = strcmp(name, "flashmla") == 0 ? nst : flashmla_i;
         sparse_i = strcmp(name, "flashmla-sparse") == 0 ? nst : sparse_i;

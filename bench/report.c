@@ -76,7 +76,7 @@ void bench_md_floors(FILE *f, const floors_t *fl, double rbase)
         {"FP32 fma chains (base's products, and those of every variant on fp32-fma)", fl->fp32, fl->r_fp32,
          BENCH_TARGET_PLAIN},
         {"FP16 accumulator (fastattn-fp16acc, base with fp16-acc)", fl->fp16acc, fl->r_fp16acc, BENCH_TARGET_PLAIN},
-        {"tensor-core block model, tc-hopper (flashmla, fa2, the SDPA kernels, base with tc-*)", fl->tc, fl->r_tc,
+        {"tensor-core block model, tc-hopper (flashmla, fa2, fa3, the SDPA kernels, base with tc-*)", fl->tc, fl->r_tc,
          BENCH_TARGET_TC},
         {"its terms alone, on operands in cache: a product, its scaling, truncating conversion and integer "
          "addition per product, nothing of a block's exponent maximum or normalization (the tensor-core models' "

@@ -298,6 +298,19 @@ assert r['variant'].split(':')[0] == 'fa3' and r['bit_identical'] == 1 and r['ls
 assert j['verdict'].endswith('fa3 is FlashAttention-3'), j['verdict']
 " "$T/f3.json" && ok || bad "fa3 on $d: $(head -c 300 "$T/f3.json")"
 done
+# vLLM's FlashMLA fork's dense FP8 decode (tests/data/flashmla-dense-fp8: scripts/device/capture_flashmla_serving.py on an
+# H100; e4m3 q and cache beside q_scale.npy and k_scale.npy): check's default candidates name flashmla-dense-fp8 on every
+# element and log-sum-exp row (e1 four splits of one entry, e3 a causal two-token decode)
+for d in tests/data/flashmla-dense-fp8/*/; do
+    c=""; [ -f "$d/causal" ] && c=--causal
+    # shellcheck disable=SC2046
+    $AH check "$d" $c $(cat "$d/args") --format json >"$T/f8.json" 2>"$T/err" || bad "check $d: $(cat "$T/err")"
+    python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1])); r = j['ranking'][0]
+assert r['variant'] == 'flashmla-dense-fp8' and r['bit_identical'] == 1 and r['lse_bit_identical'] == 1, r
+" "$T/f8.json" && ok || bad "flashmla-dense-fp8 on $d: $(head -c 300 "$T/f8.json")"
+done
 # FP8 scale files: a scale that is not positive, or of a shape that is neither [1] nor [B, Hkv], is refused in one line
 for bad_s in neg shape; do
     rm -rf "$T/s8" && cp -r tests/data/fa3/f4 "$T/s8"

@@ -46,6 +46,18 @@ int attn_kernel_outside(int vi, const attn_cfg_t *cfg, const attn_shape_t *s, in
         else
             return 0;
         return 1;
+    } else if (strcmp(name, "flashmla-dense-fp8") == 0) {
+        /* vLLM's FlashMLA fork's dense FP8 decode: e4m3 q and cache (their descales per tensor), bf16 out, d 576 over
+         * V = the cache's first 512, one KV head */
+        if (cfg->in_format != FMT_E4M3 || cfg->out_format != FMT_BF16)
+            snprintf(why, n, "vLLM's FlashMLA dense FP8 kernel takes e4m3 q and cache and returns bf16 (here %s in and %s out)",
+                     fmt_table[cfg->in_format].name, fmt_table[cfg->out_format].name);
+        else if (s->dk != 576 || s->dv != 512 || kv_separate || s->hkv != 1)
+            snprintf(why, n, "vLLM's FlashMLA dense FP8 kernel runs dk 576 over V = the cache's first 512 dims, one KV head "
+                     "(here %ld and %ld on %ld)", s->dk, s->dv, s->hkv);
+        else
+            return 0;
+        return 1;
     } else if (strcmp(name, "fa3") == 0) {
         /* FlashAttention-3's BF16/FP16 forward: head dims up to 256 (Q and K, V the same), or the q_v pair (64 + 512,
          * V read from the cache: the lab's MLA layout); its causal mask is bottom-right */

@@ -54,6 +54,10 @@ static int check_default_candidates(const run_cfg_t *c, char (*out)[RUN_VSPEC_LE
     }
     snprintf(out[n++], RUN_VSPEC_LEN, "fa3:fa3-varlen=yes"); /* its q_v decode (flash_attn_with_kvcache, qv=q_nope) */
     snprintf(out[n++], RUN_VSPEC_LEN, "fa3:sm-parts=1");
+    if (c->attn.in_format == FMT_E4M3) { /* an FP8 cache: vLLM's FlashMLA dense FP8 decode */
+        snprintf(out[n++], RUN_VSPEC_LEN, "flashmla-dense-fp8");
+        snprintf(out[n++], RUN_VSPEC_LEN, "flashmla-dense-fp8:sm-parts=1");
+    }
     long rows = (s->sq * s->hq / s->hkv + 63) / 64, own = c->attn.sm_count / s->hkv / rows;
     long sms[2] = {114, 78}, seen[3] = {own, 1, 0};
     for (int i = 0; i < 2; i++) {

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "attn/variants/fa3.h"
+#include "attn/variants/flashmla.h"
 #include "attn/variants/gpu_fp.h"
 #include "attn/variants/variants.h"
 
@@ -122,7 +123,8 @@ typedef struct {
     long drope;     /* the q_v path: Q_rope / K_rope dims (the last drope of dk); 0: one QK product */
     double sl2;     /* softmax_scale_log2: fl32(fl32(scale) M_LOG2E) (FP8: times fl(q_descale k_descale)) */
     double *s, *pb; /* scores / P [R][bn] */
-    int fp8;        /* e4m3 inputs: the codes (q, k, v below), the max less 8, P in e4m3, v_descale at the end */
+    int fp8;        /* e4m3 inputs: the codes (q, k, v below), P in e4m3, v_descale at the end */
+    int offset8;    /* FA3's FP8 path: the max less 8 (p in [0, 256]) */
     const double *q, *k, *v;
     double vs;      /* v_descale */
 } fa3_t;
@@ -162,7 +164,7 @@ static void fa3_range(fa3_t *f, long b0, long b1, double *o, double *m, double *
             }
             m[r] = mnew;
             /* FP8: max_scaled = FFMA(m, scale_log2, -8), so that p lies in [0, 256] */
-            double ms = mnew == -INFINITY ? 0 : f->fp8 ? gpu_fma(ctx, P_EXP, mnew, f->sl2, -8) : gpu_f32(ctx, P_EXP, mnew * f->sl2);
+            double ms = mnew == -INFINITY ? 0 : f->offset8 ? gpu_fma(ctx, P_EXP, mnew, f->sl2, -8) : gpu_f32(ctx, P_EXP, mnew * f->sl2);
             gpu_ex2_fma_n(ctx, P_EXP, sr, bn, f->sl2, -ms);
             for (int t = 0; t < FA3_QUAD; t++)
                 for (long j = 0; j < bn / 8; j++)
@@ -182,6 +184,23 @@ static void fa3_range(fa3_t *f, long b0, long b1, double *o, double *m, double *
     }
     free(l);
     free(scale);
+}
+
+/* The codes of an FP8 case (the loader multiplied them by their scales: dividing is exact) as f's q, k, v, in
+ * codes[3] (freed by the caller); f->vs the V scale. */
+static void fa3_codes(fa3_t *f, double *codes[3])
+{
+    const attn_group_t *g = f->g;
+    const double *src[3] = {g->q, g->k, g->v};
+    long n[3] = {g->R * g->dk, g->sk * g->dk, g->sk * g->dv};
+    for (int x = 0; x < 3; x++) {
+        double sc = g->scale[x] > 0 ? g->scale[x] : 1;
+        codes[x] = err_malloc((size_t)n[x], sizeof(double));
+        for (long i = 0; i < n[x]; i++)
+            codes[x][i] = src[x][i] / sc;
+    }
+    f->q = codes[0], f->k = codes[1], f->v = codes[2];
+    f->vs = g->scale[2] > 0 ? g->scale[2] : 1;
 }
 
 /* Softmax::finalize and rescale_o: O fl(O rcp(L)) (0 where L is 0 or NaN) and the natural-log lse (-inf there). */
@@ -285,7 +304,7 @@ ATTN_VARIANT(attn_fa3)
 {
     long R = g->R, sk = g->sk, dk = g->dk, dv = g->dv;
     const attn_cfg_t *cfg = ctx->cfg;
-    fa3_t f = {g, ctx, 0, 0, 0, NULL, NULL, 0, g->q, g->k, g->v, 1};
+    fa3_t f = {g, ctx, 0, 0, 0, NULL, NULL, 0, 0, g->q, g->k, g->v, 1};
     /* the q_v pair (DeepSeek's decode through FA3): dk 576 over a 512-wide V read from the cache */
     f.drope = dv == FA3_MLA_DV && dk > dv && attn_v_is_k_prefix(g) ? dk - dv : 0;
     long d = f.drope ? f.drope : dk;
@@ -293,19 +312,10 @@ ATTN_VARIANT(attn_fa3)
     f.sl2 = ctx->site[P_EXP].exact ? cfg->scale * FA3_LOG2E : (double)sl2_32;
     /* FP8 (e4m3 codes): the product on the codes; softmax_scale_log2 *= q_descale k_descale; v_descale in finalize */
     double *codes[3] = {NULL, NULL, NULL};
-    f.fp8 = cfg->in_format == FMT_E4M3;
+    f.fp8 = f.offset8 = cfg->in_format == FMT_E4M3;
     if (f.fp8) {
-        const double *src[3] = {g->q, g->k, g->v};
-        long n[3] = {R * dk, sk * dk, sk * dv};
-        for (int x = 0; x < 3; x++) {
-            double sc = g->scale[x] > 0 ? g->scale[x] : 1;
-            codes[x] = err_malloc((size_t)n[x], sizeof(double));
-            for (long i = 0; i < n[x]; i++)
-                codes[x][i] = src[x][i] / sc; /* exact: the loader multiplied the codes by it */
-        }
-        f.q = codes[0], f.k = codes[1], f.v = codes[2];
+        fa3_codes(&f, codes);
         double qs = g->scale[0] > 0 ? g->scale[0] : 1, ks = g->scale[1] > 0 ? g->scale[1] : 1;
-        f.vs = g->scale[2] > 0 ? g->scale[2] : 1;
         f.sl2 = ctx->site[P_EXP].exact ? f.sl2 * qs * ks : gpu_f32(ctx, P_EXP, f.sl2 * gpu_f32(ctx, P_EXP, qs * ks));
     }
     int causal = ctx->shape && ctx->shape->causal;
@@ -346,6 +356,10 @@ ATTN_VARIANT(attn_fa3)
         for (long i = 0; i < nsplit * R; i++)
             lse[i] = -INFINITY;
         memset(oacc, 0, sizeof(double) * (size_t)(nsplit * R * dv));
+        int one = 1; /* every row the same range (not causal, or one m-block): the splits write oacc in place */
+        for (long r = 1; r < R; r++)
+            one = one && nbmax[r] == nbmax[0];
+        double *tmp = one ? NULL : err_malloc((size_t)(R * dv), sizeof(double));
         for (long nbm = 0; nbm <= nblocks; nbm++) {
             long per = nbm > 0 ? (nbm + nsplit - 1) / nsplit : 0;
             int any = 0;
@@ -357,17 +371,18 @@ ATTN_VARIANT(attn_fa3)
                 long b0 = i * per, b1 = b0 + per < nbm ? b0 + per : nbm;
                 if (b0 >= b1)
                     continue;
-                double *oi = err_malloc((size_t)(R * dv), sizeof(double));
+                double *oi = one ? oacc + i * R * dv : tmp;
                 fa3_range(&f, b0, b1, oi, m, L);
                 for (long r = 0; r < R; r++) {
                     if (nbmax[r] != nbm)
                         continue;
                     lse[r * nsplit + i] = fa3_finalize(&f, oi + r * dv, m[r], L[r]);
-                    memcpy(oacc + (i * R + r) * dv, oi + r * dv, sizeof(double) * (size_t)dv);
+                    if (!one)
+                        memcpy(oacc + (i * R + r) * dv, oi + r * dv, sizeof(double) * (size_t)dv);
                 }
-                free(oi);
             }
         }
+        free(tmp);
         for (long r = 0; r < R; r++) {
             double gl = fa3_combine(&f, o + r * dv, oacc + r * dv, R * dv, lse + r * nsplit, nsplit);
             if (ctx->lse)
@@ -379,6 +394,70 @@ ATTN_VARIANT(attn_fa3)
         free(oacc);
         free(lse);
     }
+    free(f.s);
+    free(f.pb);
+    free(m);
+    free(L);
+    for (int x = 0; x < 3; x++)
+        free(codes[x]);
+}
+
+/* flashmla-dense-fp8: vLLM's FlashMLA fork (vllm-project/FlashMLA 46d64a8, csrc/extension/sm90/dense_fp8: the
+ * FlashMLA kernel before 9c5dfab's rewrite, on e4m3 codes; docs/REFERENCES.md). 64-key blocks in reverse, S = Q K^T on
+ * the codes over the 576 dims by FP8 WGMMA, the FlashAttention-2 softmax of fast math as fa3's (the max unscaled by an
+ * offset: p in [0, 1]), P in e4m3, O += P V on the cache's codes (V = its first 512 dims); scale_softmax_log2 =
+ * fl(fl(scale_log2 descale_q) descale_k); normalize_softmax_lse: O fl(O fl(descale_k rcp(L))), lse = FFMA(m,
+ * fl(fl(scale descale_q) descale_k), fl(lg2(L) fl(ln 2))). Split KV by FlashMLA's scheduler (no payload floor) and
+ * the natural-log combine (flashmla_combine_ln). Shares fa3's sites (the same rounding places). */
+ATTN_VARIANT(attn_flashmla_dense_fp8)
+{
+    long R = g->R, sk = g->sk, dv = g->dv;
+    const attn_cfg_t *cfg = ctx->cfg;
+    fa3_t f = {g, ctx, ATTN_KERNEL_TILE, 0, 0, NULL, NULL, 1, 0, g->q, g->k, g->v, 1};
+    double *codes[3] = {NULL, NULL, NULL};
+    fa3_codes(&f, codes);
+    double qs = g->scale[0] > 0 ? g->scale[0] : 1, ks = g->scale[1] > 0 ? g->scale[1] : 1;
+    f.vs = ks; /* V is the cache's first 512 dims: K's scale */
+    int ex = ctx->site[P_EXP].exact;
+    volatile float sc32 = (float)cfg->scale, sl2_32 = (float)((double)sc32 * FA3_LOG2E);
+    f.sl2 = ex ? cfg->scale * FA3_LOG2E * qs * ks : gpu_f32(ctx, P_EXP, gpu_f32(ctx, P_EXP, (double)sl2_32 * qs) * ks);
+    double scale = ex ? cfg->scale * qs * ks : gpu_f32(ctx, P_EXP, gpu_f32(ctx, P_EXP, (double)sc32 * qs) * ks);
+    f.s = err_malloc((size_t)(R * f.bn), sizeof(double));
+    f.pb = err_malloc((size_t)(R * f.bn), sizeof(double));
+    double *m = err_malloc((size_t)R, sizeof(double)), *L = err_malloc((size_t)R, sizeof(double));
+    long parts = flashmla_parts(ctx, R), alone = sk, nb = ctx->batch_n > 0 ? ctx->batch_n : 1;
+    long bi = ctx->batch_n > 0 ? ctx->batch_i : 0, first, total;
+    const long *seqlens = ctx->batch_n > 0 ? ctx->batch_seqlens : &alone;
+    long *begin = err_malloc((size_t)(parts + 1), sizeof(long));
+    long nsplit = flashmla_splits(begin, &first, &total, seqlens, nb, bi, parts, 0);
+    double *oacc = err_malloc((size_t)((nsplit > 1 ? nsplit : 1) * R * dv), sizeof(double));
+    double *lse = err_malloc((size_t)((nsplit > 1 ? nsplit : 1) * R), sizeof(double));
+    for (long i = 0; i < (nsplit > 1 ? nsplit : 1); i++) {
+        double *oi = nsplit > 1 ? oacc + i * R * dv : o;
+        fa3_range(&f, nsplit > 1 ? begin[i] : 0, nsplit > 1 ? begin[i + 1] : (sk + f.bn - 1) / f.bn, oi, m, L);
+        for (long r = 0; r < R; r++) { /* normalize_softmax_lse (L 0: O as it is, lse +inf, -inf for a split) */
+            int bad = L[r] == 0 || L[r] != L[r];
+            double inv = bad ? 1 : ex ? f.vs / L[r] : gpu_f32(ctx, O_DIV, f.vs * gpu_rcp(ctx, O_DIV, L[r]));
+            for (long c = 0; c < dv; c++)
+                oi[r * dv + c] = gpu_f32(ctx, O_DIV, oi[r * dv + c] * inv);
+            lse[r * (nsplit > 1 ? nsplit : 1) + i] =
+                bad ? (nsplit > 1 ? -INFINITY : INFINITY)
+                : ex ? m[r] * scale + log(L[r])
+                     : gpu_fma(ctx, O_DIV, m[r], scale, gpu_f32(ctx, O_DIV, gpu_lg2(ctx, O_DIV, L[r]) * FA3_LN2F));
+        }
+    }
+    for (long r = 0; r < R; r++) {
+        double gl = nsplit > 1 ? flashmla_combine_ln(ctx, L_SUM, O_RESCALE, o + r * dv, oacc + r * dv, R * dv,
+                                                     lse + r * nsplit, nsplit, dv, (parts + 31) / 32 * 32)
+                               : lse[r];
+        if (ctx->lse)
+            ctx->lse[r] = gl;
+        for (long c = 0; c < dv; c++)
+            o[r * dv + c] = attn_round(ctx, OUT_CAST, o[r * dv + c]);
+    }
+    free(begin);
+    free(oacc);
+    free(lse);
     free(f.s);
     free(f.pb);
     free(m);

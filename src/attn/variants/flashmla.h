@@ -32,6 +32,13 @@ long flashmla_parts(const attn_ctx_t *ctx, long R);
  * max_splits, then the warp's butterfly; g = lg2(sum) + gmax; O = sum_i ex2(lse_i - g) O_i by FFMA in split
  * order (a zero weight skipped where skip_zero: FlashMLA 9c5dfab's combine; 9241ae3's adds it). Sums at
  * site_sum, the rest at site_scale. Returns g (+inf where the sum is 0). */
+/* The combine kernel of the FlashMLA forks before 9c5dfab's rewrite (FlashMLA-ETAP, vLLM's dense FP8 decode), for
+ * one row in the natural-log domain: gmax over the splits' lse (0 if all are -inf); lane t sums __expf(lse_i - gmax)
+ * over splits t, t + 32, ... from 0, then the warp's butterfly; g = FFMA(lg2(sum), fl32(ln 2), gmax) (+inf for a
+ * zero sum); O = sum over the splits in order of FFMA(__expf(lse_i - g), O_i, O). Sums at site_sum, the rest at
+ * site_scale. Returns g. (flashmla_etap.c) */
+double flashmla_combine_ln(attn_ctx_t *ctx, int site_sum, int site_scale, double *o, const double *oacc, long ldo_split,
+                           const double *lse, long nsplit, long dv, long max_splits);
 double flashmla_combine(attn_ctx_t *ctx, int site_sum, int site_scale, int skip_zero, double *o, const double *oacc,
                         long ldo_split, const double *lse, long nsplit, long dv, long max_splits);
 /* The combine kernel over a group's R rows: oacc [nsplit][R][dv] (or, where oacc is NULL, oacc32 there: splits

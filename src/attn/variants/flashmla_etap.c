@@ -146,18 +146,14 @@ static double etk_lse(etk_t *f, long r, double L, double empty)
     return gpu_fma(ctx, O_RESCALE, f->m[r], f->scale, gpu_f32(ctx, O_RESCALE, gpu_lg2(ctx, O_RESCALE, L) * ETK_LN2_F));
 }
 
-/* __expf(x) = ex2.approx(fl(x fl32(log2 e))) */
-static double etk_expf(attn_ctx_t *ctx, double x)
+/* __expf(x) = ex2.approx(fl(x fl32(log2 e))) at site ss */
+static double etk_expf(attn_ctx_t *ctx, int ss, double x)
 {
-    return ctx->site[O_RESCALE].exact ? exp(x) : gpu_ex2(ctx, O_RESCALE, gpu_f32(ctx, O_RESCALE, x * ETK_LOG2E_F));
+    return ctx->site[ss].exact ? exp(x) : gpu_ex2(ctx, ss, gpu_f32(ctx, ss, x * ETK_LOG2E_F));
 }
 
-/* The combine kernel for one row (natural-log domain): gmax over the splits' lse (0 if all are
- * -inf); lane t sums expf(lse_i - gmax) over splits t, t + 32, ... below max_splits from 0, then
- * the warp's butterfly; g = FFMA(lg2(sum), fl32(ln 2), gmax) (+inf for a zero sum); O = sum over
- * the splits in order of FFMA(expf(lse_i - g), O_i, O). Returns g. */
-static double etk_combine(attn_ctx_t *ctx, double *o, const double *oacc, long ldo_split, const double *lse, long nsplit,
-                          long dv, long max_splits)
+double flashmla_combine_ln(attn_ctx_t *ctx, int site_sum, int site_scale, double *o, const double *oacc, long ldo_split,
+                           const double *lse, long nsplit, long dv, long max_splits)
 {
     double gmax = -INFINITY;
     for (long i = 0; i < nsplit; i++)
@@ -168,16 +164,17 @@ static double etk_combine(attn_ctx_t *ctx, double *o, const double *oacc, long l
     for (int t = 0; t < ETK_LANES; t++) {
         lane[t] = 0;
         for (long i = t; i < max_splits && i < nsplit; i += ETK_LANES)
-            lane[t] = gpu_f32(ctx, L_SUM, lane[t] + etk_expf(ctx, gpu_f32(ctx, O_RESCALE, lse[i] - gmax)));
+            lane[t] = gpu_f32(ctx, site_sum, lane[t] + etk_expf(ctx, site_scale, gpu_f32(ctx, site_scale, lse[i] - gmax)));
     }
-    double sum = gpu_butterfly_sum(ctx, L_SUM, lane, ETK_LANES, 1);
+    double sum = gpu_butterfly_sum(ctx, site_sum, lane, ETK_LANES, 1);
     double g = sum == 0 ? INFINITY
-               : ctx->site[O_RESCALE].exact ? log(sum) + gmax
-                                            : gpu_fma(ctx, O_RESCALE, gpu_lg2(ctx, O_RESCALE, sum), ETK_LN2_F, gmax);
+               : ctx->site[site_scale].exact ? log(sum) + gmax
+                                            : gpu_fma(ctx, site_scale, gpu_lg2(ctx, site_scale, sum), ETK_LN2_F, gmax);
     for (long c = 0; c < dv; c++)
         o[c] = 0;
     for (long i = 0; i < nsplit; i++)
-        gpu_fma_acc_n(ctx, O_RESCALE, o, oacc + i * ldo_split, dv, etk_expf(ctx, gpu_f32(ctx, O_RESCALE, lse[i] - g)));
+        gpu_fma_acc_n(ctx, site_scale, o, oacc + i * ldo_split, dv,
+                      etk_expf(ctx, site_scale, gpu_f32(ctx, site_scale, lse[i] - g)));
     return g;
 }
 
@@ -234,7 +231,7 @@ ATTN_VARIANT(attn_flashmla_etap)
         long max_splits = (parts + 31) / 32 * 32;
         double *ocomb = err_malloc((size_t)dv, sizeof(double));
         for (long r = 0; r < R; r++) {
-            double gl = etk_combine(ctx, ocomb, oacc + r * dv, R * dv, lse + r * nsplit, nsplit, dv, max_splits);
+            double gl = flashmla_combine_ln(ctx, L_SUM, O_RESCALE, ocomb, oacc + r * dv, R * dv, lse + r * nsplit, nsplit, dv, max_splits);
             if (ctx->lse)
                 ctx->lse[r] = gl;
             for (long c = 0; c < dv; c++)
