@@ -47,8 +47,13 @@ def _to_numpy(x):
     return x
 
 
-def save_case(directory, q, k, v=None, seqlens=None, out=None, lse=None):
+def save_case(directory, q, k, v=None, seqlens=None, out=None, lse=None, q_scale=None, k_scale=None, v_scale=None):
     """Write q.npy, k.npy (and v.npy, seqlens.npy, out.npy, lse.npy where given) into directory.
+
+    FP8 codes with their scales: q_scale (likewise k_scale, v_scale) beside q given as e4m3 codes (uint8, or a
+    float8_e4m3fn tensor / ml_dtypes array: its bytes) is written as q_scale.npy, float32 [1] (per tensor: vLLM's FP8
+    KV cache, FlashMLA's dense FP8 decode) or [B, Hkv] (per batch entry and KV head: FlashAttention-3's descales);
+    the lab reads that array as e4m3 codes times the scale.
 
     With seqlens (int [B]) the arrays are in FlashMLA's layout: q [B, Sq, Hq, Dk], k [B, Smax,
     Hkv, Dk] or [B, Smax, Dk], out [B, Sq, Hq, Dv], lse [B, Hq, Sq]; without it the lab's:
@@ -60,7 +65,10 @@ def save_case(directory, q, k, v=None, seqlens=None, out=None, lse=None):
     arrays = {name: _array(name, a) for name, a in {'q': q, 'k': k, 'v': v, 'out': out, 'lse': lse}.items()
               if a is not None}
     sl = None if seqlens is None else _int32('save_case', 'seqlens', seqlens, 1, ndim=1)
-    _check_shapes(arrays, sl)
+    scales = {x: s for x, s in (('q', q_scale), ('k', k_scale), ('v', v_scale)) if s is not None}
+    _check_shapes(arrays, sl, set(scales))
+    for x, s in scales.items():
+        arrays[x + '_scale'] = _scale(x, s, arrays, sl)
     if sl is not None:
         arrays['seqlens'] = sl
     return _write_case('save_case', directory, arrays)
@@ -68,7 +76,29 @@ def save_case(directory, q, k, v=None, seqlens=None, out=None, lse=None):
 
 # every file a case may hold (save_case's and save_sparse_case's); a folder holding anything else is not replaced
 _CASE_FILES = frozenset(n + '.npy' for n in ('q', 'k', 'v', 'seqlens', 'out', 'lse', 'kcache', 'indices',
-                                             'topk_length'))
+                                             'topk_length', 'q_scale', 'k_scale', 'v_scale'))
+
+
+def _scale(x, s, arrays, seqlens):
+    """x's scale as float32 [1] or [B, Hkv], checked: x present as one-byte codes, the scale finite and positive"""
+    if x not in arrays:
+        raise ValueError('save_case: %s_scale given without %s' % (x, x))
+    if arrays[x].dtype.kind not in 'uV' or arrays[x].itemsize != 1:
+        raise ValueError('save_case: %s_scale needs %s as e4m3 codes (one byte each), not %s' % (x, x, arrays[x].dtype))
+    try:
+        a = np.asarray(_to_numpy(s), dtype=np.float64).reshape(-1) if np.ndim(_to_numpy(s)) <= 1 else \
+            np.asarray(_to_numpy(s), dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise ValueError('save_case: %s_scale is not a number array (%s)' % (x, err)) from None
+    k = arrays['k']
+    b = len(seqlens) if seqlens is not None else 1
+    hkv = (k.shape[2] if k.ndim == 4 else 1) if seqlens is not None else k.shape[0]
+    if not (a.shape == (1,) or a.shape == (b, hkv)):
+        raise ValueError('save_case: %s_scale has shape %s; it takes [1] or [%d, %d] (batch entries, KV heads)' %
+                         (x, list(a.shape), b, hkv))
+    if not np.all(np.isfinite(a)) or not np.all(a > 0):
+        raise ValueError('save_case: %s_scale must be finite and positive' % x)
+    return a.astype(np.float32)
 
 
 def _write_case(fn, directory, arrays):
@@ -140,8 +170,9 @@ def _array(name, a):
     return x
 
 
-def _check_shapes(a, seqlens):
-    """The layouts save_case's docstring gives: dims that must agree do, or ValueError names them."""
+def _check_shapes(a, seqlens, scaled=frozenset()):
+    """The layouts save_case's docstring gives: dims that must agree do, or ValueError names them (arrays with a
+    scale are e4m3 codes whatever the others hold)."""
     q, k = a['q'], a['k']
     batch = seqlens is not None
     want = 4 if batch else 3
@@ -151,7 +182,7 @@ def _check_shapes(a, seqlens):
     if k.ndim not in ((3, 4) if batch else (3,)):
         raise ValueError('save_case: k has %d dims %s; %s' % (k.ndim, list(k.shape), '[B, Smax, Hkv, Dk] or [B, Smax, Dk]'
                                                               if batch else '[Hkv, Sk, Dk]'))
-    widths = {a[n].itemsize for n in ('q', 'k', 'v') if n in a and a[n].dtype.kind in 'uV'}
+    widths = {a[n].itemsize for n in ('q', 'k', 'v') if n in a and a[n].dtype.kind in 'uV' and n not in scaled}
     if len(widths) > 1:  # the lab reads the bit patterns of q, k and v as one --in-format
         raise ValueError('save_case: q, k and v hold bit patterns of %s bytes; the lab reads them in one format' %
                          ' and '.join(map(str, sorted(widths))))

@@ -176,3 +176,21 @@ def test_full_disk_leaves_no_partial_case(tmp_path, monkeypatch):
     with pytest.raises(OSError):
         amla_lab.save_case(tmp_path / 'full', load('q'), load('k'), out=load('out'))
     assert os.listdir(tmp_path) == []
+
+
+def test_fp8_codes_with_scales(tmp_path):
+    """A committed capture of vLLM's FlashMLA dense FP8 decode written back through save_case with its scales: check
+    names flashmla-dense-fp8 with every bit; a bad scale or a scale beside non-codes raises before anything is written."""
+    d = os.path.join(ROOT, 'tests', 'data', 'flashmla-dense-fp8', 'e1')
+    a = {n: np.load(os.path.join(d, n + '.npy')) for n in ('q', 'k', 'seqlens', 'out', 'lse', 'q_scale', 'k_scale')}
+    c = amla_lab.save_case(tmp_path / 'c', a['q'], a['k'], seqlens=a['seqlens'], out=a['out'], lse=a['lse'],
+                           q_scale=a['q_scale'], k_scale=a['k_scale'])
+    r = amla_lab.check(c, binary=BIN, in_format='e4m3', out_format='bf16', dv=512, candidates=['flashmla-dense-fp8'])
+    assert r['ranking'][0]['bit_identical'] == 1 and r['ranking'][0]['lse_bit_identical'] == 1
+    for kw, msg in (({'q_scale': [0.0]}, 'finite and positive'), ({'q_scale': [[1.0, 2.0]]}, 'shape'),
+                    ({'v_scale': [1.0]}, 'without v')):
+        with pytest.raises(ValueError, match=msg):
+            amla_lab.save_case(tmp_path / 'bad', a['q'], a['k'], seqlens=a['seqlens'], **kw)
+        assert not (tmp_path / 'bad').exists()
+    with pytest.raises(ValueError, match='one byte'):
+        amla_lab.save_case(tmp_path / 'bad', a['q'].astype(np.float32), a['k'], seqlens=a['seqlens'], q_scale=[1.0])
