@@ -207,6 +207,6 @@ results: all
 	if [ -f .cap/fp8/meta.json ]; then sh scripts/checks/flashmla-fp8-check.sh .cap/fp8; fi
 	if [ -f .cap/sk/meta.json ]; then sh scripts/checks/splitk-check.sh .cap/sk; fi
 	if [ -f .cap/sdpa/meta.json ]; then sh scripts/checks/sdpa-check.sh .cap/sdpa; fi
-	if [ -f .cap/captures/fa3/meta.json ]; then sh scripts/checks/fa3-check.sh; fi
+	if [ -f .cap/captures/fa3/meta.json ]; then sh scripts/checks/fa3-check.sh; sh scripts/results/fa3-vs-fa2.sh; fi
 	if [ -f .cap/captures/fork/meta.json ]; then sh scripts/checks/serving-check.sh; fi
 	$(PY_NUMPY) scripts/checks/etap-table1.py tests/data/etap/table1.npz tests/data/etap/meta.json results/etap-kernel-table1.md
