@@ -311,6 +311,17 @@ j = json.load(open(sys.argv[1])); r = j['ranking'][0]
 assert r['variant'] == 'flashmla-dense-fp8' and r['bit_identical'] == 1 and r['lse_bit_identical'] == 1, r
 " "$T/f8.json" && ok || bad "flashmla-dense-fp8 on $d: $(head -c 300 "$T/f8.json")"
 done
+# vLLM's Triton MLA decode (tests/data/triton-mla: scripts/device/capture_triton_mla.py on an H100): check's default
+# candidates name triton-mla on every element and log-sum-exp row (t3: four splits of 1, 33 and 100 keys, two empty)
+for d in tests/data/triton-mla/*/; do
+    # shellcheck disable=SC2046
+    $AH check "$d" $(cat "$d/args") --format json >"$T/tm.json" 2>"$T/err" || bad "check $d: $(cat "$T/err")"
+    python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1])); r = j['ranking'][0]
+assert r['variant'] == 'triton-mla' and r['bit_identical'] == 1 and r['lse_bit_identical'] == 1, r
+" "$T/tm.json" && ok || bad "triton-mla on $d: $(head -c 300 "$T/tm.json")"
+done
 # FP8 scale files: a scale that is not positive, or of a shape that is neither [1] nor [B, Hkv], is refused in one line
 for bad_s in neg shape; do
     rm -rf "$T/s8" && cp -r tests/data/fa3/f4 "$T/s8"

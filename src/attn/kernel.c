@@ -58,6 +58,19 @@ int attn_kernel_outside(int vi, const attn_cfg_t *cfg, const attn_shape_t *s, in
         else
             return 0;
         return 1;
+    } else if (strcmp(name, "triton-mla") == 0) {
+        /* vLLM's Triton MLA decode: q bf16 or fp16, the output in q's type, d 576 over V = the cache's first 512 dims,
+         * one KV head (a bf16 cache, or e4m3 codes beside k_scale.npy) */
+        fmt_id_t in = cfg->in_format, out = cfg->out_format;
+        if ((in != FMT_BF16 && in != FMT_FP16) || out != in)
+            snprintf(why, n, "vLLM's Triton MLA decode takes a bf16 or fp16 q and returns its type (here %s in and %s out)",
+                     fmt_table[in].name, fmt_table[out].name);
+        else if (s->dk != 576 || s->dv != 512 || kv_separate || s->hkv != 1)
+            snprintf(why, n, "vLLM's Triton MLA decode runs dk 576 over V = the cache's first 512 dims, one KV head (here "
+                     "%ld and %ld on %ld)", s->dk, s->dv, s->hkv);
+        else
+            return 0;
+        return 1;
     } else if (strcmp(name, "fa3") == 0) {
         /* FlashAttention-3's BF16/FP16 forward: head dims up to 256 (Q and K, V the same), or the q_v pair (64 + 512,
          * V read from the cache: the lab's MLA layout); its causal mask is bottom-right */

@@ -54,6 +54,8 @@ static int check_default_candidates(const run_cfg_t *c, char (*out)[RUN_VSPEC_LE
     }
     snprintf(out[n++], RUN_VSPEC_LEN, "fa3:fa3-varlen=yes"); /* its q_v decode (flash_attn_with_kvcache, qv=q_nope) */
     snprintf(out[n++], RUN_VSPEC_LEN, "fa3:sm-parts=1");
+    snprintf(out[n++], RUN_VSPEC_LEN, "triton-mla"); /* vLLM's TRITON_MLA: 4 splits, 1 under batch invariance */
+    snprintf(out[n++], RUN_VSPEC_LEN, "triton-mla:sm-parts=1");
     if (c->attn.in_format == FMT_E4M3) { /* an FP8 cache: vLLM's FlashMLA dense FP8 decode */
         snprintf(out[n++], RUN_VSPEC_LEN, "flashmla-dense-fp8");
         snprintf(out[n++], RUN_VSPEC_LEN, "flashmla-dense-fp8:sm-parts=1");

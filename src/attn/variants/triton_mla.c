@@ -1,0 +1,165 @@
+/* triton-mla -- vLLM's Triton MLA decode (the TRITON_MLA backend: vllm/v1/attention/ops/triton_decode_attention.py,
+ * decode_attention_fwd as TritonMLAImpl.forward_mqa calls it, without is_mla) as Triton 3.6 compiles it for an H100
+ * (its PTX and SASS: tests/data/pending/triton-mla; docs/REFERENCES.md). Stage 1, per split of cdiv(len, splits)
+ * keys (splits: sm-parts, vLLM's 4): blocks of 32 keys from the split's start; S = Q K^T by mma.sync m16n8k16 from zero
+ * over the 576 dims (the kernel pads them to 1024 with zeros, whose products add nothing: the same bits on every
+ * capture with and without them), fl(S sm_scale); m = max(m, max s); re = exp2f(fl(fl(m_old - m) log2e))
+ * and p = exp2f(fl(fl(s - m) log2e)) (tl.exp: ex2.approx.f32, small arguments halved and squared), O = fl(O re), then
+ * O += P V by mma.sync into O (P cast to the input format); the row sum of p: each thread's two columns, the quad's
+ * butterfly (xor 2, then 1), the four warps' partials the same way through shared memory; e_sum = fma(e_sum, re, sum).
+ * The split's O / e_sum (div.full.f32: times rcp.approx) and e_max + logf(e_sum) (libdevice logf). Stage 2 merges the
+ * non-empty splits in order: n = max, old and e as above, e_sum = fma(e_sum, old, e), O = fma(O_s, e, fl(O old)) on
+ * the first and fma(O, old, fl(O_s e)) after it (as the compiler contracted them), O / e_sum; lse e_max + logf(e_sum);
+ * both stored in q's type. IEEE binary32 (no FTZ). An FP8 cache (k_scale.npy): K as bf16(fl32(code k_scale)), V as
+ * the codes themselves (v_scale stays 1 in forward_mqa, so O is scaled by 1 / k_scale: vLLM's own output). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn/variants/gpu_fp.h"
+#include "attn/variants/variants.h"
+
+#define TM_BLOCK 32    /* BLOCK_N: keys a block */
+#define TM_WARPS 4     /* warps a program; each holds 8 of a block's 32 columns */
+#define TM_LOG2E 0x1.715476p0 /* 0f3FB8AA3B */
+
+#define TRITON_MLA_SITES(X)                                                                                       \
+    X(QK_ACC, "qk_acc", "S = Q K^T, mma.sync m16n8k16 from zero over the head dim (tc-hopper)", SITE_ACC_HOPPER,   \
+      FMT_FP32, FMT_RNE, 0)                                                                                       \
+    X(P_EXP, "p_exp", "fl(S sm_scale); p = exp2f(fl(fl(s - m) log2e)) (tl.exp, IEEE binary32)", SITE_FMT_FIXED,      \
+      FMT_FP32, FMT_RNE, 0)                                                                                       \
+    X(L_SUM, "l_sum", "row sums: thread pairs, the quad's butterfly, the warps' partials; e_sum = fma(e_sum, re, sum)", \
+      SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0)                                                                       \
+    X(P_CAST, "p_cast", "P cast to the input format for P.V", SITE_FMT_IN, FMT_FP32, FMT_RNE, 0)                   \
+    X(PV_ACC, "pv_acc", "O += P V, mma.sync accumulating into O (tc-hopper)", SITE_ACC_HOPPER, FMT_FP32, FMT_RNE, 0) \
+    X(O_RESCALE, "o_rescale", "re = exp2f(fl(fl(m_old - m) log2e)); O times it; stage 2's merge", SITE_FMT_FIXED,   \
+      FMT_FP32, FMT_RNE, 0)                                                                                       \
+    X(O_DIV, "o_div", "O / e_sum (div.full.f32: O rcp(e_sum)); lse = e_max + logf(e_sum)", SITE_FMT_FIXED, FMT_FP32,  \
+      FMT_RNE, 0)                                                                                                 \
+    X(OUT_CAST, "out_cast", "output and lse cast to q's type", SITE_FMT_OUT, FMT_FP32, FMT_RNE, 0)
+
+enum { TRITON_MLA_SITES(SITE_ENUM) };
+
+const site_def_t attn_triton_mla_sites[] = {TRITON_MLA_SITES(SITE_ROW) SITE_END};
+
+/* tl.exp(x) on binary32: exp2f's form of ex2.approx.f32 of fl(x log2e) */
+static double tm_exp(attn_ctx_t *ctx, int site, double x)
+{
+    return ctx->site[site].exact ? exp(x) : gpu_exp2f(ctx, site, gpu_r32(ctx, site, x * TM_LOG2E));
+}
+
+/* div.full.f32 for a normal divisor: a times rcp.approx(b) */
+static double tm_div(attn_ctx_t *ctx, double a, double b)
+{
+    return ctx->site[O_DIV].exact ? a / b : gpu_r32(ctx, O_DIV, a * gpu_rcp(ctx, O_DIV, b));
+}
+
+ATTN_VARIANT(attn_triton_mla)
+{
+    long R = g->R, sk = g->sk, dk = g->dk, dv = g->dv;
+    const attn_cfg_t *cfg = ctx->cfg;
+    long nsplit = cfg->sm_parts > 0 ? cfg->sm_parts : 4;
+    double sm = ctx->site[P_EXP].exact ? cfg->scale : (double)(float)cfg->scale; /* the fp32 argument */
+    /* the cache's K as the kernel reads it, and V: bf16 values, or an FP8 cache's bf16(fl32(code k_scale)) and codes */
+    double *kk = NULL, *vv = NULL;
+    const double *K = g->k, *V = g->v;
+    if (g->scale[1] > 0) {
+        double ks = g->scale[1], vs = g->scale[2] > 0 ? g->scale[2] : ks;
+        kk = err_malloc((size_t)(sk * dk), sizeof(double));
+        vv = err_malloc((size_t)(sk * dv), sizeof(double));
+        for (long i = 0; i < sk * dk; i++)
+            kk[i] = attn_round(ctx, P_CAST, (double)(float)g->k[i]); /* code ks in fp32, then .to(bf16) */
+        for (long i = 0; i < sk * dv; i++)
+            vv[i] = g->v[i] / vs; /* the codes: v_scale stays 1 */
+        K = kk, V = vv;
+    }
+    long per = (sk + nsplit - 1) / nsplit;
+    double *s = err_malloc((size_t)(R * TM_BLOCK), sizeof(double)), *pb = err_malloc((size_t)(R * TM_BLOCK), sizeof(double));
+    double *os = err_malloc((size_t)(nsplit * R * dv), sizeof(double)), *ls = err_malloc((size_t)(nsplit * R), sizeof(double));
+    double *acc = err_malloc((size_t)(R * dv), sizeof(double)), *m = err_malloc((size_t)R, sizeof(double));
+    double *es = err_malloc((size_t)R, sizeof(double)), *re = err_malloc((size_t)R, sizeof(double));
+    int *used = err_calloc((size_t)nsplit, sizeof(int));
+    for (long sp = 0; sp < nsplit; sp++) { /* stage 1 */
+        long j0 = per * sp, j1 = j0 + per < sk ? j0 + per : sk;
+        if (j1 <= j0)
+            continue;
+        used[sp] = 1;
+        memset(acc, 0, sizeof(double) * (size_t)(R * dv));
+        for (long r = 0; r < R; r++)
+            m[r] = -INFINITY, es[r] = 0;
+        for (long b = j0; b < j1; b += TM_BLOCK) {
+            long nb = j1 - b < TM_BLOCK ? j1 - b : TM_BLOCK;
+            memset(s, 0, sizeof(double) * (size_t)(R * TM_BLOCK));
+            gpu_gemm(ctx, QK_ACC, 0, s, TM_BLOCK, g->q, dk, K + b * dk, dk, 1, R, nb, dk);
+            for (long r = 0; r < R; r++) {
+                double *sr = s + r * TM_BLOCK, mb = -INFINITY;
+                for (long c = 0; c < TM_BLOCK; c++) {
+                    sr[c] = c < nb ? gpu_r32(ctx, P_EXP, sr[c] * sm) : -INFINITY;
+                    mb = sr[c] > mb ? sr[c] : mb;
+                }
+                double n = mb > m[r] ? mb : m[r];
+                re[r] = tm_exp(ctx, O_RESCALE, gpu_r32(ctx, O_RESCALE, m[r] - n));
+                for (long c = 0; c < TM_BLOCK; c++)
+                    sr[c] = tm_exp(ctx, P_EXP, gpu_r32(ctx, P_EXP, sr[c] - n));
+                /* tl.sum: a thread's two columns, the quad (xor 2, then 1), then the warps (xor 2, then 1) */
+                double w[TM_WARPS];
+                for (int wi = 0; wi < TM_WARPS; wi++) {
+                    double x[4];
+                    for (int t = 0; t < 4; t++)
+                        x[t] = gpu_r32(ctx, L_SUM, sr[8 * wi + 2 * t] + sr[8 * wi + 2 * t + 1]);
+                    w[wi] = gpu_r32(ctx, L_SUM, gpu_r32(ctx, L_SUM, x[0] + x[2]) + gpu_r32(ctx, L_SUM, x[1] + x[3]));
+                }
+                double sum = gpu_r32(ctx, L_SUM, gpu_r32(ctx, L_SUM, w[0] + w[2]) + gpu_r32(ctx, L_SUM, w[1] + w[3]));
+                es[r] = gpu_fmaf(ctx, L_SUM, es[r], re[r], sum);
+                m[r] = n;
+                for (long c = 0; c < dv; c++)
+                    acc[r * dv + c] = gpu_r32(ctx, O_RESCALE, acc[r * dv + c] * re[r]);
+                memcpy(pb + r * TM_BLOCK, sr, sizeof(double) * TM_BLOCK);
+                attn_round_n(ctx, P_CAST, pb + r * TM_BLOCK, TM_BLOCK);
+            }
+            gpu_gemm(ctx, PV_ACC, 1, acc, dv, pb, TM_BLOCK, V + b * dv, dv, 0, R, dv, nb);
+        }
+        for (long r = 0; r < R; r++) {
+            for (long c = 0; c < dv; c++)
+                os[(sp * R + r) * dv + c] = tm_div(ctx, acc[r * dv + c], es[r]);
+            ls[sp * R + r] = ctx->site[O_DIV].exact ? m[r] + log(es[r])
+                                                     : gpu_r32(ctx, O_DIV, m[r] + gpu_logf(ctx, O_DIV, es[r]));
+        }
+    }
+    for (long r = 0; r < R; r++) { /* stage 2 */
+        double em = -INFINITY, e_sum = 0;
+        double *ar = acc + r * dv;
+        memset(ar, 0, sizeof(double) * (size_t)dv);
+        int first = 1;
+        for (long sp = 0; sp < nsplit; sp++) {
+            if (!used[sp])
+                continue;
+            const double *tv = os + (sp * R + r) * dv;
+            double tl = ls[sp * R + r], n = tl > em ? tl : em;
+            double old = tm_exp(ctx, O_RESCALE, gpu_r32(ctx, O_RESCALE, em - n));
+            double e = tm_exp(ctx, O_RESCALE, gpu_r32(ctx, O_RESCALE, tl - n));
+            for (long c = 0; c < dv; c++)
+                ar[c] = first ? gpu_fmaf(ctx, O_RESCALE, tv[c], e, gpu_r32(ctx, O_RESCALE, ar[c] * old))
+                              : gpu_fmaf(ctx, O_RESCALE, ar[c], old, gpu_r32(ctx, O_RESCALE, tv[c] * e));
+            e_sum = gpu_fmaf(ctx, L_SUM, e_sum, old, e);
+            em = n;
+            first = 0;
+        }
+        for (long c = 0; c < dv; c++)
+            o[r * dv + c] = attn_round(ctx, OUT_CAST, tm_div(ctx, ar[c], e_sum));
+        if (ctx->lse)
+            ctx->lse[r] = attn_round(ctx, OUT_CAST, ctx->site[O_DIV].exact ? em + log(e_sum)
+                                                    : gpu_r32(ctx, O_DIV, em + gpu_logf(ctx, O_DIV, e_sum)));
+    }
+    free(kk);
+    free(vv);
+    free(s);
+    free(pb);
+    free(os);
+    free(ls);
+    free(acc);
+    free(m);
+    free(es);
+    free(re);
+    free(used);
+}
