@@ -195,11 +195,15 @@ static void fa3_codes(fa3_t *f, double *codes[3])
     long n[3] = {g->R * g->dk, g->sk * g->dk, g->sk * g->dv};
     for (int x = 0; x < 3; x++) {
         double sc = g->scale[x] > 0 ? g->scale[x] : 1;
+        if (sc == 1) { /* no scale: the values are the codes */
+            codes[x] = NULL;
+            continue;
+        }
         codes[x] = err_malloc((size_t)n[x], sizeof(double));
         for (long i = 0; i < n[x]; i++)
             codes[x][i] = src[x][i] / sc;
     }
-    f->q = codes[0], f->k = codes[1], f->v = codes[2];
+    f->q = codes[0] ? codes[0] : g->q, f->k = codes[1] ? codes[1] : g->k, f->v = codes[2] ? codes[2] : g->v;
     f->vs = g->scale[2] > 0 ? g->scale[2] : 1;
 }
 
