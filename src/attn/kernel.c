@@ -68,6 +68,8 @@ int attn_kernel_outside(int vi, const attn_cfg_t *cfg, const attn_shape_t *s, in
         else if (s->dk != 576 || s->dv != 512 || kv_separate || s->hkv != 1)
             snprintf(why, n, "vLLM's Triton MLA decode runs dk 576 over V = the cache's first 512 dims, one KV head (here "
                      "%ld and %ld on %ld)", s->dk, s->dv, s->hkv);
+        else if (s->causal && s->sq > 1)
+            snprintf(why, n, "vLLM's Triton MLA decode has no causal mask (here --causal on %ld query tokens)", s->sq);
         else
             return 0;
         return 1;

@@ -93,14 +93,15 @@ ATTN_VARIANT(attn_triton_mla)
             gpu_gemm(ctx, QK_ACC, 0, s, TM_BLOCK, g->q, dk, K + b * dk, dk, 1, R, nb, dk);
             for (long r = 0; r < R; r++) {
                 double *sr = s + r * TM_BLOCK, mb = -INFINITY;
-                for (long c = 0; c < TM_BLOCK; c++) {
-                    sr[c] = c < nb ? gpu_r32(ctx, P_EXP, sr[c] * sm) : -INFINITY;
+                for (long c = 0; c < TM_BLOCK; c++) { /* the kernel masks past the split; the lab's causal rows too */
+                    sr[c] = c < nb && b + c <= g->limit[r] ? gpu_r32(ctx, P_EXP, sr[c] * sm) : -INFINITY;
                     mb = sr[c] > mb ? sr[c] : mb;
                 }
                 double n = mb > m[r] ? mb : m[r];
-                re[r] = tm_exp(ctx, O_RESCALE, gpu_r32(ctx, O_RESCALE, m[r] - n));
+                /* a row with no key yet (only under a causal mask, which the kernel lacks) stays 0 */
+                re[r] = n == -INFINITY ? 1 : tm_exp(ctx, O_RESCALE, gpu_r32(ctx, O_RESCALE, m[r] - n));
                 for (long c = 0; c < TM_BLOCK; c++)
-                    sr[c] = tm_exp(ctx, P_EXP, gpu_r32(ctx, P_EXP, sr[c] - n));
+                    sr[c] = n == -INFINITY ? 0 : tm_exp(ctx, P_EXP, gpu_r32(ctx, P_EXP, sr[c] - n));
                 /* tl.sum: a thread's two columns, the quad (xor 2, then 1), then the warps (xor 2, then 1) */
                 double w[TM_WARPS];
                 for (int wi = 0; wi < TM_WARPS; wi++) {
@@ -122,7 +123,8 @@ ATTN_VARIANT(attn_triton_mla)
         for (long r = 0; r < R; r++) {
             for (long c = 0; c < dv; c++)
                 os[(sp * R + r) * dv + c] = tm_div(ctx, acc[r * dv + c], es[r]);
-            ls[sp * R + r] = ctx->site[O_DIV].exact ? m[r] + log(es[r])
+            ls[sp * R + r] = es[r] == 0 ? -INFINITY /* no key of this row in the split */
+                             : ctx->site[O_DIV].exact ? m[r] + log(es[r])
                                                      : gpu_r32(ctx, O_DIV, m[r] + gpu_logf(ctx, O_DIV, es[r]));
         }
     }
@@ -132,7 +134,7 @@ ATTN_VARIANT(attn_triton_mla)
         memset(ar, 0, sizeof(double) * (size_t)dv);
         int first = 1;
         for (long sp = 0; sp < nsplit; sp++) {
-            if (!used[sp])
+            if (!used[sp] || ls[sp * R + r] == -INFINITY)
                 continue;
             const double *tv = os + (sp * R + r) * dv;
             double tl = ls[sp * R + r], n = tl > em ? tl : em;
@@ -146,9 +148,9 @@ ATTN_VARIANT(attn_triton_mla)
             first = 0;
         }
         for (long c = 0; c < dv; c++)
-            o[r * dv + c] = attn_round(ctx, OUT_CAST, tm_div(ctx, ar[c], e_sum));
+            o[r * dv + c] = attn_round(ctx, OUT_CAST, e_sum == 0 ? 0 : tm_div(ctx, ar[c], e_sum));
         if (ctx->lse)
-            ctx->lse[r] = attn_round(ctx, OUT_CAST, ctx->site[O_DIV].exact ? em + log(e_sum)
+            ctx->lse[r] = e_sum == 0 ? INFINITY : attn_round(ctx, OUT_CAST, ctx->site[O_DIV].exact ? em + log(e_sum)
                                                     : gpu_r32(ctx, O_DIV, em + gpu_logf(ctx, O_DIV, e_sum)));
     }
     free(kk);
