@@ -27,7 +27,7 @@ int opts_set_flashmla_sched(run_cfg_t *c, const opts_def_t *d, const char *opt, 
     else if (strcmp(val, "9c5dfab") == 0)
         c->attn.flashmla_sched = ATTN_FMLA_SCHED_9C5DFAB;
     else
-        return err_set(e, ERR_USAGE, "%s: expected 9241ae3 (FlashMLA's scheduler since) or 9c5dfab, got '%s'", opt, val);
+        return err_set(e, ERR_USAGE, "%s: expected 9241ae3 (FlashMLA's scheduler today) or 9c5dfab, got '%s'", opt, val);
     return ERR_OK;
 }
 

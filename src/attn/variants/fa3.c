@@ -304,6 +304,26 @@ static long fa3_nsplit(attn_ctx_t *ctx, long bm, long bn, long d, long dv, long 
     return n;
 }
 
+/* A finished row: its lse where asked, O cast to the output format. */
+static void fa3_store_row(attn_ctx_t *ctx, double *o, long dv, long r, double lse)
+{
+    if (ctx->lse)
+        ctx->lse[r] = lse;
+    for (long c = 0; c < dv; c++)
+        o[c] = attn_round(ctx, OUT_CAST, o[c]);
+}
+
+/* The buffers both entry points hold: fa3_t's scores and P, the row state, the FP8 codes. */
+static void fa3_free(fa3_t *f, double *m, double *L, double *codes[3])
+{
+    free(f->s);
+    free(f->pb);
+    free(m);
+    free(L);
+    for (int x = 0; x < 3; x++)
+        free(codes[x]);
+}
+
 ATTN_VARIANT(attn_fa3)
 {
     long R = g->R, sk = g->sk, dk = g->dk, dv = g->dv;
@@ -337,13 +357,8 @@ ATTN_VARIANT(attn_fa3)
     double *m = err_malloc((size_t)R, sizeof(double)), *L = err_malloc((size_t)R, sizeof(double));
     if (!split_path) {
         fa3_range(&f, 0, nblocks, o, m, L);
-        for (long r = 0; r < R; r++) {
-            double lse = fa3_finalize(&f, o + r * dv, m[r], L[r]);
-            if (ctx->lse)
-                ctx->lse[r] = lse;
-            for (long c = 0; c < dv; c++)
-                o[r * dv + c] = attn_round(ctx, OUT_CAST, o[r * dv + c]);
-        }
+        for (long r = 0; r < R; r++)
+            fa3_store_row(ctx, o + r * dv, dv, r, fa3_finalize(&f, o + r * dv, m[r], L[r]));
     } else {
         /* block.h: a split takes ceil(n_blocks / splits) blocks of its m-block's range; a causal m-block stops at its
          * last row's keys (rows packed token-major with their group's heads: h + G t under PackGQA), so rows of
@@ -387,23 +402,13 @@ ATTN_VARIANT(attn_fa3)
             }
         }
         free(tmp);
-        for (long r = 0; r < R; r++) {
-            double gl = fa3_combine(&f, o + r * dv, oacc + r * dv, R * dv, lse + r * nsplit, nsplit);
-            if (ctx->lse)
-                ctx->lse[r] = gl;
-            for (long c = 0; c < dv; c++)
-                o[r * dv + c] = attn_round(ctx, OUT_CAST, o[r * dv + c]);
-        }
+        for (long r = 0; r < R; r++)
+            fa3_store_row(ctx, o + r * dv, dv, r, fa3_combine(&f, o + r * dv, oacc + r * dv, R * dv, lse + r * nsplit, nsplit));
         free(nbmax);
         free(oacc);
         free(lse);
     }
-    free(f.s);
-    free(f.pb);
-    free(m);
-    free(L);
-    for (int x = 0; x < 3; x++)
-        free(codes[x]);
+    fa3_free(&f, m, L, codes);
 }
 
 /* flashmla-dense-fp8: vLLM's FlashMLA fork (vllm-project/FlashMLA 46d64a8, csrc/extension/sm90/dense_fp8: the
@@ -450,22 +455,13 @@ ATTN_VARIANT(attn_flashmla_dense_fp8)
                      : gpu_fma(ctx, O_DIV, m[r], scale, gpu_f32(ctx, O_DIV, gpu_lg2(ctx, O_DIV, L[r]) * FA3_LN2F));
         }
     }
-    for (long r = 0; r < R; r++) {
-        double gl = nsplit > 1 ? flashmla_combine_ln(ctx, L_SUM, O_RESCALE, o + r * dv, oacc + r * dv, R * dv,
-                                                     lse + r * nsplit, nsplit, dv, (parts + 31) / 32 * 32)
-                               : lse[r];
-        if (ctx->lse)
-            ctx->lse[r] = gl;
-        for (long c = 0; c < dv; c++)
-            o[r * dv + c] = attn_round(ctx, OUT_CAST, o[r * dv + c]);
-    }
+    for (long r = 0; r < R; r++)
+        fa3_store_row(ctx, o + r * dv, dv, r,
+                      nsplit > 1 ? flashmla_combine_ln(ctx, L_SUM, O_RESCALE, o + r * dv, oacc + r * dv, R * dv,
+                                                       lse + r * nsplit, nsplit, dv, (parts + 31) / 32 * 32)
+                                 : lse[r]);
     free(begin);
     free(oacc);
     free(lse);
-    free(f.s);
-    free(f.pb);
-    free(m);
-    free(L);
-    for (int x = 0; x < 3; x++)
-        free(codes[x]);
+    fa3_free(&f, m, L, codes);
 }

@@ -36,7 +36,8 @@
       FMT_FP32, FMT_RNE, 0)                                                                                       \
     X(O_DIV, "o_div", "O / e_sum (div.full.f32: O rcp(e_sum)); lse = e_max + logf(e_sum)", SITE_FMT_FIXED, FMT_FP32,  \
       FMT_RNE, 0)                                                                                                 \
-    X(OUT_CAST, "out_cast", "output and lse cast to q's type", SITE_FMT_OUT, FMT_FP32, FMT_RNE, 0)
+    X(OUT_CAST, "out_cast", "output and lse cast to q's type", SITE_FMT_OUT, FMT_FP32, FMT_RNE, 0)             \
+    X(K_CAST, "k_cast", "an FP8 cache's K: fl32(code k_scale) cast to q's type", SITE_FMT_IN, FMT_FP32, FMT_RNE, 0)
 
 enum { TRITON_MLA_SITES(SITE_ENUM) };
 
@@ -68,7 +69,7 @@ ATTN_VARIANT(attn_triton_mla)
         kk = err_malloc((size_t)(sk * dk), sizeof(double));
         vv = err_malloc((size_t)(sk * dv), sizeof(double));
         for (long i = 0; i < sk * dk; i++)
-            kk[i] = attn_round(ctx, P_CAST, (double)(float)g->k[i]); /* code ks in fp32, then .to(bf16) */
+            kk[i] = attn_round(ctx, K_CAST, (double)(float)g->k[i]); /* code ks in fp32, then .to(bf16) */
         for (long i = 0; i < sk * dv; i++)
             vv[i] = g->v[i] / vs; /* the codes: v_scale stays 1 */
         K = kk, V = vv;
