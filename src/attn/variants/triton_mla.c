@@ -1,6 +1,6 @@
 /* triton-mla -- vLLM's Triton MLA decode (the TRITON_MLA backend: vllm/v1/attention/ops/triton_decode_attention.py,
  * decode_attention_fwd as TritonMLAImpl.forward_mqa calls it, without is_mla) as Triton 3.6 compiles it for an H100
- * (its PTX and SASS: tests/data/pending/triton-mla; docs/REFERENCES.md). Stage 1, per split of cdiv(len, splits)
+ * (its PTX and SASS: tests/data/triton-mla/code; docs/REFERENCES.md). Stage 1, per split of cdiv(len, splits)
  * keys (splits: sm-parts, vLLM's 4): blocks of 32 keys from the split's start; S = Q K^T by mma.sync m16n8k16 from zero
  * over the 576 dims (the kernel pads them to 1024 with zeros, whose products add nothing: the same bits on every
  * capture with and without them), fl(S sm_scale); m = max(m, max s); re = exp2f(fl(fl(m_old - m) log2e))
@@ -11,7 +11,11 @@
  * non-empty splits in order: n = max, old and e as above, e_sum = fma(e_sum, old, e), O = fma(O_s, e, fl(O old)) on
  * the first and fma(O, old, fl(O_s e)) after it (as the compiler contracted them), O / e_sum; lse e_max + logf(e_sum);
  * both stored in q's type. IEEE binary32 (no FTZ). An FP8 cache (k_scale.npy): K as bf16(fl32(code k_scale)), V as
- * the codes themselves (v_scale stays 1 in forward_mqa, so O is scaled by 1 / k_scale: vLLM's own output). */
+ * the codes themselves (v_scale stays 1 in forward_mqa, so O is scaled by 1 / k_scale: vLLM's own output), and both
+ * dots take the order Triton gives an operand converted from 8 bits (its dot-operand layout with kWidth 4, read
+ * off the e4m3 PTX: each thread loads four consecutive k as two registers that feed two mma.sync): of every 32
+ * consecutive k (head dims for S, keys for P.V) the first mma sums k = 0, 1, 4, 5, ..., 28, 29 and the second
+ * k = 2, 3, 6, 7, ..., 30, 31. A bf16 or fp16 cache keeps kWidth 2: 16 consecutive k an mma. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +26,7 @@
 #define TM_BLOCK 32    /* BLOCK_N: keys a block */
 #define TM_WARPS 4     /* warps a program; each holds 8 of a block's 32 columns */
 #define TM_LOG2E 0x1.715476p0 /* 0f3FB8AA3B */
+#define TM_KW4 32      /* the k span two mma.sync share under kWidth 4 */
 
 #define TRITON_MLA_SITES(X)                                                                                       \
     X(QK_ACC, "qk_acc", "S = Q K^T, mma.sync m16n8k16 from zero over the head dim (tc-hopper)", SITE_ACC_HOPPER,   \
@@ -49,6 +54,23 @@ static double tm_exp(attn_ctx_t *ctx, int site, double x)
     return ctx->site[site].exact ? exp(x) : gpu_exp2f(ctx, site, gpu_r32(ctx, site, x * TM_LOG2E));
 }
 
+/* kWidth 4's order: the k that slot i of a 32-wide span feeds (slots 0-15 the first mma.sync, 16-31 the second) */
+static long tm_kw4(long i)
+{
+    long x = i % TM_KW4, h = x / 16, y = x % 16;
+    return i - x + (y / 2) * 4 + 2 * h + y % 2;
+}
+
+/* rows x n values of a (row stride lda) with each row's k in kWidth 4's order, n a multiple of 32 */
+static double *tm_kw4_rows(const double *a, long lda, long rows, long n)
+{
+    double *t = err_malloc((size_t)(rows * n), sizeof(double));
+    for (long r = 0; r < rows; r++)
+        for (long i = 0; i < n; i++)
+            t[r * n + i] = a[r * lda + tm_kw4(i)];
+    return t;
+}
+
 /* div.full.f32 for a normal divisor: a times rcp.approx(b) */
 static double tm_div(attn_ctx_t *ctx, double a, double b)
 {
@@ -74,6 +96,16 @@ ATTN_VARIANT(attn_triton_mla)
             vv[i] = g->v[i] / vs; /* the codes: v_scale stays 1 */
         K = kk, V = vv;
     }
+    /* an FP8 cache's dots in kWidth 4's order: Q's and K's head dims once (576 is 18 spans of 32), P's columns and
+     * V's rows each block (a short block's missing keys are the zeros the masked loads give) */
+    int kw4 = g->scale[1] > 0 && dk % TM_KW4 == 0;
+    const double *Q = g->q;
+    double *qw = NULL, *kw = NULL, *vw = NULL;
+    if (kw4) {
+        qw = tm_kw4_rows(g->q, dk, R, dk), kw = tm_kw4_rows(K, dk, sk, dk);
+        vw = err_calloc((size_t)(TM_BLOCK * dv), sizeof(double));
+        Q = qw, K = kw;
+    }
     long per = (sk + nsplit - 1) / nsplit;
     double *s = err_malloc((size_t)(R * TM_BLOCK), sizeof(double)), *pb = err_malloc((size_t)(R * TM_BLOCK), sizeof(double));
     double *os = err_malloc((size_t)(nsplit * R * dv), sizeof(double)), *ls = err_malloc((size_t)(nsplit * R), sizeof(double));
@@ -91,7 +123,7 @@ ATTN_VARIANT(attn_triton_mla)
         for (long b = j0; b < j1; b += TM_BLOCK) {
             long nb = j1 - b < TM_BLOCK ? j1 - b : TM_BLOCK;
             memset(s, 0, sizeof(double) * (size_t)(R * TM_BLOCK));
-            gpu_gemm(ctx, QK_ACC, 0, s, TM_BLOCK, g->q, dk, K + b * dk, dk, 1, R, nb, dk);
+            gpu_gemm(ctx, QK_ACC, 0, s, TM_BLOCK, Q, dk, K + b * dk, dk, 1, R, nb, dk);
             for (long r = 0; r < R; r++) {
                 double *sr = s + r * TM_BLOCK, mb = -INFINITY;
                 for (long c = 0; c < TM_BLOCK; c++) { /* the kernel masks past the split; the lab's causal rows too */
@@ -116,10 +148,22 @@ ATTN_VARIANT(attn_triton_mla)
                 m[r] = n;
                 for (long c = 0; c < dv; c++)
                     acc[r * dv + c] = gpu_r32(ctx, O_RESCALE, acc[r * dv + c] * re[r]);
-                memcpy(pb + r * TM_BLOCK, sr, sizeof(double) * TM_BLOCK);
+                for (long c = 0; c < TM_BLOCK; c++)
+                    pb[r * TM_BLOCK + c] = sr[kw4 ? tm_kw4(c) : c];
                 attn_round_n(ctx, P_CAST, pb + r * TM_BLOCK, TM_BLOCK);
             }
-            gpu_gemm(ctx, PV_ACC, 1, acc, dv, pb, TM_BLOCK, V + b * dv, dv, 0, R, dv, nb);
+            if (kw4) {
+                for (long c = 0; c < TM_BLOCK; c++) {
+                    long j = tm_kw4(c);
+                    if (j < nb)
+                        memcpy(vw + c * dv, V + (b + j) * dv, sizeof(double) * (size_t)dv);
+                    else
+                        memset(vw + c * dv, 0, sizeof(double) * (size_t)dv);
+                }
+                gpu_gemm(ctx, PV_ACC, 1, acc, dv, pb, TM_BLOCK, vw, dv, 0, R, dv, TM_BLOCK);
+            } else {
+                gpu_gemm(ctx, PV_ACC, 1, acc, dv, pb, TM_BLOCK, V + b * dv, dv, 0, R, dv, nb);
+            }
         }
         for (long r = 0; r < R; r++) {
             for (long c = 0; c < dv; c++)
@@ -156,6 +200,9 @@ ATTN_VARIANT(attn_triton_mla)
     }
     free(kk);
     free(vv);
+    free(qw);
+    free(kw);
+    free(vw);
     free(s);
     free(pb);
     free(os);
