@@ -64,7 +64,7 @@ def save_case(directory, q, k, v=None, seqlens=None, out=None, lse=None, q_scale
         raise ValueError('save_case: q and k are needed')
     arrays = {name: _array(name, a) for name, a in {'q': q, 'k': k, 'v': v, 'out': out, 'lse': lse}.items()
               if a is not None}
-    sl = None if seqlens is None else _int32('save_case', 'seqlens', seqlens, 1, ndim=1)
+    sl = None if seqlens is None else _int32('save_case', 'seqlens', seqlens, 0, ndim=1)
     scales = {x: s for x, s in (('q', q_scale), ('k', k_scale), ('v', v_scale)) if s is not None}
     _check_shapes(arrays, sl, set(scales))
     for x, s in scales.items():

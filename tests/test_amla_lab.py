@@ -124,10 +124,13 @@ def test_int32_never_wrapped(tmp_path):
     q, k = load('q'), load('k')
     with pytest.raises(ValueError, match='int32'):
         amla_lab.save_case(tmp_path / 'i', q.transpose(1, 0, 2)[None], k, seqlens=np.array([2 ** 32 + 5]))
-    for sl in ([0], []):  # the lab refuses an entry of no keys and an empty batch
+    for sl in ([-1], []):  # the lab refuses a negative length and an empty batch
         with pytest.raises(ValueError, match='seqlens'):
             amla_lab.save_case(tmp_path / 'i', q.transpose(1, 0, 2)[None], k, seqlens=np.array(sl, np.int32))
     assert not (tmp_path / 'i').exists()
+    # an entry of no key is a case (a serving batch may hold one): each kernel's convention for it
+    amla_lab.save_case(tmp_path / 'z', q.transpose(1, 0, 2)[None], k, seqlens=np.array([0], np.int32))
+    assert int(np.load(tmp_path / 'z' / 'seqlens.npy')[0]) == 0
 
 
 def test_nothing_written_before_every_array_is_checked(tmp_path):

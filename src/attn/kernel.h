@@ -15,4 +15,11 @@
 int attn_kernel_outside(int vi, const attn_cfg_t *cfg, const attn_shape_t *s, int kv_separate, int fp8_sparse,
                         char *why, size_t n);
 
+/* What variant vi returns for an entry with no key (seqlens 0, or a sparse entry with no valid index): every O
+ * element *o and every lse row *lse. The softmax of nothing has no value, so each kernel's own convention
+ * (docs/REFERENCES.md): FlashMLA's decodes and PyTorch's flash backend write 0 and +inf (the lab's Golden and its
+ * paper algorithms take the same), FlashAttention-3's epilogue store_zero 0 and -inf, vLLM's Triton decode
+ * 0 / 0 = NaN and -inf + log(0) = -inf. */
+void attn_kernel_no_keys(int vi, double *o, double *lse);
+
 #endif

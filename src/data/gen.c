@@ -360,8 +360,8 @@ static int gen_batch_from_arrays(attn_batch_t *bt, io_npy_t a[3], const io_npy_t
         return err_set(e, ERR_USAGE, "no v.npy, so V = K[..., :dv]: --dv %ld must be 1 to k.npy's head dim %ld", dv,
                        dk);
     for (long b = 0; b < B; b++)
-        if (sl->data[b] < 1 || sl->data[b] > smax)
-            return err_set(e, ERR_USAGE, "%s: seqlens[%ld] = %.0f is not 1 to k.npy's %ld key rows", path[3], b,
+        if (sl->data[b] < 0 || sl->data[b] > smax)
+            return err_set(e, ERR_USAGE, "%s: seqlens[%ld] = %.0f is not 0 to k.npy's %ld key rows", path[3], b,
                            sl->data[b], smax);
     bt->n = B;
     bt->smax = smax;

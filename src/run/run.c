@@ -10,6 +10,7 @@
 #include <omp.h>
 #endif
 
+#include "attn/kernel.h"
 #include "config/opts.h"
 #include "data/files.h"
 #include "data/npy.h"
@@ -216,20 +217,23 @@ double run_lse_max_abs(const double *lse, const double *glse, long n)
         return NAN;
     double m = 0;
     for (long i = 0; i < n; i++) {
-        double d = lse[i] == glse[i] ? 0 : fabs(lse[i] - glse[i]); /* equal infinities (no key) agree */
+        /* two infinities (an entry with no key: +inf or -inf by the kernel's convention) agree */
+        double d = lse[i] == glse[i] || (isinf(lse[i]) && isinf(glse[i])) ? 0 : fabs(lse[i] - glse[i]);
         m = d > m || d != d ? d : m;
     }
     return m;
 }
 
-/* An entry with no key to attend (a sparse entry whose indices are all invalid): O = 0 and LSE = +inf for
- * Golden and every variant, FlashMLA's convention for it (softmax of nothing has no other value). */
-static void run_no_keys(double *o, double *lse, long n, long nl)
+/* An entry with no key to attend (seqlens 0, or a sparse entry whose indices are all invalid): what variant vi
+ * (-1: Golden) returns for it, its kernel's convention (attn_kernel_no_keys: Golden's is FlashMLA's O = 0, LSE = +inf) */
+static void run_no_keys(int vi, double *o, double *lse, long n, long nl)
 {
+    double ov, lv;
+    attn_kernel_no_keys(vi, &ov, &lv);
     for (long i = 0; i < n; i++)
-        o[i] = 0;
+        o[i] = ov;
     for (long i = 0; lse && i < nl; i++)
-        lse[i] = INFINITY;
+        lse[i] = lv;
 }
 
 long run_golden_parts(const attn_batch_t *bt, long *first)
@@ -254,7 +258,7 @@ void run_golden_part(const run_cfg_t *c, const attn_batch_t *bt, const long *fir
     if (bt->entry[b].s.sk > 0)
         golden_attention_part(o, l, &bt->entry[b], c->attn.scale, p - first[b]);
     else
-        run_no_keys(o, l, per, nlse);
+        run_no_keys(-1, o, l, per, nlse);
 }
 
 /* One variant (slot v) on every entry of bt, or on the (entry, KV group) units units marks. */
@@ -290,7 +294,7 @@ static int run_variant(const run_cfg_t *c, const attn_batch_t *bt, long sample, 
         if (bt->entry[b].s.sk > 0)
             attn_run(out + b * per, c->variants[v - 1], &bt->entry[b], &ctx);
         else
-            run_no_keys(out + b * per, ctx.lse_out, per, nlse);
+            run_no_keys(c->variants[v - 1], out + b * per, ctx.lse_out, per, nlse);
     }
     row->seconds = run_now() - t0;
     row->events = st.events;
