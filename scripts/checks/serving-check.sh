@@ -40,8 +40,8 @@ print('dt=%s b=%d sq=%d hq=%d keys=%s causal=%d splits=%s scale=%r dev=\"%s\"' %
         done
     done
     echo
-    echo "d6 and dv1 hold an entry of no keys: FlashMLA returns O 0 and lse +inf for it, as the lab's flashmla does. t4, t5"
-    echo "and w2 (the Triton decode on an e4m3 cache) run both dots in Triton's kWidth-4 order (docs/REFERENCES.md). On them the"
+    echo "d6 and dv1 hold an entry of no keys: FlashMLA returns O 0 and lse +inf for it, as the lab's flashmla does. t4 and"
+    echo "t5 (the Triton decode on an e4m3 cache) run both dots in Triton's kWidth-4 order (docs/REFERENCES.md). On them the"
     echo "kernel's output is 1 / k_scale times the attention (kernel against golden: rel_fro 87 at k_scale 0.0113):"
     echo "forward_mqa passes k_scale and leaves v_scale at 1, so V is the cache's codes undequantized; with vLLM's"
     echo "default k_scale of 1.0 this does not show."
