@@ -76,7 +76,7 @@ grep -q "^# golden (the reference, MPFR-bounded): [0-9.]* s/sample$" "$T/table" 
 $A run $SMALL --variants base,fastattn-fp16acc,amla:amla-form=paper:block=128 >"$T/wide" 2>&1
 expect_eq "table columns aligned" "1" "$(grep -E '^(variant|base|fastattn|amla)' "$T/wide" | awk '{print index($0, $2)}' | sort -u | wc -l | tr -d ' ')"
 $A run $SMALL --format csv >"$T/stdout.csv" || bad "run csv"
-expect_eq "csv header" "experiment,version,dist,mean,sigma,low,high,rope_dims,rope_scale,outlier_rate,outlier_scale,token_spread,load,ctx,heads,kv_heads,sq,dk,dv,causal,block,kv,in_format,out_format,acc_qk,acc_pv,scale,amla_form,exact,only,row_block,sub_block,fa3_block,fa3_hadamard,sm_count,sm_parts,fa3_varlen,page_size,flashmla_sched,seed,kernel_note,sample,variant,rel_fro,rmse,cos_sim,cos_diff,max_abs,nonfinite,events,lse_max_abs" \
+expect_eq "csv header" "experiment,version,dist,mean,sigma,low,high,rope_dims,rope_scale,outlier_rate,outlier_scale,token_spread,load,ctx,heads,kv_heads,sq,dk,dv,causal,block,kv,in_format,out_format,acc_qk,acc_pv,scale,amla_form,exact,only,row_block,sub_block,fa3_block,fa3_hadamard,sm_count,sm_parts,fa3_varlen,page_size,flashmla_sched,triton_decode,seed,kernel_note,sample,variant,rel_fro,rmse,cos_sim,cos_diff,max_abs,nonfinite,events,lse_max_abs" \
     "$(head -n 1 "$T/stdout.csv")"
 # every setting that changes a number is in every row: --acc tc-hopper --causal --kv-heads 2
 # --scale and --exact differ from a default run's columns; the kernels' own models are named
@@ -324,6 +324,21 @@ j = json.load(open(sys.argv[1])); r = j['ranking'][0]
 assert r['variant'] == 'triton-mla' and r['bit_identical'] == 1 and r['lse_bit_identical'] == 1, r
 " "$T/tm.json" && ok || bad "triton-mla on $d: $(head -c 300 "$T/tm.json")"
 done
+# SGLang's Triton MLA decode (tests/data/triton-mla-sglang: scripts/device/capture_sglang_decode.py on an H200): check's
+# default candidates name triton-mla:triton-decode=sglang on every element, and its kernel in the verdict (g3: bf16,
+# static 8 splits; g6: an e4m3 cache, P.V in e4m3, get_num_kv_splits's splits)
+for d in tests/data/triton-mla-sglang/*/; do
+    [ -f "$d/args" ] || continue
+    # shellcheck disable=SC2046
+    $AH check "$d" $(cat "$d/args") --format json >"$T/sg.json" 2>"$T/err" || bad "check $d: $(cat "$T/err")"
+    python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1])); r = j['ranking'][0]
+assert r['variant'].startswith('triton-mla:triton-decode=sglang') and r['bit_identical'] == 1, r
+assert \"SGLang's Triton MLA decode kernel\" in j['verdict'], j['verdict']
+" "$T/sg.json" && ok || bad "triton-mla (SGLang) on $d: $(head -c 300 "$T/sg.json")"
+done
+expect_err "--triton-decode names vllm or sglang" run $SMALL --variants triton-mla --triton-decode sgl
 # FP8 scale files: a scale that is not positive, or of a shape that is neither [1] nor [B, Hkv], is refused in one line
 for bad_s in neg shape; do
     rm -rf "$T/s8" && cp -r tests/data/fa3/f4 "$T/s8"

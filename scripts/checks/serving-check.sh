@@ -1,23 +1,27 @@
 #!/bin/sh
 # serving-check.sh [OUT [CAPTURES]] -- OUT (default results/serving-check.md): the captures of
 # scripts/device/capture_flashmla_serving.py in CAPTURES (default .cap/captures/fmla, FlashMLA 9241ae3's dense decode,
-# and .cap/captures/fork, vLLM's FlashMLA fork's dense FP8 decode: one folder a case and meta.json each) checked with
+# .cap/captures/fork, vLLM's FlashMLA fork's dense FP8 decode, .cap/captures/triton, vLLM's Triton MLA decode, and
+# .cap/captures/sglang, SGLang's: one folder a case and meta.json each) checked with
 # `amla-lab check`'s default candidates: the best candidate and its share of bit-identical elements and lse rows.
 # Reads meta.json with Python's json module.
 set -e
 cd "$(dirname "$0")/../.."
 out=${1:-results/serving-check.md}
 [ $# -gt 0 ] && shift
-[ $# -gt 0 ] || set -- .cap/captures/fmla .cap/captures/fork .cap/captures/triton
+[ $# -gt 0 ] || set -- .cap/captures/fmla .cap/captures/fork .cap/captures/triton .cap/captures/sglang
 py=/usr/bin/python3; [ -x "$py" ] || py=python3
 {
-    echo "# The MLA decode kernels vLLM serves with, against the lab"
+    echo "# The MLA decode kernels vLLM and SGLang serve with, against the lab"
     echo
     echo "Produced by \`scripts/checks/serving-check.sh\` from $* (\`scripts/device/capture_flashmla_serving.py\`: FlashMLA"
     echo "9241ae3's dense decode with the scheduler metadata it made, d*; vLLM's FlashMLA fork 46d64a8's dense FP8 decode, e4m3"
     echo "q and cache with per-tensor descales, e*; dv*, ev* taken as validation) and \`scripts/device/capture_triton_mla.py\`"
-    echo "(vLLM's Triton MLA decode, t*, w1 as validation; splits: num_kv_splits). Each case checked with \`amla-lab check\`'s"
-    echo "default candidates (--dv 512 and the scale the call used; FP8: the codes beside their scale files)."
+    echo "(vLLM's Triton MLA decode, t*, w1 as validation; splits: num_kv_splits) and \`scripts/device/capture_sglang_decode.py\`"
+    echo "(SGLang's Triton MLA decode, g*, gv* as validation; splits: each request's num_kv_splits, get_num_kv_splits's or a"
+    echo "static count; SGLang returns no lse). Each case checked with \`amla-lab check\`'s"
+    echo "default candidates (--dv 512, the scale the call used, an SGLang call's static split count as --sm-parts; FP8: the"
+    echo "codes beside their scale files)."
     echo
     echo "| case | device | dtype | B | Sq | Hq | keys | causal | splits per entry | best candidate | bit-identical | lse rows identical |"
     echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
@@ -27,15 +31,17 @@ py=/usr/bin/python3; [ -x "$py" ] || py=python3
             eval "$($py -c "
 import json, sys
 m = json.load(open(sys.argv[1])); c = m['cases'][sys.argv[2]]
-ns = c.get('num_splits'); per = [ns[i + 1] - ns[i] for i in range(len(ns) - 1)] if ns else [c['num_kv_splits']]
-print('dt=%s b=%d sq=%d hq=%d keys=%s causal=%d splits=%s scale=%r dev=\"%s\"' % (c['dtype'], c['B'], c.get('Sq', 1), c['Hq'], ','.join(map(str, c['seqlens'])), c.get('causal', 0), ','.join(map(str, per)), c['softmax_scale'], m['device']))" "$caps/meta.json" "$n")"
+ns = c.get('num_splits'); nk = c.get('num_kv_splits'); per = [ns[i + 1] - ns[i] for i in range(len(ns) - 1)] if ns else nk if isinstance(nk, list) else [nk]
+st = c.get('splits'); static = st if isinstance(st, int) else 0
+print('dt=%s b=%d sq=%d hq=%d keys=%s causal=%d splits=%s static=%d scale=%r dev=\"%s\"' % (c['dtype'], c['B'], c.get('Sq', 1), c['Hq'], ','.join(map(str, c['seqlens'])), c.get('causal', 0), ','.join(map(str, per)), static, c['softmax_scale'], m['device']))" "$caps/meta.json" "$n")"
             row="| $n | $dev | $dt | $b | $sq | $hq | $keys | $([ "$causal" = 1 ] && echo yes || true) | $splits"
             o="--dv 512 --scale $scale"; [ "$causal" = 1 ] && o="$o --causal"
+            [ "$static" -gt 0 ] && o="$o --sm-parts $static"   # SGLang's static splits: the server's count
             if [ -f "$dir/q_scale.npy" ]; then o="$o --in-format e4m3 --out-format bf16"   # FlashMLA dense FP8: q and cache
             elif [ "$dt" = e4m3 ]; then o="$o --in-format bf16 --out-format bf16"          # Triton: a bf16 q, an e4m3 cache
             else o="$o --in-format $dt --out-format $dt"; fi
             # shellcheck disable=SC2086
-            r=$(./amla-lab check "$dir" $o 2>&1 | awk '/^candidate/ {getline; print "`" $1 "`|" $2 " " $3 "|" $(NF-3) " of " $(NF-1); exit} /error/ {print "(" $0 ")||"; exit}')
+            r=$(./amla-lab check "$dir" $o 2>&1 | awk '/^candidate/ {getline; print "`" $1 "`|" $2 " " $3 "|" (/no lse.npy/ ? "(no lse)" : $(NF-3) " of " $(NF-1)); exit} /error/ {print "(" $0 ")||"; exit}')
             echo "$row | $(echo "$r" | sed 's/|/ | /g') |"
         done
     done

@@ -7,7 +7,8 @@
 #   .cap/fmain.tgz  fmain/: deepseek-ai/FlashMLA 9241ae3 with CUTLASS 147f567 (include, tools/util/include)
 #   .cap/ffork.tgz  ffork/csrc: vllm-project/FlashMLA 46d64a8 with CUTLASS e94e888
 #   .cap/triton_decode_attention.py  vLLM's Triton decode (see capture_triton_mla.py)
-# Steps: sdpa, triton (no build); fmla (FlashMLA 9241ae3's setup.py, FLASH_MLA_DISABLE_SM100=1, about 9 min on
+#   .cap/sglang_decode_attention.py  SGLang's Triton decode and its split heuristic (see capture_sglang_decode.py)
+# Steps: sdpa, triton, sglang (no build); fmla (FlashMLA 9241ae3's setup.py, FLASH_MLA_DISABLE_SM100=1, about 9 min on
 # 5 cores beside FA3's build), fork (the fork's dense FP8 extension, three sources), fa3 (hopper/setup.py trimmed
 # to forward BF16 + e4m3, head dims 64, 128 and 64/512: 24 kernel sources, all 16 cores). Builds run in the
 # background (setsid) from /tmp/w; a step whose build is not done by the deadline is skipped.
@@ -45,6 +46,11 @@ if has triton && [ ! -f $W/triton/meta.json ]; then
     DECODE_SOURCE="CutieillFusion/vllm-kimi-k3 e46a1de vllm/v1/attention/ops/triton_decode_attention.py" \
         python3 scripts/device/capture_triton_mla.py .cap/triton_decode_attention.py $W/triton > $W/triton.log 2>&1
     log triton done
+fi
+if has sglang && [ ! -f $W/sglang/meta.json ]; then
+    DECODE_SOURCE="sgl-project/sglang 03cd2ec4 triton_ops/decode_attention.py, bdd1bcd triton_ops/metadata.py" \
+        python3 scripts/device/capture_sglang_decode.py .cap/sglang_decode_attention.py $W/sglang > $W/sglang.log 2>&1
+    log sglang done
 fi
 if has fork && [ ! -f $W/fork/meta.json ]; then
     [ -d $W/ffork ] || tar xzf .cap/ffork.tgz -C $W

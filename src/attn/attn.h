@@ -30,6 +30,7 @@ typedef struct {
     int flashmla_sched;          /* flashmla: ATTN_FMLA_SCHED_* (--flashmla-sched), whose scheduler splits the keys */
     int fa3_varlen;              /* fa3: the call is varlen (seqused_k, cu_seqlens, with_kvcache): splits per entry */
     long page_size;              /* fa3: the KV cache's page size (0: contiguous) */
+    int triton_decode;           /* triton-mla: ATTN_TRITON_VLLM or ATTN_TRITON_SGLANG (--triton-decode) */
     int split_interleaved;       /* 1: the xmma SIMT kernels' round-robin tiles; 0: contiguous K ranges */
 } attn_cfg_t;
 
@@ -41,6 +42,12 @@ enum { ATTN_AMLA_PAPER, ATTN_AMLA_CANN };
  * kept since (a part's payload ceil(total / parts) + 5 blocks, no floor; an empty entry counts one block; the
  * combine adds a zero weight), or 9c5dfab's (a payload of at least 10 blocks; the combine skips zero weights). */
 enum { ATTN_FMLA_SCHED_9241AE3, ATTN_FMLA_SCHED_9C5DFAB };
+
+/* Whose Triton MLA decode triton-mla runs (docs/REFERENCES.md): vLLM's triton_decode_attention.py (splits of
+ * cdiv(len, n) keys, n = sm-parts or 4; K and V dequantized in the kernel) or SGLang's triton_ops/decode_attention.py
+ * (n per request from get_num_kv_splits, or sm-parts for every request; splits of cdiv(cdiv(len, n), 32) 32 keys;
+ * an FP8 cache's codes as they are, k_scale in the softmax scale, P in e4m3, v_scale on the output). */
+enum { ATTN_TRITON_VLLM, ATTN_TRITON_SGLANG };
 
 /* Per-sample counters a variant may fill (numeric exceptions are data). */
 typedef struct {

@@ -149,6 +149,13 @@ int attn_kernel_outside(int vi, const attn_cfg_t *cfg, const attn_shape_t *s, in
     return 1;
 }
 
+const char *attn_kernel_name(int vi, const attn_cfg_t *cfg)
+{
+    if (strcmp(attn_variants[vi].name, "triton-mla") == 0 && cfg->triton_decode == ATTN_TRITON_SGLANG)
+        return "SGLang's Triton MLA decode kernel";
+    return attn_variants[vi].kernel;
+}
+
 void attn_kernel_no_keys(int vi, double *o, double *lse)
 {
     const char *name = vi >= 0 ? attn_variants[vi].name : "golden";

@@ -15,6 +15,10 @@
 int attn_kernel_outside(int vi, const attn_cfg_t *cfg, const attn_shape_t *s, int kv_separate, int fp8_sparse,
                         char *why, size_t n);
 
+/* The real kernel variant vi reproduces under cfg (check's verdict names it), or NULL for a paper's algorithm:
+ * attn_variant_t.kernel, but for a setting that names another kernel (triton-mla under --triton-decode sglang) */
+const char *attn_kernel_name(int vi, const attn_cfg_t *cfg);
+
 /* What variant vi returns for an entry with no key (seqlens 0, or a sparse entry with no valid index): every O
  * element *o and every lse row *lse. The softmax of nothing has no value, so each kernel's own convention
  * (docs/REFERENCES.md): FlashMLA's decodes and PyTorch's flash backend write 0 and +inf (the lab's Golden and its

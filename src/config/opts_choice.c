@@ -1,5 +1,5 @@
 /* opts_choice -- the option table's setters for options that name one of a few choices (--amla-form, --causal,
- * --flashmla-sched) */
+ * --flashmla-sched, --triton-decode) */
 #include "config/opts.h"
 
 #include <string.h>
@@ -28,6 +28,18 @@ int opts_set_flashmla_sched(run_cfg_t *c, const opts_def_t *d, const char *opt, 
         c->attn.flashmla_sched = ATTN_FMLA_SCHED_9C5DFAB;
     else
         return err_set(e, ERR_USAGE, "%s: expected 9241ae3 (FlashMLA's scheduler today) or 9c5dfab, got '%s'", opt, val);
+    return ERR_OK;
+}
+
+int opts_set_triton_decode(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e)
+{
+    (void)d;
+    if (strcmp(val, "vllm") == 0)
+        c->attn.triton_decode = ATTN_TRITON_VLLM;
+    else if (strcmp(val, "sglang") == 0)
+        c->attn.triton_decode = ATTN_TRITON_SGLANG;
+    else
+        return err_set(e, ERR_USAGE, "%s: expected vllm or sglang (whose Triton MLA decode), got '%s'", opt, val);
     return ERR_OK;
 }
 

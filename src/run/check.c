@@ -373,17 +373,18 @@ void check_verdict(char *buf, size_t n, const run_cfg_t *c, const check_result_t
     double pct = floor(10000.0 * (double)b->identical / (double)b->n) / 100; /* 99.999% is not 100.00% */
     if (b->identical == b->n) {
         const attn_variant_t *bv = &attn_variants[c->variants[b->slot - 1]];
+        const char *kernel = attn_kernel_name(c->variants[b->slot - 1], &c->vcfg[b->slot - 1]);
         int off = snprintf(buf, n, "bit-identical to %s on 100.00%% of %ld elements%s", run_slot_name(c, b->slot), b->n,
                            b->lse_n && b->lse_identical == b->lse_n ? ", and its log-sum-exp on every row" : "");
         for (int i = 1, k = 0; i < r->ncand && r->cand[i].identical == b->n && off > 0 && (size_t)off < n; i++, k++)
             off += snprintf(buf + off, n - (size_t)off, "%s%s", k ? ", " : " (equally: ", run_slot_name(c, r->cand[i].slot));
         if (r->ncand > 1 && r->cand[1].identical == b->n && off > 0 && (size_t)off < n)
             off += snprintf(buf + off, n - (size_t)off, ")");
-        if (bv->kernel && !b->outside && off > 0 && (size_t)off < n) /* the real kernel the best candidate is */
-            snprintf(buf + off, n - (size_t)off, "; %s is %s", bv->name, bv->kernel);
-        else if (bv->kernel && off > 0 && (size_t)off < n) /* its arithmetic, on a case its kernel cannot take */
+        if (kernel && !b->outside && off > 0 && (size_t)off < n) /* the real kernel the best candidate is */
+            snprintf(buf + off, n - (size_t)off, "; %s is %s", bv->name, kernel);
+        else if (kernel && off > 0 && (size_t)off < n) /* its arithmetic, on a case its kernel cannot take */
             snprintf(buf + off, n - (size_t)off, "; %s models %s, which does not run this case (%s)", bv->name,
-                     bv->kernel, b->outside_why);
+                     kernel, b->outside_why);
     } else {
         snprintf(buf, n, "no candidate reproduces the kernel's bits: closest is %s, bit-identical on %.2f%% of %ld "
                  "elements (largest distance %.0f ulp, median %.1f)",

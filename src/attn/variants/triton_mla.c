@@ -42,7 +42,10 @@
     X(O_DIV, "o_div", "O / e_sum (div.full.f32: O rcp(e_sum)); lse = e_max + logf(e_sum)", SITE_FMT_FIXED, FMT_FP32,  \
       FMT_RNE, 0)                                                                                                 \
     X(OUT_CAST, "out_cast", "output and lse cast to q's type", SITE_FMT_OUT, FMT_FP32, FMT_RNE, 0)             \
-    X(K_CAST, "k_cast", "an FP8 cache's K: fl32(code k_scale) cast to q's type", SITE_FMT_IN, FMT_FP32, FMT_RNE, 0)
+    X(K_CAST, "k_cast", "vLLM, an FP8 cache's K: fl32(code k_scale) cast to q's type", SITE_FMT_IN, FMT_FP32, FMT_RNE, 0) \
+    X(P_CAST8, "p_cast8", "SGLang, an FP8 cache: P cast to e4m3 (satfinite) for P.V on the codes", SITE_FMT_FIXED,     \
+      FMT_E4M3, FMT_RNE, 1)                                                                                       \
+    X(V_SCALE, "v_scale", "SGLang: the output times v_scale (fp32)", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0)
 
 enum { TRITON_MLA_SITES(SITE_ENUM) };
 
@@ -71,6 +74,39 @@ static double *tm_kw4_rows(const double *a, long lda, long rows, long n)
     return t;
 }
 
+static long tm_cdiv(long a, long b)
+{
+    return (a + b - 1) / b;
+}
+
+/* SGLang's get_num_kv_splits (triton_ops/metadata.py) for a request of len keys: over the batch's lengths, the
+ * heads and --sm-count, with max_kv_splits as _mla_decode_kv_splits_cap gives it for a model of 8192 tokens or more
+ * (max(8, next_pow2(SMs))); log2 of max_len / 64 in binary32 (log2f for the kernel's tl.log2) */
+static long tm_sglang_splits(const attn_ctx_t *ctx, long len)
+{
+    long sms = ctx->cfg->sm_count > 0 ? ctx->cfg->sm_count : 132, cap = 1, nb = ctx->batch_n > 0 ? ctx->batch_n : 1;
+    while (cap < sms)
+        cap *= 2;
+    cap = cap > 8 ? cap : 8;
+    long mx = len, mn = len;
+    for (long b = 0; b < ctx->batch_n; b++) {
+        mx = ctx->batch_seqlens[b] > mx ? ctx->batch_seqlens[b] : mx;
+        mn = ctx->batch_seqlens[b] < mn ? ctx->batch_seqlens[b] : mn;
+    }
+    if (mx < 1 || len < 1)
+        return 1;
+    mn = mn < 1 ? 1 : mn; /* a request of no key: the kernel would divide by zero here */
+    if (mx * 8 < mn * 10)
+        mn = mx;
+    long s1 = tm_cdiv(mx, mn) < cap ? tm_cdiv(mx, mn) : cap, c1 = tm_cdiv(mx, s1);
+    float lg = log2f((float)mx / 64.0f);
+    long cores = (long)((float)sms * (lg > 1.0f ? lg : 1.0f));
+    long hq = ctx->shape->hq, group = hq / ctx->shape->hkv, bh = group < 16 ? group : 16;
+    long grid = group == 1 ? nb * hq : nb * tm_cdiv(hq, bh);
+    long s2 = tm_cdiv(cores, grid) < cap ? tm_cdiv(cores, grid) : cap, c2 = tm_cdiv(mx, s2);
+    return tm_cdiv(len, c1) > tm_cdiv(len, c2) ? tm_cdiv(len, c1) : tm_cdiv(len, c2);
+}
+
 /* div.full.f32 for a normal divisor: a times rcp.approx(b) */
 static double tm_div(attn_ctx_t *ctx, double a, double b)
 {
@@ -81,24 +117,30 @@ ATTN_VARIANT(attn_triton_mla)
 {
     long R = g->R, sk = g->sk, dk = g->dk, dv = g->dv;
     const attn_cfg_t *cfg = ctx->cfg;
-    long nsplit = cfg->sm_parts > 0 ? cfg->sm_parts : 4;
-    double sm = ctx->site[P_EXP].exact ? cfg->scale : (double)(float)cfg->scale; /* the fp32 argument */
-    /* the cache's K as the kernel reads it, and V: bf16 values, or an FP8 cache's bf16(fl32(code k_scale)) and codes */
+    int sgl = cfg->triton_decode == ATTN_TRITON_SGLANG, fp8 = g->scale[1] > 0;
+    /* the splits: vLLM's cdiv(len, n) keys, SGLang's cdiv(cdiv(len, n), 32) 32 with n its own per request */
+    long nsplit = cfg->sm_parts > 0 ? cfg->sm_parts : sgl ? tm_sglang_splits(ctx, sk) : 4;
+    long per = sgl ? tm_cdiv(tm_cdiv(sk, nsplit), TM_BLOCK) * TM_BLOCK : tm_cdiv(sk, nsplit);
+    /* the fp32 softmax scale: SGLang's sm_scale k_scale (a Python product) */
+    double ks = fp8 ? g->scale[1] : 1, vs = g->scale[2] > 0 ? g->scale[2] : ks;
+    double sm = ctx->site[P_EXP].exact ? cfg->scale * (sgl ? ks : 1) : (double)(float)(cfg->scale * (sgl ? ks : 1));
+    /* the cache's K as the kernel reads it, and V: bf16 values; an FP8 cache's codes (SGLang; vLLM's V), or
+     * bf16(fl32(code k_scale)) (vLLM's K) */
     double *kk = NULL, *vv = NULL;
     const double *K = g->k, *V = g->v;
-    if (g->scale[1] > 0) {
-        double ks = g->scale[1], vs = g->scale[2] > 0 ? g->scale[2] : ks;
+    if (fp8) {
         kk = err_malloc((size_t)(sk * dk), sizeof(double));
         vv = err_malloc((size_t)(sk * dv), sizeof(double));
-        for (long i = 0; i < sk * dk; i++)
-            kk[i] = attn_round(ctx, K_CAST, (double)(float)g->k[i]); /* code ks in fp32, then .to(bf16) */
+        for (long i = 0; i < sk * dk; i++) /* vLLM: code ks in fp32, then .to(bf16) */
+            kk[i] = sgl ? g->k[i] / ks : attn_round(ctx, K_CAST, (double)(float)g->k[i]);
         for (long i = 0; i < sk * dv; i++)
-            vv[i] = g->v[i] / vs; /* the codes: v_scale stays 1 */
+            vv[i] = g->v[i] / vs; /* the codes: vLLM's v_scale stays 1, SGLang's comes at the end */
         K = kk, V = vv;
     }
+    int p8 = sgl && fp8; /* P.V on e4m3 P and codes */
     /* an FP8 cache's dots in kWidth 4's order: Q's and K's head dims once (576 is 18 spans of 32), P's columns and
      * V's rows each block (a short block's missing keys are the zeros the masked loads give) */
-    int kw4 = g->scale[1] > 0 && dk % TM_KW4 == 0;
+    int kw4 = fp8 && dk % TM_KW4 == 0;
     const double *Q = g->q;
     double *qw = NULL, *kw = NULL, *vw = NULL;
     if (kw4) {
@@ -106,7 +148,6 @@ ATTN_VARIANT(attn_triton_mla)
         vw = err_calloc((size_t)(TM_BLOCK * dv), sizeof(double));
         Q = qw, K = kw;
     }
-    long per = (sk + nsplit - 1) / nsplit;
     double *s = err_malloc((size_t)(R * TM_BLOCK), sizeof(double)), *pb = err_malloc((size_t)(R * TM_BLOCK), sizeof(double));
     double *os = err_malloc((size_t)(nsplit * R * dv), sizeof(double)), *ls = err_malloc((size_t)(nsplit * R), sizeof(double));
     double *acc = err_malloc((size_t)(R * dv), sizeof(double)), *m = err_malloc((size_t)R, sizeof(double));
@@ -150,7 +191,7 @@ ATTN_VARIANT(attn_triton_mla)
                     acc[r * dv + c] = gpu_r32(ctx, O_RESCALE, acc[r * dv + c] * re[r]);
                 for (long c = 0; c < TM_BLOCK; c++)
                     pb[r * TM_BLOCK + c] = sr[kw4 ? tm_kw4(c) : c];
-                attn_round_n(ctx, P_CAST, pb + r * TM_BLOCK, TM_BLOCK);
+                attn_round_n(ctx, p8 ? P_CAST8 : P_CAST, pb + r * TM_BLOCK, TM_BLOCK);
             }
             if (kw4) {
                 for (long c = 0; c < TM_BLOCK; c++) {
@@ -192,8 +233,11 @@ ATTN_VARIANT(attn_triton_mla)
             em = n;
             first = 0;
         }
-        for (long c = 0; c < dv; c++)
-            o[r * dv + c] = attn_round(ctx, OUT_CAST, e_sum == 0 ? 0 : tm_div(ctx, ar[c], e_sum));
+        for (long c = 0; c < dv; c++) {
+            double x = e_sum == 0 ? 0 : tm_div(ctx, ar[c], e_sum);
+            x = sgl && vs != 1 ? attn_round(ctx, V_SCALE, x * vs) : x; /* SGLang's acc / e_sum * v_scale */
+            o[r * dv + c] = attn_round(ctx, OUT_CAST, x);
+        }
         if (ctx->lse)
             ctx->lse[r] = e_sum == 0 ? INFINITY : attn_round(ctx, OUT_CAST, ctx->site[O_DIV].exact ? em + log(e_sum)
                                                     : gpu_r32(ctx, O_DIV, em + gpu_logf(ctx, O_DIV, e_sum)));
