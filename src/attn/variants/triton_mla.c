@@ -107,10 +107,17 @@ static long tm_sglang_splits(const attn_ctx_t *ctx, long len)
     return tm_cdiv(len, c1) > tm_cdiv(len, c2) ? tm_cdiv(len, c1) : tm_cdiv(len, c2);
 }
 
-/* div.full.f32 for a normal divisor: a times rcp.approx(b) */
-static double tm_div(attn_ctx_t *ctx, double a, double b)
+/* y[i] = div.full.f32(a[i], b) for i < n, b normal: fl(a[i] rcp.approx(b)), the reciprocal once */
+static void tm_div_n(attn_ctx_t *ctx, double *y, const double *a, long n, double b)
 {
-    return ctx->site[O_DIV].exact ? a / b : gpu_r32(ctx, O_DIV, a * gpu_rcp(ctx, O_DIV, b));
+    if (ctx->site[O_DIV].exact) {
+        for (long i = 0; i < n; i++)
+            y[i] = a[i] / b;
+        return;
+    }
+    if (y != a)
+        memcpy(y, a, sizeof(double) * (size_t)n);
+    gpu_r32_scale(ctx, O_DIV, y, n, gpu_rcp(ctx, O_DIV, b));
 }
 
 ATTN_VARIANT(attn_triton_mla)
@@ -165,6 +172,7 @@ ATTN_VARIANT(attn_triton_mla)
             long nb = j1 - b < TM_BLOCK ? j1 - b : TM_BLOCK;
             memset(s, 0, sizeof(double) * (size_t)(R * TM_BLOCK));
             gpu_gemm(ctx, QK_ACC, 0, s, TM_BLOCK, Q, dk, K + b * dk, dk, 1, R, nb, dk);
+            int vexp = !ctx->site[P_EXP].exact; /* the block's exps in one vectorized pass */
             for (long r = 0; r < R; r++) {
                 double *sr = s + r * TM_BLOCK, mb = -INFINITY;
                 for (long c = 0; c < TM_BLOCK; c++) { /* the kernel masks past the split; the lab's causal rows too */
@@ -174,8 +182,16 @@ ATTN_VARIANT(attn_triton_mla)
                 double n = mb > m[r] ? mb : m[r];
                 /* a row with no key yet (only under a causal mask, which the kernel lacks) stays 0 */
                 re[r] = n == -INFINITY ? 1 : tm_exp(ctx, O_RESCALE, gpu_r32(ctx, O_RESCALE, m[r] - n));
-                for (long c = 0; c < TM_BLOCK; c++)
-                    sr[c] = n == -INFINITY ? 0 : tm_exp(ctx, P_EXP, gpu_r32(ctx, P_EXP, sr[c] - n));
+                for (long c = 0; c < TM_BLOCK; c++) /* tl.exp's argument fl(fl(s - n) log2e) (-inf: p = 0) */
+                    sr[c] = n == -INFINITY ? -INFINITY
+                            : vexp ? (double)(float)((double)(float)(sr[c] - n) * TM_LOG2E)
+                                   : tm_exp(ctx, P_EXP, gpu_r32(ctx, P_EXP, sr[c] - n));
+                m[r] = n;
+            }
+            if (vexp)
+                gpu_exp2f_n(ctx, P_EXP, s, R * TM_BLOCK);
+            for (long r = 0; r < R; r++) {
+                double *sr = s + r * TM_BLOCK;
                 /* tl.sum: a thread's two columns, the quad (xor 2, then 1), then the warps (xor 2, then 1) */
                 double w[TM_WARPS];
                 for (int wi = 0; wi < TM_WARPS; wi++) {
@@ -186,9 +202,7 @@ ATTN_VARIANT(attn_triton_mla)
                 }
                 double sum = gpu_r32(ctx, L_SUM, gpu_r32(ctx, L_SUM, w[0] + w[2]) + gpu_r32(ctx, L_SUM, w[1] + w[3]));
                 es[r] = gpu_fmaf(ctx, L_SUM, es[r], re[r], sum);
-                m[r] = n;
-                for (long c = 0; c < dv; c++)
-                    acc[r * dv + c] = gpu_r32(ctx, O_RESCALE, acc[r * dv + c] * re[r]);
+                gpu_r32_scale(ctx, O_RESCALE, acc + r * dv, dv, re[r]);
                 for (long c = 0; c < TM_BLOCK; c++)
                     pb[r * TM_BLOCK + c] = sr[kw4 ? tm_kw4(c) : c];
                 attn_round_n(ctx, p8 ? P_CAST8 : P_CAST, pb + r * TM_BLOCK, TM_BLOCK);
@@ -207,8 +221,7 @@ ATTN_VARIANT(attn_triton_mla)
             }
         }
         for (long r = 0; r < R; r++) {
-            for (long c = 0; c < dv; c++)
-                os[(sp * R + r) * dv + c] = tm_div(ctx, acc[r * dv + c], es[r]);
+            tm_div_n(ctx, os + (sp * R + r) * dv, acc + r * dv, dv, es[r]);
             ls[sp * R + r] = es[r] == 0 ? -INFINITY /* no key of this row in the split */
                              : ctx->site[O_DIV].exact ? m[r] + log(es[r])
                                                      : gpu_r32(ctx, O_DIV, m[r] + gpu_logf(ctx, O_DIV, es[r]));
@@ -233,11 +246,12 @@ ATTN_VARIANT(attn_triton_mla)
             em = n;
             first = 0;
         }
-        for (long c = 0; c < dv; c++) {
-            double x = e_sum == 0 ? 0 : tm_div(ctx, ar[c], e_sum);
-            x = sgl && vs != 1 ? attn_round(ctx, V_SCALE, x * vs) : x; /* SGLang's acc / e_sum * v_scale */
-            o[r * dv + c] = attn_round(ctx, OUT_CAST, x);
-        }
+        if (e_sum == 0)
+            memset(ar, 0, sizeof(double) * (size_t)dv);
+        else
+            tm_div_n(ctx, ar, ar, dv, e_sum);
+        for (long c = 0; c < dv; c++) /* SGLang's acc / e_sum * v_scale */
+            o[r * dv + c] = attn_round(ctx, OUT_CAST, sgl && vs != 1 ? attn_round(ctx, V_SCALE, ar[c] * vs) : ar[c]);
         if (ctx->lse)
             ctx->lse[r] = e_sum == 0 ? INFINITY : attn_round(ctx, OUT_CAST, ctx->site[O_DIV].exact ? em + log(e_sum)
                                                     : gpu_r32(ctx, O_DIV, em + gpu_logf(ctx, O_DIV, e_sum)));
