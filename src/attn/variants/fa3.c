@@ -374,10 +374,11 @@ ATTN_VARIANT(attn_fa3)
         double *lse = err_malloc((size_t)(nsplit * R), sizeof(double));
         for (long i = 0; i < nsplit * R; i++)
             lse[i] = -INFINITY;
-        memset(oacc, 0, sizeof(double) * (size_t)(nsplit * R * dv));
         int one = 1; /* every row the same range (not causal, or one m-block): the splits write oacc in place */
         for (long r = 1; r < R; r++)
             one = one && nbmax[r] == nbmax[0];
+        if (!one || nbmax[0] == 0) /* (in place, a split that runs writes its whole slice; an empty one is zeroed below) */
+            memset(oacc, 0, sizeof(double) * (size_t)(nsplit * R * dv));
         double *tmp = one ? NULL : err_malloc((size_t)(R * dv), sizeof(double));
         for (long nbm = 0; nbm <= nblocks; nbm++) {
             long per = nbm > 0 ? (nbm + nsplit - 1) / nsplit : 0;
@@ -388,8 +389,11 @@ ATTN_VARIANT(attn_fa3)
                 continue;
             for (long i = 0; i < nsplit; i++) {
                 long b0 = i * per, b1 = b0 + per < nbm ? b0 + per : nbm;
-                if (b0 >= b1)
+                if (b0 >= b1) {
+                    if (one)
+                        memset(oacc + i * R * dv, 0, sizeof(double) * (size_t)(R * dv));
                     continue;
+                }
                 double *oi = one ? oacc + i * R * dv : tmp;
                 fa3_range(&f, b0, b1, oi, m, L);
                 for (long r = 0; r < R; r++) {
