@@ -13,8 +13,10 @@ the layout `amla-lab check` loads:
 The call: o = zeros [B, Hq, 512] and lse = zeros [B, Hq] in q's dtype, attn_logits float32 [B, Hq, splits, 513],
 the cache [pages, page_size, 576] unsqueezed to one KV head with its first 512 dims as V (no is_mla: V loaded
 again and, for an FP8 cache, dequantized with v_scale, which forward_mqa leaves at its default of 1), num_kv_splits
-4 (1 under batch invariance), sm_scale as the model's. OUTDIR/ptx-*.ptx and sass-*.sass: both stages as Triton
-compiled them for the first case of each dtype. OUTDIR/meta.json: device, torch, triton, per case its call.
+4 (1 under batch invariance), sm_scale as the model's. TRITON_CALL=mla calls it as later forward_mqa do:
+k_scale=v_scale=the layer's k_scale, is_mla=True (V is the K tile the kernel holds, transposed). CAPTURE_CASES: the
+cases to run (default all). OUTDIR/ptx-*.ptx and sass-*.sass: both stages as Triton compiled them for the first case
+of each dtype. OUTDIR/meta.json: device, torch, triton, per case its call.
 """
 import importlib.util
 import json
@@ -26,13 +28,14 @@ import numpy as np
 import torch
 
 DECODE, OUT = sys.argv[1], sys.argv[2]
+CALL = os.environ.get("TRITON_CALL", "k_scale")
 spec = importlib.util.spec_from_file_location("triton_decode_attention", DECODE)
 tda = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(tda)
 E4M3 = torch.float8_e4m3fn
 SCALE = 192 ** -0.5  # DeepSeek-V2-Lite's qk_head_dim 192 (no YaRN mscale): what vLLM passes as self.scale
 
-# name: dtype (cache: bf16 / fp16 / e4m3 with a bf16 query), B, Hq, seqlens, page size, splits, sigma, seed
+# name: dtype (cache: bf16 / fp16 / e4m3 with a bf16 query / e4m3h: e4m3 with an fp16 query), B, Hq, seqlens, page size, splits, sigma, seed
 CASES = {
     "t1": ("bf16", 4, 16, [1000, 37, 513, 2048], 16, 4, 1.0, 601),
     "t2": ("bf16", 2, 128, [4096, 300], 64, 4, 1.0, 602),
@@ -42,6 +45,7 @@ CASES = {
     "t6": ("bf16", 2, 16, [900, 129], 16, 1, 1.0, 606),
     "t7": ("fp16", 2, 16, [600, 601], 16, 4, 1.0, 607),
     "t8": ("bf16", 1, 16, [3000], 1, 4, 3.0, 608),
+    "t9": ("e4m3h", 2, 16, [800, 300], 16, 4, 1.0, 609),  # an fp16 query on an e4m3 cache
     # validation
     "w1": ("bf16", 3, 32, [1234, 77, 3000], 16, 4, 1.0, 651),
     "w2": ("e4m3", 3, 16, [999, 64, 2500], 64, 4, 1.0, 652),
@@ -56,7 +60,7 @@ def codes(t):
 def run_case(name, case, keep_code):
     dt, B, Hq, seqlens, page, splits, sigma, seed = case
     rs = np.random.RandomState(seed)
-    qdt = torch.float16 if dt == "fp16" else torch.bfloat16
+    qdt = torch.float16 if dt in ("fp16", "e4m3h") else torch.bfloat16
     smax = max(seqlens)
     qx = torch.from_numpy(rs.normal(0, sigma, (B, Hq, 576)).astype(np.float32))
     kx = np.zeros((B, smax, 576), np.float32)
@@ -64,10 +68,10 @@ def run_case(name, case, keep_code):
         kx[b, :n] = rs.normal(0, sigma, (n, 576))
     kx = torch.from_numpy(kx)
     q = qx.to(qdt).cuda()
-    info = {"dtype": dt, "B": B, "Hq": Hq, "seqlens": seqlens, "page_size": page, "num_kv_splits": splits,
+    info = {"call": CALL, "dtype": dt, "B": B, "Hq": Hq, "seqlens": seqlens, "page_size": page, "num_kv_splits": splits,
             "sigma": sigma, "seed": seed, "softmax_scale": SCALE}
     ks = None
-    if dt == "e4m3":
+    if dt.startswith("e4m3"):
         ks = float(np.float32(kx.abs().max().item() / 448))
         k = (kx / ks).to(E4M3)
         kb = k.view(torch.uint8)
@@ -91,8 +95,9 @@ def run_case(name, case, keep_code):
         lse = torch.zeros(B, Hq, dtype=qdt, device="cuda")
         logits = torch.empty(B, Hq, splits, 513, dtype=torch.float32, device="cuda")
         kscale = torch.tensor(ks, dtype=torch.float32, device="cuda") if ks is not None else None
+        extra = {"v_scale": kscale, "is_mla": True} if CALL == "mla" else {}
         kern = tda.decode_attention_fwd(q, kvc, kvc[..., :512], o, lse, table, sl, logits, splits, SCALE, page,
-                                        k_scale=kscale)
+                                        k_scale=kscale, **extra)
         runs.append((o, lse, logits))
     torch.cuda.synchronize()
     o, lse, logits = runs[0]
@@ -135,7 +140,10 @@ def main():
             "triton": triton.__version__, "decode_file": os.environ.get("DECODE_SOURCE"),
             "layout": __doc__.split("\n\n")[1], "cases": {}}
     seen = set()
+    only = os.environ.get("CAPTURE_CASES")
     for name, case in CASES.items():
+        if only and name not in only.split(","):
+            continue
         try:
             meta["cases"][name] = run_case(name, case, case[0] not in seen)
             seen.add(case[0])

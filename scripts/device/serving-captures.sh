@@ -7,6 +7,7 @@
 #   .cap/fmain.tgz  fmain/: deepseek-ai/FlashMLA 9241ae3 with CUTLASS 147f567 (include, tools/util/include)
 #   .cap/ffork.tgz  ffork/csrc: vllm-project/FlashMLA 46d64a8 with CUTLASS e94e888
 #   .cap/triton_decode_attention.py  vLLM's Triton decode (see capture_triton_mla.py)
+#   .cap/triton_decode_0155494.py    vLLM 0155494's own Triton decode (the same interface)
 #   .cap/sglang_decode_attention.py  SGLang's Triton decode and its split heuristic (see capture_sglang_decode.py)
 # Steps: sdpa, triton, sglang (no build); fmla (FlashMLA 9241ae3's setup.py, FLASH_MLA_DISABLE_SM100=1, about 9 min on
 # 5 cores beside FA3's build), fork (the fork's dense FP8 extension, three sources), fa3 (hopper/setup.py trimmed
@@ -46,6 +47,20 @@ if has triton && [ ! -f $W/triton/meta.json ]; then
     DECODE_SOURCE="CutieillFusion/vllm-kimi-k3 e46a1de vllm/v1/attention/ops/triton_decode_attention.py" \
         python3 scripts/device/capture_triton_mla.py .cap/triton_decode_attention.py $W/triton > $W/triton.log 2>&1
     log triton done
+fi
+# vllm0: vLLM 0155494's own triton_decode_attention.py (FP8: V dequantized in fp32, P.V in TF32); vllmmla: the
+# e46a1de file called as later forward_mqa call it (is_mla=True, v_scale = k_scale)
+if has vllm0 && [ ! -f $W/vllm0/meta.json ]; then
+    DECODE_SOURCE="vllm-project/vllm 0155494 vllm/v1/attention/ops/triton_decode_attention.py" \
+        CAPTURE_CASES=${VLLM_CASES:-t1,t4,t5,t7,t9,w1,w2} \
+        python3 scripts/device/capture_triton_mla.py .cap/triton_decode_0155494.py $W/vllm0 > $W/vllm0.log 2>&1
+    log vllm0 done
+fi
+if has vllmmla && [ ! -f $W/vllmmla/meta.json ]; then
+    DECODE_SOURCE="CutieillFusion/vllm-kimi-k3 e46a1de vllm/v1/attention/ops/triton_decode_attention.py, is_mla=True" \
+        TRITON_CALL=mla CAPTURE_CASES=${VLLM_CASES:-t1,t4,t5,t7,t9,w1,w2} \
+        python3 scripts/device/capture_triton_mla.py .cap/triton_decode_attention.py $W/vllmmla > $W/vllmmla.log 2>&1
+    log vllmmla done
 fi
 if has sglang && [ ! -f $W/sglang/meta.json ]; then
     DECODE_SOURCE="sgl-project/sglang 03cd2ec4 triton_ops/decode_attention.py, bdd1bcd triton_ops/metadata.py" \

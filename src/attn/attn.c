@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+const char *const attn_triton_decode_names[ATTN_TRITON_COUNT] = {"vllm", "vllm-mla", "vllm-e46a1de", "sglang"};
 
 int attn_find(const char *name)
 {

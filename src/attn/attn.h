@@ -43,11 +43,16 @@ enum { ATTN_AMLA_PAPER, ATTN_AMLA_CANN };
  * combine adds a zero weight), or 9c5dfab's (a payload of at least 10 blocks; the combine skips zero weights). */
 enum { ATTN_FMLA_SCHED_9241AE3, ATTN_FMLA_SCHED_9C5DFAB };
 
-/* Whose Triton MLA decode triton-mla runs (docs/REFERENCES.md): vLLM's triton_decode_attention.py (splits of
- * cdiv(len, n) keys, n = sm-parts or 4; K and V dequantized in the kernel) or SGLang's triton_ops/decode_attention.py
- * (n per request from get_num_kv_splits, or sm-parts for every request; splits of cdiv(cdiv(len, n), 32) 32 keys;
- * an FP8 cache's codes as they are, k_scale in the softmax scale, P in e4m3, v_scale on the output). */
-enum { ATTN_TRITON_VLLM, ATTN_TRITON_SGLANG };
+/* Whose Triton MLA decode triton-mla runs (docs/REFERENCES.md); they differ on an FP8 cache only, but SGLang's splits.
+ * vLLM's triton_decode_attention.py (splits of cdiv(len, n) keys, n = sm-parts or 4; K = bf16(fl32(code k_scale))):
+ * 0155494's as its forward_mqa calls it (V = fl32(code k_scale), P fp32, P.V in TF32), a later file called with
+ * is_mla (V = the K tile), or e46a1de's called without it (V = the codes, v_scale 1); SGLang's
+ * triton_ops/decode_attention.py (n per request from get_num_kv_splits, or sm-parts for every request; splits of
+ * cdiv(cdiv(len, n), 32) 32 keys; the codes as they are, k_scale in the softmax scale, P in e4m3, v_scale on the
+ * output). */
+enum { ATTN_TRITON_VLLM, ATTN_TRITON_VLLM_MLA, ATTN_TRITON_VLLM_E46A1DE, ATTN_TRITON_SGLANG, ATTN_TRITON_COUNT };
+/* --triton-decode's names, in ATTN_TRITON_* order: vllm, vllm-mla, vllm-e46a1de, sglang */
+extern const char *const attn_triton_decode_names[ATTN_TRITON_COUNT];
 
 /* Per-sample counters a variant may fill (numeric exceptions are data). */
 typedef struct {

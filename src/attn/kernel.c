@@ -151,8 +151,12 @@ int attn_kernel_outside(int vi, const attn_cfg_t *cfg, const attn_shape_t *s, in
 
 const char *attn_kernel_name(int vi, const attn_cfg_t *cfg)
 {
-    if (strcmp(attn_variants[vi].name, "triton-mla") == 0 && cfg->triton_decode == ATTN_TRITON_SGLANG)
-        return "SGLang's Triton MLA decode kernel";
+    static const char *const triton[ATTN_TRITON_COUNT] = {
+        "vLLM's Triton MLA decode kernel (0155494's, as its forward_mqa calls it)",
+        "vLLM's Triton MLA decode kernel (called with is_mla)",
+        "vLLM's Triton MLA decode kernel (e46a1de's, called without is_mla)", "SGLang's Triton MLA decode kernel"};
+    if (strcmp(attn_variants[vi].name, "triton-mla") == 0)
+        return triton[cfg->triton_decode];
     return attn_variants[vi].kernel;
 }
 

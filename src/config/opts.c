@@ -334,10 +334,10 @@ const opts_def_t opts_table[] = {
      "fa3: the paged KV cache's page size (0: contiguous; pages not a multiple of the key block are read without TMA)"},
     {"flashmla-sched", "9241ae3|9c5dfab", "9241ae3", NULL, V, opts_set_flashmla_sched, 0, 0, 0,
      "flashmla: the decode scheduler of FlashMLA 9241ae3 and later (no payload floor) or of 9c5dfab (10 blocks at least)"},
-    {"triton-decode", "vllm|sglang", "vllm", NULL, V, opts_set_triton_decode, 0, 0, 0,
-     "triton-mla: vLLM's Triton MLA decode (cdiv(len, sm-parts or 4) keys a split) or SGLang's (per request the splits "
-     "get_num_kv_splits gives over --sm-count, or sm-parts; cdiv(cdiv(len, n), 32) 32 keys a split; an FP8 cache's "
-     "P.V in e4m3)"},
+    {"triton-decode", "vllm|vllm-mla|vllm-e46a1de|sglang", "vllm", NULL, V, opts_set_triton_decode, 0, 0, 0,
+     "triton-mla: whose Triton MLA decode (they differ on an FP8 cache): vLLM 0155494's (V dequantized in fp32, P.V in "
+     "TF32), vLLM's called with is_mla (V = the K tile), vLLM-kimi e46a1de's (V = the codes), SGLang's (per request "
+     "get_num_kv_splits's splits over --sm-count, or sm-parts; cdiv(cdiv(len, n), 32) 32 keys a split; P.V in e4m3)"},
     {"split-k", "N|Ni", "1", NULL, V, set_split_k, 0, 0, 0,
      "sdpa-math: cuBLAS's split-K of P.V, N contiguous K ranges (CUTLASS SIMT, nvjet) or Ni K's 8-wide tiles "
      "round-robin (xmma SIMT); cuBLAS picks it by shape, check searches it"},

@@ -34,13 +34,13 @@ int opts_set_flashmla_sched(run_cfg_t *c, const opts_def_t *d, const char *opt, 
 int opts_set_triton_decode(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e)
 {
     (void)d;
-    if (strcmp(val, "vllm") == 0)
-        c->attn.triton_decode = ATTN_TRITON_VLLM;
-    else if (strcmp(val, "sglang") == 0)
-        c->attn.triton_decode = ATTN_TRITON_SGLANG;
-    else
-        return err_set(e, ERR_USAGE, "%s: expected vllm or sglang (whose Triton MLA decode), got '%s'", opt, val);
-    return ERR_OK;
+    for (int i = 0; i < ATTN_TRITON_COUNT; i++)
+        if (strcmp(val, attn_triton_decode_names[i]) == 0) {
+            c->attn.triton_decode = i;
+            return ERR_OK;
+        }
+    return err_set(e, ERR_USAGE, "%s: expected vllm, vllm-mla, vllm-e46a1de or sglang (whose Triton MLA decode), got '%s'",
+                   opt, val);
 }
 
 /* --causal: yes or bottom-right (FlashAttention's alignment), top-left (PyTorch SDPA's is_causal), no */

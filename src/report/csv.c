@@ -78,7 +78,7 @@ int run_settings(run_setting_t *out, const run_cfg_t *c, int v)
     SET("fa3_varlen", 0, "%s", vc->fa3_varlen ? "yes" : "no");
     SET("page_size", 1, "%ld", vc->page_size);
     SET("flashmla_sched", 0, "%s", vc->flashmla_sched == ATTN_FMLA_SCHED_9C5DFAB ? "9c5dfab" : "9241ae3");
-    SET("triton_decode", 0, "%s", vc->triton_decode == ATTN_TRITON_SGLANG ? "sglang" : "vllm");
+    SET("triton_decode", 0, "%s", attn_triton_decode_names[vc->triton_decode]);
     SET("seed", 1, "%llu", (unsigned long long)c->seed);
     /* a kernel variant outside what its real kernel runs: the row extrapolates the kernel's arithmetic */
     char why[sizeof out[0].text] = "";

@@ -56,6 +56,9 @@ static int check_default_candidates(const run_cfg_t *c, char (*out)[RUN_VSPEC_LE
     snprintf(out[n++], RUN_VSPEC_LEN, "fa3:sm-parts=1");
     snprintf(out[n++], RUN_VSPEC_LEN, "triton-mla"); /* vLLM's TRITON_MLA: 4 splits, 1 under batch invariance */
     snprintf(out[n++], RUN_VSPEC_LEN, "triton-mla:sm-parts=1");
+    /* the other vLLM files and calls (an FP8 cache's V and P.V differ) */
+    snprintf(out[n++], RUN_VSPEC_LEN, "triton-mla:triton-decode=vllm-mla");
+    snprintf(out[n++], RUN_VSPEC_LEN, "triton-mla:triton-decode=vllm-e46a1de");
     /* SGLang's Triton decode: get_num_kv_splits's splits, or static ones (max_kv_splits: 256 on Hopper) */
     snprintf(out[n++], RUN_VSPEC_LEN, "triton-mla:triton-decode=sglang");
     snprintf(out[n++], RUN_VSPEC_LEN, "triton-mla:triton-decode=sglang:sm-parts=256");

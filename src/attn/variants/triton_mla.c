@@ -1,26 +1,33 @@
-/* triton-mla -- vLLM's Triton MLA decode (the TRITON_MLA backend: vllm/v1/attention/ops/triton_decode_attention.py,
- * decode_attention_fwd as TritonMLAImpl.forward_mqa calls it, without is_mla) as Triton 3.6 compiles it for an H100
- * (its PTX and SASS: tests/data/triton-mla/code; docs/REFERENCES.md). Stage 1, per split of cdiv(len, splits)
- * keys (splits: sm-parts, vLLM's 4): blocks of 32 keys from the split's start; S = Q K^T by mma.sync m16n8k16 from zero
- * over the 576 dims (the kernel pads them to 1024 with zeros, whose products add nothing: the same bits on every
- * capture with and without them), fl(S sm_scale); m = max(m, max s); re = exp2f(fl(fl(m_old - m) log2e))
- * and p = exp2f(fl(fl(s - m) log2e)) (tl.exp: ex2.approx.f32, small arguments halved and squared), O = fl(O re), then
- * O += P V by mma.sync into O (P cast to the input format); the row sum of p: each thread's two columns, the quad's
- * butterfly (xor 2, then 1), the four warps' partials the same way through shared memory; e_sum = fma(e_sum, re, sum).
- * The split's O / e_sum (div.full.f32: times rcp.approx) and e_max + logf(e_sum) (libdevice logf). Stage 2 merges the
- * non-empty splits in order: n = max, old and e as above, e_sum = fma(e_sum, old, e), O = fma(O_s, e, fl(O old)) on
- * the first and fma(O, old, fl(O_s e)) after it (as the compiler contracted them), O / e_sum; lse e_max + logf(e_sum);
- * both stored in q's type. IEEE binary32 (no FTZ). An FP8 cache (k_scale.npy): K as bf16(fl32(code k_scale)), V as
- * the codes themselves (v_scale stays 1 in forward_mqa, so O is scaled by 1 / k_scale: vLLM's own output), and both
- * dots take the order Triton gives an operand converted from 8 bits (its dot-operand layout with kWidth 4, read
- * off the e4m3 PTX: each thread loads four consecutive k as two registers that feed two mma.sync): of every 32
- * consecutive k (head dims for S, keys for P.V) the first mma sums k = 0, 1, 4, 5, ..., 28, 29 and the second
- * k = 2, 3, 6, 7, ..., 30, 31. A bf16 or fp16 cache keeps kWidth 2: 16 consecutive k an mma. */
+/* triton-mla -- the Triton MLA decode vLLM and SGLang serve with (docs/REFERENCES.md), as Triton 3.6 compiles it for
+ * Hopper (PTX and SASS: tests/data/triton-mla/code, tests/data/triton-mla-sglang/code); --triton-decode picks whose:
+ * vLLM 0155494's vllm/v1/attention/ops/triton_decode_attention.py as its TritonMLAImpl.forward_mqa calls it (vllm),
+ * a later file called with is_mla (vllm-mla), CutieillFusion/vllm-kimi-k3 e46a1de's called without it
+ * (vllm-e46a1de), or SGLang 03cd2ec4's triton_ops/decode_attention.py (sglang). On a bf16 or fp16 cache the four are
+ * one arithmetic, but for SGLang's splits. Stage 1, per split (vLLM: cdiv(len, n) keys, n = sm-parts or 4; SGLang:
+ * cdiv(cdiv(len, n), 32) 32 keys, n per request from get_num_kv_splits or sm-parts): blocks of 32 keys from the split's
+ * start; S = Q K^T by mma.sync m16n8k16 from zero over the 576 dims (the 512 and the 64 in one chain; padding to 1024
+ * adds nothing), fl(S sm_scale); m = max(m, max s); re = exp2f(fl(fl(m_old - m) log2e)) and p = exp2f(fl(fl(s - m)
+ * log2e)) (tl.exp: ex2.approx.f32, small arguments halved and squared), O = fl(O re), then O += P V by mma.sync into
+ * O (P cast to the input format); the row sum of p: each thread's two columns, the quad's butterfly (xor 2, then 1),
+ * the four warps' partials the same way through shared memory; e_sum = fma(e_sum, re, sum). The split's O / e_sum
+ * (div.full.f32: times rcp.approx) and e_max + logf(e_sum) (libdevice logf). Stage 2 merges the non-empty splits in
+ * order: n = max, old and e as above, e_sum = fma(e_sum, old, e), O = fma(O, old, fl(O_s e)) (vLLM's unrolled first
+ * split fma(O_s, e, fl(O old)): the same bits, old = 0 and e = 1 there), O / e_sum (SGLang: times v_scale); lse
+ * e_max + logf(e_sum); both stored in q's type. IEEE binary32 (no FTZ).
+ * An FP8 cache (e4m3 codes beside k_scale.npy): vLLM's K = fl32(code k_scale) cast to q's type, SGLang's the codes
+ * with k_scale in the softmax scale; V: 0155494 fl32(code k_scale) with P left in fp32, P.V by mma.sync m16n8k8 in TF32
+ * (the operands' low 13 bits ignored: RZ; tc-hopper-k8); is_mla the K tile; e46a1de the codes (v_scale stays 1: O is
+ * 1 / k_scale times the attention); SGLang the codes with P in e4m3 (v_scale on the output). The dots take the order
+ * Triton gives an operand converted from 8 bits: for 16-bit dots kWidth 4 (a thread's four consecutive k as two
+ * registers feeding two mma.sync: of every 32 k the first sums k = 0, 1, 4, 5, ..., 28, 29, the second 2, 3, 6, 7,
+ * ..., 30, 31; S over the head dims, P.V over the keys), for the TF32 P.V four consecutive keys into four mma.sync (of
+ * every 32 keys the mma j sums j, j + 4, ..., j + 28). A 16-bit cache keeps kWidth 2: 16 consecutive k an mma. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "attn/variants/gpu_fp.h"
+#include "num/acc/acc_tc.h"
 #include "attn/variants/variants.h"
 
 #define TM_BLOCK 32    /* BLOCK_N: keys a block */
@@ -45,7 +52,12 @@
     X(K_CAST, "k_cast", "vLLM, an FP8 cache's K: fl32(code k_scale) cast to q's type", SITE_FMT_IN, FMT_FP32, FMT_RNE, 0) \
     X(P_CAST8, "p_cast8", "SGLang, an FP8 cache: P cast to e4m3 (satfinite) for P.V on the codes", SITE_FMT_FIXED,     \
       FMT_E4M3, FMT_RNE, 1)                                                                                       \
-    X(V_SCALE, "v_scale", "SGLang: the output times v_scale (fp32)", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0)
+    X(V_SCALE, "v_scale", "SGLang: the output times v_scale (fp32)", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0)          \
+    X(V_DEQ, "v_deq", "vLLM 0155494, an FP8 cache's V: fl32(code k_scale)", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0)     \
+    X(TF32_CAST, "tf32_cast", "vLLM 0155494, FP8: P and V as the TF32 mma reads them (RZ to tf32)", SITE_FMT_FIXED,  \
+      FMT_TF32, FMT_RZ, 0)                                                                                        \
+    X(PV_TF32, "pv_tf32", "vLLM 0155494, FP8: O += P V by mma.sync m16n8k8 TF32 (tc-hopper-k8)", SITE_ACC_HOPPER_K8, \
+      FMT_FP32, FMT_RNE, 0)
 
 enum { TRITON_MLA_SITES(SITE_ENUM) };
 
@@ -62,6 +74,14 @@ static long tm_kw4(long i)
 {
     long x = i % TM_KW4, h = x / 16, y = x % 16;
     return i - x + (y / 2) * 4 + 2 * h + y % 2;
+}
+
+/* TF32's order (P.V on fp32 operands, vLLM 0155494): a thread's four consecutive keys feed four successive
+ * mma.sync m16n8k8, so of every 32 keys the mma j sums keys j, j + 4, ..., j + 28: the key slot i feeds */
+static long tm_tf32k(long i)
+{
+    long x = i % TM_KW4;
+    return i - x + 4 * (x % 8) + x / 8;
 }
 
 /* rows x n values of a (row stride lda) with each row's k in kWidth 4's order, n a multiple of 32 */
@@ -120,11 +140,24 @@ static void tm_div_n(attn_ctx_t *ctx, double *y, const double *a, long n, double
     gpu_r32_scale(ctx, O_DIV, y, n, gpu_rcp(ctx, O_DIV, b));
 }
 
+/* O += P V at PV_TF32 on tf32 operands (their exponent range binary32's) */
+static void tm_gemm_tf32(attn_ctx_t *ctx, double *C, long ldc, const double *A, long lda, const double *B, long ldb,
+                         long M, long N, long K)
+{
+    const site_t *st = &ctx->site[PV_TF32];
+    if (st->exact) {
+        gpu_gemm(ctx, PV_TF32, 1, C, ldc, A, lda, B, ldb, 0, M, N, K);
+        return;
+    }
+    acc_tc_gemm_acc(C, ldc, A, lda, B, ldb, 0, M, N, K, st->acc, fmt_table[FMT_TF32].emin, fmt_table[FMT_TF32].emin);
+}
+
 ATTN_VARIANT(attn_triton_mla)
 {
     long R = g->R, sk = g->sk, dk = g->dk, dv = g->dv;
     const attn_cfg_t *cfg = ctx->cfg;
-    int sgl = cfg->triton_decode == ATTN_TRITON_SGLANG, fp8 = g->scale[1] > 0;
+    int dec = cfg->triton_decode, sgl = dec == ATTN_TRITON_SGLANG, fp8 = g->scale[1] > 0;
+    int tf32 = fp8 && dec == ATTN_TRITON_VLLM; /* 0155494: V and P in fp32, P.V in TF32 */
     /* the splits: vLLM's cdiv(len, n) keys, SGLang's cdiv(cdiv(len, n), 32) 32 with n its own per request */
     long nsplit = cfg->sm_parts > 0 ? cfg->sm_parts : sgl ? tm_sglang_splits(ctx, sk) : 4;
     long per = sgl ? tm_cdiv(tm_cdiv(sk, nsplit), TM_BLOCK) * TM_BLOCK : tm_cdiv(sk, nsplit);
@@ -140,21 +173,29 @@ ATTN_VARIANT(attn_triton_mla)
         vv = err_malloc((size_t)(sk * dv), sizeof(double));
         for (long i = 0; i < sk * dk; i++) /* vLLM: code ks in fp32, then .to(bf16) */
             kk[i] = sgl ? g->k[i] / ks : attn_round(ctx, K_CAST, (double)(float)g->k[i]);
-        for (long i = 0; i < sk * dv; i++)
-            vv[i] = g->v[i] / vs; /* the codes: vLLM's v_scale stays 1, SGLang's comes at the end */
+        for (long j = 0; j < sk; j++)
+            for (long c = 0; c < dv; c++) {
+                double code = g->v[j * dv + c] / vs;
+                /* SGLang: the codes (v_scale at the end); e46a1de: the codes (v_scale 1); is_mla: the K tile;
+                 * 0155494: fl32(code k_scale) as the TF32 mma reads it */
+                vv[j * dv + c] = dec == ATTN_TRITON_VLLM_MLA ? kk[j * dk + c]
+                                 : tf32 ? attn_round(ctx, TF32_CAST, attn_round(ctx, V_DEQ, code * ks)) : code;
+            }
         K = kk, V = vv;
     }
     int p8 = sgl && fp8; /* P.V on e4m3 P and codes */
     /* an FP8 cache's dots in kWidth 4's order: Q's and K's head dims once (576 is 18 spans of 32), P's columns and
      * V's rows each block (a short block's missing keys are the zeros the masked loads give) */
     int kw4 = fp8 && dk % TM_KW4 == 0;
+    long (*pord)(long) = tf32 ? tm_tf32k : kw4 ? tm_kw4 : NULL; /* P.V's key order (NULL: natural) */
     const double *Q = g->q;
     double *qw = NULL, *kw = NULL, *vw = NULL;
     if (kw4) {
         qw = tm_kw4_rows(g->q, dk, R, dk), kw = tm_kw4_rows(K, dk, sk, dk);
-        vw = err_calloc((size_t)(TM_BLOCK * dv), sizeof(double));
         Q = qw, K = kw;
     }
+    if (pord)
+        vw = err_calloc((size_t)(TM_BLOCK * dv), sizeof(double));
     double *s = err_malloc((size_t)(R * TM_BLOCK), sizeof(double)), *pb = err_malloc((size_t)(R * TM_BLOCK), sizeof(double));
     double *os = err_malloc((size_t)(nsplit * R * dv), sizeof(double)), *ls = err_malloc((size_t)(nsplit * R), sizeof(double));
     double *acc = err_malloc((size_t)(R * dv), sizeof(double)), *m = err_malloc((size_t)R, sizeof(double));
@@ -204,18 +245,21 @@ ATTN_VARIANT(attn_triton_mla)
                 es[r] = gpu_fmaf(ctx, L_SUM, es[r], re[r], sum);
                 gpu_r32_scale(ctx, O_RESCALE, acc + r * dv, dv, re[r]);
                 for (long c = 0; c < TM_BLOCK; c++)
-                    pb[r * TM_BLOCK + c] = sr[kw4 ? tm_kw4(c) : c];
-                attn_round_n(ctx, p8 ? P_CAST8 : P_CAST, pb + r * TM_BLOCK, TM_BLOCK);
+                    pb[r * TM_BLOCK + c] = sr[pord ? pord(c) : c];
+                attn_round_n(ctx, tf32 ? TF32_CAST : p8 ? P_CAST8 : P_CAST, pb + r * TM_BLOCK, TM_BLOCK);
             }
-            if (kw4) {
+            if (pord) {
                 for (long c = 0; c < TM_BLOCK; c++) {
-                    long j = tm_kw4(c);
+                    long j = pord(c);
                     if (j < nb)
                         memcpy(vw + c * dv, V + (b + j) * dv, sizeof(double) * (size_t)dv);
                     else
                         memset(vw + c * dv, 0, sizeof(double) * (size_t)dv);
                 }
-                gpu_gemm(ctx, PV_ACC, 1, acc, dv, pb, TM_BLOCK, vw, dv, 0, R, dv, TM_BLOCK);
+                if (tf32)
+                    tm_gemm_tf32(ctx, acc, dv, pb, TM_BLOCK, vw, dv, R, dv, TM_BLOCK);
+                else
+                    gpu_gemm(ctx, PV_ACC, 1, acc, dv, pb, TM_BLOCK, vw, dv, 0, R, dv, TM_BLOCK);
             } else {
                 gpu_gemm(ctx, PV_ACC, 1, acc, dv, pb, TM_BLOCK, V + b * dv, dv, 0, R, dv, nb);
             }
