@@ -21,11 +21,12 @@ its call.
 import importlib.util
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
 import torch
+
+from triton_code import save_code  # scripts/device/triton_code.py, beside this script
 
 DECODE, OUT = sys.argv[1], sys.argv[2]
 spec = importlib.util.spec_from_file_location("sglang_decode_attention", DECODE)
@@ -121,21 +122,7 @@ def run_case(name, case, keep_code, sms):
     if B * Hq * used * 512 * 4 <= 8 << 20:
         np.save(os.path.join(d, "attn_logits.npy"), logits[:, :, :used].cpu().numpy())
     if keep_code:
-        for stage, ck in zip(("stage1", "stage2"), kern):
-            try:
-                tag = f"{dt}-{stage}"
-                with open(os.path.join(OUT, f"ptx-{tag}.ptx"), "w") as f:
-                    f.write(ck.asm["ptx"])
-                cub = os.path.join("/tmp", f"sg-{tag}.cubin")
-                with open(cub, "wb") as f:
-                    f.write(ck.asm["cubin"])
-                sass = subprocess.run(["cuobjdump", "-sass", cub], capture_output=True, text=True).stdout
-                with open(os.path.join(OUT, f"sass-{tag}.sass"), "w") as f:
-                    f.write(sass)
-                info.setdefault("compiled", {})[stage] = {"name": ck.name, "num_warps": ck.metadata.num_warps,
-                                                          "num_stages": ck.metadata.num_stages}
-            except Exception as e:
-                info.setdefault("code_errors", []).append(str(e)[:200])
+        save_code(kern, OUT, dt, info)
     return info
 
 

@@ -21,11 +21,12 @@ of each dtype. OUTDIR/meta.json: device, torch, triton, per case its call.
 import importlib.util
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
 import torch
+
+from triton_code import save_code  # scripts/device/triton_code.py, beside this script
 
 DECODE, OUT = sys.argv[1], sys.argv[2]
 CALL = os.environ.get("TRITON_CALL", "k_scale")
@@ -114,21 +115,7 @@ def run_case(name, case, keep_code):
     np.save(os.path.join(d, "lse.npy"), lse.float().cpu().numpy().reshape(B, Hq, 1))
     np.save(os.path.join(d, "attn_logits.npy"), logits.cpu().numpy())
     if keep_code:
-        for stage, ck in zip(("stage1", "stage2"), kern):
-            try:
-                tag = f"{dt}-{stage}"
-                with open(os.path.join(OUT, f"ptx-{tag}.ptx"), "w") as f:
-                    f.write(ck.asm["ptx"])
-                cub = os.path.join("/tmp", f"{tag}.cubin")
-                with open(cub, "wb") as f:
-                    f.write(ck.asm["cubin"])
-                sass = subprocess.run(["cuobjdump", "-sass", cub], capture_output=True, text=True).stdout
-                with open(os.path.join(OUT, f"sass-{tag}.sass"), "w") as f:
-                    f.write(sass)
-                info.setdefault("compiled", {})[stage] = {"name": ck.name, "num_warps": ck.metadata.num_warps,
-                                                          "num_stages": ck.metadata.num_stages}
-            except Exception as e:
-                info.setdefault("code_errors", []).append(str(e)[:200])
+        save_code(kern, OUT, dt, info)
     return info
 
 
