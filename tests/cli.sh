@@ -340,6 +340,18 @@ assert \"SGLang's Triton MLA decode kernel\" in j['verdict'], j['verdict']
 " "$T/sg.json" && ok || bad "triton-mla (SGLang) on $d: $(head -c 300 "$T/sg.json")"
 done
 expect_err "--triton-decode names one of its four" run $SMALL --variants triton-mla --triton-decode sgl
+# on an FP8 cache every form with all its sites exact is Golden (rel_fro at binary64's level), but e46a1de's without
+# is_mla, whose V is the codes (its output 1 / k_scale times the attention: a kernel's choice, not a rounding)
+for dec in vllm vllm-mla sglang vllm-e46a1de; do
+    $A run --load tests/data/triton-mla/u9 --dv 512 --in-format fp16 --out-format fp16 --exact all --format csv \
+        --variants "triton-mla:triton-decode=$dec" >"$T/ex.csv" 2>"$T/err" || bad "triton-mla $dec --exact all: $(cat "$T/err")"
+    python3 -c "
+import csv, sys
+r = [x for x in csv.DictReader(open(sys.argv[1])) if x['variant'] != 'golden'][0]
+e = float(r['rel_fro'])
+assert (e > 10) if sys.argv[2] == 'vllm-e46a1de' else (e < 1e-12), (sys.argv[2], e)
+" "$T/ex.csv" "$dec" && ok || bad "triton-mla $dec with every site exact on an FP8 cache: $(tail -c 300 "$T/ex.csv")"
+done
 # FP8 scale files: a scale that is not positive, or of a shape that is neither [1] nor [B, Hkv], is refused in one line
 for bad_s in neg shape; do
     rm -rf "$T/s8" && cp -r tests/data/fa3/f4 "$T/s8"

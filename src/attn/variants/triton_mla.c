@@ -53,7 +53,7 @@
     X(P_CAST8, "p_cast8", "SGLang, an FP8 cache: P cast to e4m3 (satfinite) for P.V on the codes", SITE_FMT_FIXED,     \
       FMT_E4M3, FMT_RNE, 1)                                                                                       \
     X(V_SCALE, "v_scale", "SGLang: the output times v_scale (fp32)", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0)          \
-    X(V_DEQ, "v_deq", "vLLM 0155494, an FP8 cache's V: fl32(code k_scale)", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0)     \
+    X(KV_DEQ, "kv_deq", "vLLM, an FP8 cache: fl32(code k_scale) (K; 0155494's V)", SITE_FMT_FIXED, FMT_FP32, FMT_RNE, 0) \
     X(TF32_CAST, "tf32_cast", "vLLM 0155494, FP8: P and V as the TF32 mma reads them (RZ to tf32)", SITE_FMT_FIXED,  \
       FMT_TF32, FMT_RZ, 0)                                                                                        \
     X(PV_TF32, "pv_tf32", "vLLM 0155494, FP8: O += P V by mma.sync m16n8k8 TF32 (tc-hopper-k8)", SITE_ACC_HOPPER_K8, \
@@ -172,14 +172,14 @@ ATTN_VARIANT(attn_triton_mla)
         kk = err_malloc((size_t)(sk * dk), sizeof(double));
         vv = err_malloc((size_t)(sk * dv), sizeof(double));
         for (long i = 0; i < sk * dk; i++) /* vLLM: code ks in fp32, then .to(bf16) */
-            kk[i] = sgl ? g->k[i] / ks : attn_round(ctx, K_CAST, (double)(float)g->k[i]);
+            kk[i] = sgl ? g->k[i] / ks : attn_round(ctx, K_CAST, attn_round(ctx, KV_DEQ, g->k[i]));
         for (long j = 0; j < sk; j++)
             for (long c = 0; c < dv; c++) {
                 double code = g->v[j * dv + c] / vs;
                 /* SGLang: the codes (v_scale at the end); e46a1de: the codes (v_scale 1); is_mla: the K tile;
                  * 0155494: fl32(code k_scale) as the TF32 mma reads it */
                 vv[j * dv + c] = dec == ATTN_TRITON_VLLM_MLA ? kk[j * dk + c]
-                                 : tf32 ? attn_round(ctx, TF32_CAST, attn_round(ctx, V_DEQ, code * ks)) : code;
+                                 : tf32 ? attn_round(ctx, TF32_CAST, attn_round(ctx, KV_DEQ, code * ks)) : code;
             }
         K = kk, V = vv;
     }
