@@ -14,19 +14,18 @@ The call: the cache as SGLang's MLA token pool holds it ([tokens, 1, 576], page 
 shuffled slots through kv_indptr / kv_indices), V = its first 512 dims, num_kv_splits from get_num_kv_splits_triton
 over the device's SM count (dynamic; or every request `static` splits, SGLANG_TRITON_DECODE_ATTN_STATIC_KV_SPLITS),
 max_kv_splits as _mla_decode_kv_splits_cap gives it for a 163840-token model (max(8, min(next_pow2(SMs), 8192))),
-sm_scale the model's, k_scale = v_scale = 1 (bf16, fp16) or the FP8 cache's (MLA's V is K's latent). OUTDIR/ptx-*.ptx and sass-*.sass: both
-stages as Triton compiled them for the first case of each dtype. OUTDIR/meta.json: device, torch, triton, per case
-its call.
+sm_scale the model's, k_scale = v_scale = 1 (bf16, fp16) or the FP8 cache's (MLA's V is K's latent).
+OUTDIR/ptx-*.ptx and sass-*.sass: both stages as Triton compiled them for the first case of each dtype.
+OUTDIR/meta.json: device, torch, triton, per case its call. CAPTURE_CASES: the cases to run (default all).
 """
 import importlib.util
-import json
 import os
 import sys
 
 import numpy as np
 import torch
 
-from triton_code import save_code  # scripts/device/triton_code.py, beside this script
+from triton_code import run_cases, save_code  # scripts/device/triton_code.py, beside this script
 
 DECODE, OUT = sys.argv[1], sys.argv[2]
 spec = importlib.util.spec_from_file_location("sglang_decode_attention", DECODE)
@@ -134,16 +133,7 @@ def main():
             "device": torch.cuda.get_device_name(), "torch": torch.__version__, "cuda": torch.version.cuda,
             "triton": triton.__version__, "decode_file": os.environ.get("DECODE_SOURCE"),
             "layout": __doc__.split("\n\n")[1], "cases": {}}
-    seen = set()
-    for name, case in CASES.items():
-        try:
-            meta["cases"][name] = run_case(name, case, case[0] not in seen, sms)
-            seen.add(case[0])
-        except Exception as e:
-            meta["cases"][name] = {"error": str(e).splitlines()[0][:300]}
-        print(name, json.dumps(meta["cases"][name]), flush=True)
-    with open(os.path.join(OUT, "meta.json"), "w") as f:
-        json.dump(meta, f, indent=1)
+    run_cases(OUT, meta, CASES, lambda name, case, keep: run_case(name, case, keep, sms))
 
 
 if __name__ == "__main__":

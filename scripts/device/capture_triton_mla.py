@@ -19,14 +19,13 @@ cases to run (default all). OUTDIR/ptx-*.ptx and sass-*.sass: both stages as Tri
 of each dtype. OUTDIR/meta.json: device, torch, triton, per case its call.
 """
 import importlib.util
-import json
 import os
 import sys
 
 import numpy as np
 import torch
 
-from triton_code import save_code  # scripts/device/triton_code.py, beside this script
+from triton_code import run_cases, save_code  # scripts/device/triton_code.py, beside this script
 
 DECODE, OUT = sys.argv[1], sys.argv[2]
 CALL = os.environ.get("TRITON_CALL", "k_scale")
@@ -126,19 +125,7 @@ def main():
             "device": torch.cuda.get_device_name(), "torch": torch.__version__, "cuda": torch.version.cuda,
             "triton": triton.__version__, "decode_file": os.environ.get("DECODE_SOURCE"),
             "layout": __doc__.split("\n\n")[1], "cases": {}}
-    seen = set()
-    only = os.environ.get("CAPTURE_CASES")
-    for name, case in CASES.items():
-        if only and name not in only.split(","):
-            continue
-        try:
-            meta["cases"][name] = run_case(name, case, case[0] not in seen)
-            seen.add(case[0])
-        except Exception as e:
-            meta["cases"][name] = {"error": str(e).splitlines()[0][:300]}
-        print(name, json.dumps(meta["cases"][name]), flush=True)
-    with open(os.path.join(OUT, "meta.json"), "w") as f:
-        json.dump(meta, f, indent=1)
+    run_cases(OUT, meta, CASES, run_case)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ typedef struct {
     int flashmla_sched;          /* flashmla: ATTN_FMLA_SCHED_* (--flashmla-sched), whose scheduler splits the keys */
     int fa3_varlen;              /* fa3: the call is varlen (seqused_k, cu_seqlens, with_kvcache): splits per entry */
     long page_size;              /* fa3: the KV cache's page size (0: contiguous) */
-    int triton_decode;           /* triton-mla: ATTN_TRITON_VLLM or ATTN_TRITON_SGLANG (--triton-decode) */
+    int triton_decode;           /* triton-mla: ATTN_TRITON_* (--triton-decode), whose Triton MLA decode */
     int split_interleaved;       /* 1: the xmma SIMT kernels' round-robin tiles; 0: contiguous K ranges */
 } attn_cfg_t;
 

@@ -16,7 +16,7 @@ int attn_kernel_outside(int vi, const attn_cfg_t *cfg, const attn_shape_t *s, in
                         char *why, size_t n);
 
 /* The real kernel variant vi reproduces under cfg (check's verdict names it), or NULL for a paper's algorithm:
- * attn_variant_t.kernel, but for a setting that names another kernel (triton-mla under --triton-decode sglang) */
+ * attn_variant_t.kernel, but for a setting that names another kernel (triton-mla: the file --triton-decode names) */
 const char *attn_kernel_name(int vi, const attn_cfg_t *cfg);
 
 /* What variant vi returns for an entry with no key (seqlens 0, or a sparse entry with no valid index): every O

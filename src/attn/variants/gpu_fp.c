@@ -171,11 +171,18 @@ double gpu_butterfly_sum(attn_ctx_t *ctx, int site, double *lane, int n, int ftz
     return lane[0];
 }
 
+/* the operands' format at an accumulation site: its definition's (tf32: vLLM's TF32 P.V), or the input format
+ * (FMT_FP32 in the definition), as attn_gemm reads it */
+static fmt_id_t gpu_gemm_format(const attn_ctx_t *ctx, const site_t *s)
+{
+    return s->def->fmt == FMT_FP32 ? ctx->cfg->in_format : s->def->fmt;
+}
+
 void gpu_gemm(attn_ctx_t *ctx, int site, int acc, double *C, long ldc, const double *A, long lda, const double *B,
               long ldb, int b_trans, long M, long N, long K)
 {
     const site_t *s = &ctx->site[site];
-    fmt_id_t f = ctx->cfg->in_format;
+    fmt_id_t f = gpu_gemm_format(ctx, s);
     if (!acc) {
         acc_gemm_f(C, ldc, A, lda, B, ldb, b_trans, M, N, K, s->exact ? ACC_FP64 : s->acc, f, f);
     } else if (s->exact) {
@@ -199,7 +206,7 @@ void gpu_gemm_scaled(attn_ctx_t *ctx, int site, int scale_site, double *C, long 
         gpu_gemm(ctx, site, 1, C, ldc, A, lda, B, ldb, b_trans, M, N, K);
         return;
     }
-    fmt_id_t f = ctx->cfg->in_format;
+    fmt_id_t f = gpu_gemm_format(ctx, &ctx->site[site]);
     acc_tc_gemm_acc_scaled(C, ldc, rs, A, lda, B, ldb, b_trans, M, N, K, ctx->site[site].acc, fmt_table[f].emin,
                            fmt_table[f].emin);
 }

@@ -32,7 +32,7 @@
     X("sdpa-cudnn", "PyTorch SDPA's cuDNN backend (sm90 flash fprop WGMMA) as captures show it: 128-key blocks, tc-hopper, exp2f, per-thread sums, IEEE 1/L", attn_sdpa_cudnn, attn_sdpa_cudnn_sites, attn_sdpa_cudnn_tile, "PyTorch SDPA's cuDNN backend") \
     X("fa3", "FlashAttention-3 (0251105a) BF16/FP16 forward as it runs on an H100: WGMMA, SFU ex2/rcp/lg2, FTZ, its tiles, split heuristic and combine (q_v path on MLA)", attn_fa3, attn_fa3_sites, attn_fa3_tile, "FlashAttention-3") \
     X("flashmla-dense-fp8", "vLLM's FlashMLA fork's dense FP8 decode (46d64a8): e4m3 q and cache with per-tensor descales, FP8 WGMMA, P in e4m3, FlashMLA's scheduler and natural-log combine", attn_flashmla_dense_fp8, attn_fa3_sites, attn_kernel_tile, "vLLM's FlashMLA dense FP8 decode kernel") \
-    X("triton-mla", "vLLM's Triton MLA decode (TRITON_MLA): mma.sync, tl.exp as ex2.approx, two stages over sm-parts splits (4), div.full, libdevice logf, output and lse in q's type", attn_triton_mla, attn_triton_mla_sites, NULL, "vLLM's Triton MLA decode kernel") \
+    X("triton-mla", "vLLM's (TRITON_MLA) or SGLang's Triton MLA decode (--triton-decode): mma.sync, tl.exp as ex2.approx, two stages over sm-parts splits (4), div.full, libdevice logf, output and lse in q's type", attn_triton_mla, attn_triton_mla_sites, NULL, "vLLM's Triton MLA decode kernel") \
     X("fa3-fp8", "FlashAttention-3 FP8: e4m3 Q/K/V, block scales and random-sign Hadamard (--fa3-block, --fa3-hadamard)", attn_fa3fp8, attn_fa3fp8_sites, attn_kernel_tile, NULL)
 
 #define ATTN_DECLARE(name, summary, fn, sites, tile, kernel) ATTN_VARIANT(fn); extern const site_def_t sites[];

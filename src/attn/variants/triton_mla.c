@@ -27,7 +27,6 @@
 #include <string.h>
 
 #include "attn/variants/gpu_fp.h"
-#include "num/acc/acc_tc.h"
 #include "attn/variants/variants.h"
 
 #define TM_BLOCK 32    /* BLOCK_N: keys a block */
@@ -57,7 +56,7 @@
     X(TF32_CAST, "tf32_cast", "vLLM 0155494, FP8: P and V as the TF32 mma reads them (RZ to tf32)", SITE_FMT_FIXED,  \
       FMT_TF32, FMT_RZ, 0)                                                                                        \
     X(PV_TF32, "pv_tf32", "vLLM 0155494, FP8: O += P V by mma.sync m16n8k8 TF32 (tc-hopper-k8)", SITE_ACC_HOPPER_K8, \
-      FMT_FP32, FMT_RNE, 0)
+      FMT_TF32, FMT_RNE, 0)
 
 enum { TRITON_MLA_SITES(SITE_ENUM) };
 
@@ -138,18 +137,6 @@ static void tm_div_n(attn_ctx_t *ctx, double *y, const double *a, long n, double
     if (y != a)
         memcpy(y, a, sizeof(double) * (size_t)n);
     gpu_r32_scale(ctx, O_DIV, y, n, gpu_rcp(ctx, O_DIV, b));
-}
-
-/* O += P V at PV_TF32 on tf32 operands (their exponent range binary32's) */
-static void tm_gemm_tf32(attn_ctx_t *ctx, double *C, long ldc, const double *A, long lda, const double *B, long ldb,
-                         long M, long N, long K)
-{
-    const site_t *st = &ctx->site[PV_TF32];
-    if (st->exact) {
-        gpu_gemm(ctx, PV_TF32, 1, C, ldc, A, lda, B, ldb, 0, M, N, K);
-        return;
-    }
-    acc_tc_gemm_acc(C, ldc, A, lda, B, ldb, 0, M, N, K, st->acc, fmt_table[FMT_TF32].emin, fmt_table[FMT_TF32].emin);
 }
 
 ATTN_VARIANT(attn_triton_mla)
@@ -256,10 +243,7 @@ ATTN_VARIANT(attn_triton_mla)
                     else
                         memset(vw + c * dv, 0, sizeof(double) * (size_t)dv);
                 }
-                if (tf32)
-                    tm_gemm_tf32(ctx, acc, dv, pb, TM_BLOCK, vw, dv, R, dv, TM_BLOCK);
-                else
-                    gpu_gemm(ctx, PV_ACC, 1, acc, dv, pb, TM_BLOCK, vw, dv, 0, R, dv, TM_BLOCK);
+                gpu_gemm(ctx, tf32 ? PV_TF32 : PV_ACC, 1, acc, dv, pb, TM_BLOCK, vw, dv, 0, R, dv, TM_BLOCK);
             } else {
                 gpu_gemm(ctx, PV_ACC, 1, acc, dv, pb, TM_BLOCK, V + b * dv, dv, 0, R, dv, nb);
             }
