@@ -17,8 +17,9 @@ void attn_row_limits(long *limit, const attn_shape_t *s)
     long rows = s->hq / s->hkv * s->sq;
     for (long r = 0; r < rows; r++) {
         long t = r % s->sq;
+        long br = t + (s->sk - s->sq);
         limit[r] = s->causal == ATTN_CAUSAL_TOP_LEFT ? (t < s->sk - 1 ? t : s->sk - 1)
-                   : s->causal                       ? t + (s->sk - s->sq)
+                   : s->causal                       ? (br < -1 ? -1 : br)
                                                      : s->sk - 1;
     }
 }
@@ -39,6 +40,19 @@ void attn_for_groups(double *o, const attn_input_t *in,
         fn(o + h * rows * s->dv, &g, arg);
     }
     free(limit);
+}
+
+int attn_v_is_k(const attn_input_t *in)
+{
+    const attn_shape_t *s = &in->s;
+    if (in->v_of_k)
+        return 1;
+    if (s->dv > s->dk)
+        return 0;
+    for (long i = 0; i < s->hkv * s->sk; i++)
+        if (memcmp(in->v + i * s->dv, in->k + i * s->dk, sizeof(double) * (size_t)s->dv) != 0)
+            return 0;
+    return 1;
 }
 
 void attn_input_free(attn_input_t *in)

@@ -79,9 +79,14 @@ static void golden_group(double *o, double *lse, const attn_group_t *g, dd_t sca
     double *nh = err_malloc((size_t)(R * g->dv), sizeof(double));
     double *nl = err_malloc((size_t)(R * g->dv), sizeof(double));
     dd_t *l = err_malloc((size_t)R, sizeof(dd_t));
-    double *mx = err_malloc((size_t)R, sizeof(double));
+    dd_t *mx = err_malloc((size_t)R, sizeof(dd_t));
 
-    /* S = Q K^T as pairs, then P = exp((S - m) scale) in place, m = max hi over the row. */
+    /* S = Q K^T as pairs, then P = exp((S - m) scale) in place, m the row's largest score as a pair: m.hi the
+     * largest hi, m.lo the largest lo beside it. The exp's arguments are then <= 0; with m.hi alone the largest
+     * reaches m.lo scale, which passes exp's range (overflow, or every term 0) once a score's exact value needs
+     * more than a double by a margin that scale makes large (scores near 2^63 at scale 1: m.lo ~ 1e3). m.lo is
+     * taken out of the row's lo parts (each error < ulp(lo) / 2, below the pair's precision) only then, so that
+     * ordinary rows are computed as they always were. */
     double t0 = progress_now();
     ozaki_init();
     int exact = ozaki_scores(ph, pl, g);
@@ -93,22 +98,30 @@ static void golden_group(double *o, double *lse, const attn_group_t *g, dd_t sca
         long nb = R - r0 < 8 ? R - r0 : 8, n[8];
         for (long r = r0; r < r0 + nb; r++) {
             double *h = ph + r * sk, *lo = pl + r * sk;
-            long lim = g->limit[r];
-            double m = -INFINITY;
+            long lim = g->limit[r] < 0 ? -1 : g->limit[r];
+            double m = -INFINITY, ml = -INFINITY;
 #pragma omp simd reduction(max : m)
             for (long j = 0; j <= lim; j++)
                 m = h[j] > m ? h[j] : m;
+            for (long j = 0; j <= lim; j++)
+                ml = h[j] == m && lo[j] > ml ? lo[j] : ml;
+            ml = lim >= 0 ? ml : 0.0;
+            if (fabs(ml * scale.hi) > GOLDEN_SHIFT_LO_MAX)
+                for (long j = 0; j <= lim; j++)
+                    lo[j] -= ml;
+            else
+                ml = 0.0;
             dd_exp_array(h, lo, lim + 1, m, scale);
             for (long j = lim + 1; j < sk; j++)
                 h[j] = lo[j] = 0.0;
             n[r - r0] = lim + 1;
-            mx[r] = m;
+            mx[r] = (dd_t){m, ml};
         }
         dd_sum_rows(l + r0, ph + r0 * sk, pl + r0 * sk, sk, n, nb);
     }
     /* log-sum-exp of the scaled scores: m scale + ln(l), in double-double to the last step */
     for (long r = 0; lse && r < R; r++) {
-        dd_t ms = dd_mul(scale, (dd_t){mx[r], 0.0}), sum = l[r];
+        dd_t ms = dd_mul(scale, mx[r]), sum = l[r];
         lse[r] = sum.hi > 0 ? (ms.hi + (ms.lo + (log(sum.hi) + sum.lo / sum.hi))) : -INFINITY;
     }
     golden_timed(GOLDEN_T_SOFTMAX, &t0);

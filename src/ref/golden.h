@@ -41,6 +41,9 @@ void golden_attention_lse(double *o, double *lse, const attn_input_t *in, double
  * turn; golden_attention_part(..., p) writes part p's rows of O and lse. */
 #define GOLDEN_CHUNK_SCORES (1L << 23)
 #define GOLDEN_CHUNK_MIN_ROWS 64
+/* The largest |m.lo scale| Golden's softmax leaves in its exp arguments (golden_group): any size far from exp's
+ * range (about +-709) would do; 1 keeps every argument of a row's largest term within (-1, 1]. */
+#define GOLDEN_SHIFT_LO_MAX 1.0
 long golden_chunk_rows(long sk);
 long golden_parts(const attn_input_t *in);
 void golden_attention_part(double *o, double *lse, const attn_input_t *in, double scale, long part);
