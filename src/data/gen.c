@@ -206,23 +206,23 @@ static long gen_first_nonfinite(const double *x, long n)
     return -1;
 }
 
-/* Codes of q, k (and v) decoded in the input format; integer arrays refused. */
-static int gen_decode_inputs(io_npy_t a[3], const char *const path[], int have_v, fmt_id_t in_format, err_t *e)
+/* Codes of q, k (and v) decoded in their formats; integer arrays refused. */
+static int gen_decode_inputs(io_npy_t a[3], const char *const path[], int have_v, const fmt_id_t fmt[3], err_t *e)
 {
     int rc = ERR_OK;
     for (int i = 0; i < 3 && !rc; i++)
         if (i < 2 || have_v) {
-            rc = io_npy_decode(&a[i], in_format, path[i], "--in-format", e);
+            rc = io_npy_decode(&a[i], fmt[i], path[i], "--in-format", e);
             if (!rc && a[i].integer)
                 rc = err_set(e, ERR_USAGE, "%s holds integers: need floating-point values or bit patterns", path[i]);
         }
     return rc;
 }
 
-int gen_from_arrays(attn_input_t *in, io_npy_t a[3], const char *const path[3], int have_v, fmt_id_t in_format,
+int gen_from_arrays(attn_input_t *in, io_npy_t a[3], const char *const path[3], int have_v, const fmt_id_t fmt[3],
                     long dv_req, err_t *e)
 {
-    int rc = gen_decode_inputs(a, path, have_v, in_format, e);
+    int rc = gen_decode_inputs(a, path, have_v, fmt, e);
     for (int i = 0; i < 3 && !rc; i++)
         if (i < 2 || have_v)
             rc = gen_check_finite(&a[i], path[i], e);
@@ -268,11 +268,11 @@ int gen_from_arrays(attn_input_t *in, io_npy_t a[3], const char *const path[3], 
     for (int i = 0; i < 3 && !rc; i++) {
         if (!arr[i])
             continue;
-        fmt_round_array(arr[i], a[i].n, in_format);
+        fmt_round_array(arr[i], a[i].n, fmt[i]);
         long bad = gen_first_nonfinite(arr[i], a[i].n);
         if (bad >= 0)
             rc = err_set(e, ERR_USAGE, "%s: element %ld is not finite in %s (it lies beyond %g, the largest value)",
-                         path[i], bad, fmt_table[in_format].name, fmt_table[in_format].max_finite);
+                         path[i], bad, fmt_table[fmt[i]].name, fmt_table[fmt[i]].max_finite);
     }
     if (rc)
         return rc;
@@ -329,9 +329,9 @@ static int gen_dims4(const io_npy_t *a, const char *path, long dim[4], int allow
 
 /* The batch in FlashMLA's layout: a = q, k, v (v only if have_v), sl = seqlens. */
 static int gen_batch_from_arrays(attn_batch_t *bt, io_npy_t a[3], const io_npy_t *sl, const char *const path[4],
-                                 int have_v, fmt_id_t in_format, long dv_req, err_t *e)
+                                 int have_v, const fmt_id_t fmt[3], long dv_req, err_t *e)
 {
-    int rc = gen_decode_inputs(a, path, have_v, in_format, e);
+    int rc = gen_decode_inputs(a, path, have_v, fmt, e);
     long q[4], k[4], v[4] = {0, 0, 0, 0};
     if (!rc)
         rc = gen_dims4(&a[0], path[0], q, 0, e);
@@ -376,11 +376,11 @@ static int gen_batch_from_arrays(attn_batch_t *bt, io_npy_t a[3], const io_npy_t
         in->q = gen_alloc(hq * sq * dk);
         in->k = gen_alloc(hkv * sk * dk);
         in->v = gen_alloc(hkv * sk * dv);
-        rc = gen_take_rows(in->q, &a[0], b, sq, hq, dk, dk, in_format, path[0], e);
+        rc = gen_take_rows(in->q, &a[0], b, sq, hq, dk, dk, fmt[0], path[0], e);
         if (!rc)
-            rc = gen_take_rows(in->k, &a[1], b, sk, hkv, dk, dk, in_format, path[1], e);
+            rc = gen_take_rows(in->k, &a[1], b, sk, hkv, dk, dk, fmt[1], path[1], e);
         if (!rc && have_v)
-            rc = gen_take_rows(in->v, &a[2], b, sk, hkv, dv, dv, in_format, path[2], e);
+            rc = gen_take_rows(in->v, &a[2], b, sk, hkv, dv, dv, fmt[2], path[2], e);
         else if (!rc)
             gen_shared_v(in);
     }
@@ -409,6 +409,14 @@ int gen_load(attn_batch_t *bt, const char *dir, fmt_id_t in_format, long dv_req,
             if (lstat(path[i], &st) == 0)
                 return err_set(e, ERR_USAGE, "--load %s: %s beside kcache.npy: a sparse FP8 case takes its keys from "
                                "the cache alone (one case a folder)", dir, names[i]);
+        static const char *const scale_files[] = {"q_scale.npy", "q_descale.npy", "k_scale.npy", "k_descale.npy",
+                                                  "v_scale.npy", "v_descale.npy"};
+        for (size_t i = 0; i < sizeof scale_files / sizeof scale_files[0]; i++) {
+            snprintf(path[1], sizeof path[1], "%s/%s", dir, scale_files[i]);
+            if (lstat(path[1], &st) == 0)
+                return err_set(e, ERR_USAGE, "--load %s: %s beside kcache.npy: a sparse FP8 cache holds its own "
+                               "scales (and q.npy is bf16)", dir, scale_files[i]);
+        }
         return gen_load_sparse(bt, dir, in_format, e);
     }
     int rc = io_npy_read(&a[0], path[0], e);
@@ -422,15 +430,16 @@ int gen_load(attn_batch_t *bt, const char *dir, fmt_id_t in_format, long dv_req,
     if (!rc && batched)
         rc = io_npy_read(&sl, path[3], e);
     const char *const paths[4] = {path[0], path[1], path[2], path[3]};
+    fmt_id_t fmt[3] = {in_format, in_format, in_format};
     if (!rc)
-        rc = gen_scales_decode(a, dir, e);
+        rc = gen_scales_decode(a, fmt, dir, have_v, e);
     if (!rc && batched) {
-        rc = gen_batch_from_arrays(bt, a, &sl, paths, have_v, in_format, dv_req, e);
+        rc = gen_batch_from_arrays(bt, a, &sl, paths, have_v, fmt, dv_req, e);
     } else if (!rc) {
         bt->n = 1;
         bt->entry = err_calloc(1, sizeof(attn_input_t));
         bt->seqlens = err_malloc(1, sizeof(long));
-        rc = gen_from_arrays(&bt->entry[0], a, paths, have_v, in_format, dv_req, e);
+        rc = gen_from_arrays(&bt->entry[0], a, paths, have_v, fmt, dv_req, e);
         if (rc) {
             attn_batch_free(bt);
         } else {

@@ -71,12 +71,12 @@ int gen_sample(attn_input_t *in, const gen_cfg_t *cfg, uint64_t seed, long sampl
  * without v.npy, V = K[..., :dv_req] (--dv). */
 int gen_load(attn_batch_t *bt, const char *dir, fmt_id_t in_format, long dv_req, err_t *e);
 
-/* FP8 codes beside their scales (data/scales.c): the path of DIR's scale file for array x (0 q, 1 k, 2 v:
- * x_scale.npy, else x_descale.npy) into path, 1 when it exists; the arrays a[x] with a scale file and one-byte
- * codes decoded as e4m3 (before --in-format decodes the rest); and, on the loaded batch, each array with a scale
- * multiplied by it (float [1] or [B, Hkv]; V read from K takes K's), the scales kept in attn_input_t.scale. */
-int gen_scale_path(char *path, size_t n, const char *dir, int x);
-int gen_scales_decode(io_npy_t a[3], const char *dir, err_t *e);
+/* FP8 codes beside their scales (data/scales.c): the arrays a[x] (0 q, 1 k, 2 v) with a scale file (x_scale.npy or
+ * x_descale.npy; both only if they agree) decoded as e4m3 codes, fmt[x] set to FMT_E4M3 (before --in-format decodes
+ * the rest); a scale beside anything but one-byte codes, or v's without v.npy, refused. Then, on the loaded batch,
+ * each array with a scale multiplied by it (float32 [1] or [B, Hkv], finite, positive and normal; V read from K
+ * takes K's), the scales kept in attn_input_t.scale. */
+int gen_scales_decode(io_npy_t a[3], fmt_id_t fmt[3], const char *dir, int have_v, err_t *e);
 int gen_scales_apply(attn_batch_t *bt, const char *dir, int have_v, err_t *e);
 
 /* A sparse FP8 decoding case (gen_load does this when DIR/kcache.npy exists; data/sparse.c): q.npy bf16
@@ -86,9 +86,9 @@ int gen_scales_apply(attn_batch_t *bt, const char *dir, int have_v, err_t *e);
  * its valid indices name, dequantized as the kernel does. */
 int gen_load_sparse(attn_batch_t *bt, const char *dir, fmt_id_t in_format, err_t *e);
 
-/* The same from parsed arrays a (q, k, v; v only if have_v), checking their shapes; on
+/* The same from parsed arrays a (q, k, v; v only if have_v; array i's codes in format fmt[i]), checking their shapes; on
  * success the arrays' data move into in (a[i].data becomes NULL). */
-int gen_from_arrays(attn_input_t *in, io_npy_t a[3], const char *const path[3], int have_v, fmt_id_t in_format,
+int gen_from_arrays(attn_input_t *in, io_npy_t a[3], const char *const path[3], int have_v, const fmt_id_t fmt[3],
                     long dv_req, err_t *e);
 
 #endif

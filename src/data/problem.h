@@ -69,6 +69,9 @@ void attn_row_limits(long *limit, const attn_shape_t *s);
 void attn_for_groups(double *o, const attn_input_t *in,
                      void (*fn)(double *, const attn_group_t *, void *), void *arg);
 
+/* Whether V is K's first dv columns, row for row (v_of_k, or the arrays compared): MLA's one latent cache. */
+int attn_v_is_k(const attn_input_t *in);
+
 /* An input's arrays, and a batch's entries with its arrays, freed (the struct zeroed for a batch). */
 void attn_input_free(attn_input_t *in);
 void attn_batch_free(attn_batch_t *bt);

@@ -41,13 +41,37 @@ int run_load_input(run_cfg_t *c, attn_batch_t *in, err_t *e)
         return err_set(e, ERR_USAGE, "--causal: a sparse FP8 case has no causal mask (each query token's keys are "
                                      "its indices)");
     }
-    if (c->shape.causal == ATTN_CAUSAL_BOTTOM_RIGHT && !in->flashmla_layout && in->entry[0].s.sq > in->entry[0].s.sk) {
-        rc = err_set(e, ERR_USAGE, "--causal (bottom-right): the case in %s has %ld queries and %ld keys, so its first "
-                                   "rows see no key; PyTorch's is_causal is --causal=top-left", c->load_dir,
-                     in->entry[0].s.sq, in->entry[0].s.sk);
+    /* bottom-right, an entry with fewer keys than query tokens has rows that see no key (an entry of no key at all,
+     * seqlens 0, takes the kernels' no-key convention whole) */
+    for (long b = 0; c->shape.causal == ATTN_CAUSAL_BOTTOM_RIGHT && b < in->n; b++) {
+        const attn_shape_t *es = &in->entry[b].s;
+        if (es->sq <= es->sk || (in->flashmla_layout && es->sk == 0))
+            continue;
+        char which[64] = "";
+        if (in->flashmla_layout)
+            snprintf(which, sizeof which, " (entry %ld, seqlens.npy)", b);
+        rc = err_set(e, ERR_USAGE, "--causal (bottom-right): the case in %s has %ld queries and %ld keys%s, so its first "
+                                   "rows see no key; PyTorch's is_causal is --causal=top-left", c->load_dir, es->sq,
+                     es->sk, which);
         attn_batch_free(in);
         return rc;
     }
+    /* V shared with K or not is the case's (the CSV's kv column, the kernels' envelopes), as its sizes are */
+    int separate = 0;
+    for (long b = 0; b < in->n && !separate; b++)
+        separate = !attn_v_is_k(&in->entry[b]);
+    if (opts_given(c, "kv") && separate != c->gen.kv_separate) {
+        rc = err_set(e, ERR_USAGE, "--kv %s: in the case in %s V is %s; drop --kv", separate ? "shared" : "separate",
+                     c->load_dir, separate ? "not K's first dv columns" : "K's first dv columns");
+        attn_batch_free(in);
+        return rc;
+    }
+    c->gen.kv_separate = separate;
+    /* q, k and v all e4m3 codes beside scale files: the case's input format is e4m3 whatever --in-format says (the
+     * kernels' FP8 paths take it from there); without --in-format, so it is taken */
+    const attn_input_t *e0 = &in->entry[0];
+    if (!opts_given(c, "in-format") && e0->scale[0] && e0->scale[1] && e0->scale[2])
+        c->attn.in_format = c->gen.in_format = FMT_E4M3;
     int causal = c->shape.causal;
     c->shape = in->entry[0].s;
     c->shape.sk = in->smax;
@@ -130,6 +154,42 @@ static void run_extra_free(run_extra_t *ex)
     ex->count = 0;
 }
 
+/* Array which (0 q, 1 k, 2 v) of a case whose entries hold it as e4m3 codes times a scale (attn_input_t.scale): x, in
+ * the dump's layout (shape: [B, S, H, D] in FlashMLA's, else [H, S, D]), written as its codes (x / scale, exact) to
+ * path and the scale to DIR/NAME_scale.npy, float32 [1] where one scale serves every entry and head, else [B, Hkv],
+ * so that the dump reloads as the same case. */
+static int run_dump_codes(const run_cfg_t *c, const attn_batch_t *bt, int which, const double *x, const long *shape,
+                          int ndim, const char *path, err_t *e)
+{
+    const attn_shape_t *s0 = &bt->entry[0].s;
+    long H = ndim == 4 ? shape[2] : shape[0], D = shape[ndim - 1], rows = shape[1];
+    long group = H / s0->hkv, n = 1;
+    for (int d = 0; d < ndim; d++)
+        n *= shape[d];
+    uint8_t *codes = err_malloc((size_t)n, 1);
+    for (long i = 0; i < n; i++) {
+        long b = ndim == 4 ? i / (rows * H * D) : 0, h = ndim == 4 ? i / D % H : i / (rows * D);
+        codes[i] = (uint8_t)fmt_encode(x[i] / bt->entry[b].scale[which][h / group], FMT_E4M3, FMT_RNE, 0, NULL);
+    }
+    int rc = io_npy_write_uint(path, codes, 1, shape, ndim, e);
+    free(codes);
+    long nsc = bt->n * s0->hkv, one = 1;
+    double *sc = err_malloc((size_t)nsc, sizeof(double));
+    int same = 1;
+    for (long b = 0; b < bt->n; b++)
+        for (long h = 0; h < s0->hkv; h++) {
+            sc[b * s0->hkv + h] = bt->entry[b].scale[which][h];
+            same &= sc[b * s0->hkv + h] == sc[0];
+        }
+    char sp[4096];
+    snprintf(sp, sizeof sp, "%s/%c_scale.npy", c->dump_dir, "qkv"[which]);
+    long sshape[2] = {bt->n, s0->hkv};
+    if (!rc)
+        rc = io_npy_write(sp, sc, same ? &one : sshape, same ? 1 : 2, 1, e);
+    free(sc);
+    return rc;
+}
+
 /* --dump: q, k, v, each output NAME.npy and NAME.lse.npy for Golden and each variant that models
  * the kernel's log-sum-exp (lses[v] NULL or all NaN: none); one entry: [hq][sq][dk] ... and LSE
  * [hq][sq]; a batch read in FlashMLA's layout: that layout (and seqlens.npy), outputs [B, Sq, Hq,
@@ -157,13 +217,13 @@ static int run_dump(const run_cfg_t *c, const attn_batch_t *bt, double **outs, d
     for (int i = 0; i < 3 && !rc && !sq; i++) {
         snprintf(path, sizeof path, "%s/%s.npy", c->dump_dir, names[i]);
         const attn_input_t *in = &bt->entry[0];
-        if (bt->flashmla_layout) {
-            double *x = run_batch_array(bt, i, NULL, shapes[i]);
-            rc = io_npy_write(path, x, shapes[i], 4, 0, e);
-            free(x);
-        } else {
-            rc = io_npy_write(path, i == 0 ? in->q : i == 1 ? in->k : in->v, shapes[i], 3, 0, e);
-        }
+        double *x = bt->flashmla_layout ? run_batch_array(bt, i, NULL, shapes[i]) : NULL;
+        const double *a = x ? x : i == 0 ? in->q : i == 1 ? in->k : in->v;
+        if (in->scale[i]) /* FP8 codes with their scale: the same again */
+            rc = run_dump_codes(c, bt, i, a, shapes[i], ndim, path, e);
+        else
+            rc = io_npy_write(path, a, shapes[i], ndim, 0, e);
+        free(x);
     }
     if (!rc && bt->flashmla_layout && !sq) {
         int32_t *sl = err_malloc((size_t)bt->n, sizeof(int32_t));
@@ -282,6 +342,7 @@ static int run_variant(const run_cfg_t *c, const attn_batch_t *bt, long sample, 
         ctx.extra_arg = extras;
     }
     double t0 = run_now();
+    int keyed = 0, keyed_lse = 0; /* entries with keys run, and whether the variant wrote an lse row for one */
     for (long b = 0; b < bt->n; b++) {
         long hkv = bt->entry[b].s.hkv, any = !units;
         for (long h = 0; h < hkv && !any; h++)
@@ -291,11 +352,19 @@ static int run_variant(const run_cfg_t *c, const attn_batch_t *bt, long sample, 
         ctx.groups = units ? units + b * hkv : NULL;
         ctx.batch_i = bt->sparse_sq ? b / bt->sparse_sq : b;
         ctx.lse_out = lse ? lse + b * nlse : NULL;
-        if (bt->entry[b].s.sk > 0)
+        if (bt->entry[b].s.sk > 0) {
             attn_run(out + b * per, c->variants[v - 1], &bt->entry[b], &ctx);
-        else
+            keyed = 1;
+            for (long i = 0; ctx.lse_out && i < nlse && !keyed_lse; i++)
+                keyed_lse = ctx.lse_out[i] == ctx.lse_out[i];
+        } else {
             run_no_keys(c->variants[v - 1], out + b * per, ctx.lse_out, per, nlse);
+        }
     }
+    /* a variant with no model of the log-sum-exp (its rows left NaN) has none for an entry of no key either */
+    for (long b = 0; lse && keyed && !keyed_lse && b < bt->n; b++)
+        for (long i = 0; bt->entry[b].s.sk == 0 && i < nlse; i++)
+            lse[b * nlse + i] = NAN;
     row->seconds = run_now() - t0;
     row->events = st.events;
     return ERR_OK;
