@@ -85,11 +85,10 @@ def _scale(x, s, arrays, seqlens):
         raise ValueError('save_case: %s_scale given without %s' % (x, x))
     if arrays[x].dtype.kind not in 'uV' or arrays[x].itemsize != 1:
         raise ValueError('save_case: %s_scale needs %s as e4m3 codes (one byte each), not %s' % (x, x, arrays[x].dtype))
-    try:
-        a = np.asarray(_to_numpy(s), dtype=np.float64).reshape(-1) if np.ndim(_to_numpy(s)) <= 1 else \
-            np.asarray(_to_numpy(s), dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise ValueError('save_case: %s_scale is not a number array (%s)' % (x, err)) from None
+    raw = np.asarray(_to_numpy(s))
+    if raw.dtype.kind not in 'fiu':
+        raise ValueError('save_case: %s_scale is %s, not a number or an array of numbers' % (x, raw.dtype))
+    a = raw.astype(np.float64).reshape(-1) if raw.ndim <= 1 else raw.astype(np.float64)
     k = arrays['k']
     b = len(seqlens) if seqlens is not None else 1
     hkv = (k.shape[2] if k.ndim == 4 else 1) if seqlens is not None else k.shape[0]
@@ -98,7 +97,16 @@ def _scale(x, s, arrays, seqlens):
                          (x, list(a.shape), b, hkv))
     if not np.all(np.isfinite(a)) or not np.all(a > 0):
         raise ValueError('save_case: %s_scale must be finite and positive' % x)
-    return a.astype(np.float32)
+    # what is written, and what a kernel takes, is float32: a value beyond it, or flushed to 0 or a subnormal there
+    # (which a fast-math kernel flushes), is not that scale
+    with np.errstate(over="ignore"):
+        f = a.astype(np.float32)
+    bad = ~np.isfinite(f) | (f < np.finfo(np.float32).tiny)
+    if bad.any():
+        i = int(np.flatnonzero(bad.reshape(-1))[0])
+        raise ValueError('save_case: %s_scale element %d is %g, which float32 holds as %g (a scale must be a finite '
+                         'positive normal float32)' % (x, i, a.reshape(-1)[i], f.reshape(-1)[i]))
+    return f
 
 
 def _write_case(fn, directory, arrays):

@@ -5,16 +5,28 @@
  * input's type; FlashMLA 9241ae3's sparse FP8 decode takes BF16 Q, 64 or 128 heads, d 576 or 512; PyTorch's
  * math, memory-efficient and cuDNN backends as attn_kernel_outside says */
 #include "attn/kernel.h"
+#include "attn/variants/fa3.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-int attn_kernel_outside(int vi, const attn_cfg_t *cfg, const attn_shape_t *s, int kv_separate, int fp8_sparse,
-                        char *why, size_t n)
+/* The loaded case's FP8 scales of q or k differ between its batch entries or KV heads (per-tensor scales: none). */
+static int attn_scales_per_entry(const attn_batch_t *in)
+{
+    for (int x = 0; in && x < 2; x++)
+        for (long b = 0; b < in->n && in->entry[0].scale[x]; b++)
+            for (long h = 0; h < in->entry[b].s.hkv; h++)
+                if (in->entry[b].scale[x][h] != in->entry[0].scale[x][0])
+                    return 1;
+    return 0;
+}
+
+int attn_kernel_outside(int vi, const attn_cfg_t *cfg, const attn_shape_t *s, int kv_separate,
+                        const attn_batch_t *input, char *why, size_t n)
 {
     const char *name = attn_variants[vi].name, *kernel;
-    int mla = 0;
+    int mla = 0, fp8_sparse = input && input->sparse_sq > 0;
     /* a dense kernel reads a BF16 or FP16 cache: on FlashMLA's FP8 sparse cache it is run on the dequantized keys
      * the sparse kernel sees, which no dense kernel is given */
     if (fp8_sparse && attn_variants[vi].kernel && strcmp(name, "flashmla-sparse") != 0) {
@@ -56,6 +68,9 @@ int attn_kernel_outside(int vi, const attn_cfg_t *cfg, const attn_shape_t *s, in
         else if (s->dk != 576 || s->dv != 512 || kv_separate || s->hkv != 1)
             snprintf(why, n, "vLLM's FlashMLA dense FP8 kernel runs dk 576 over V = the cache's first 512 dims, one KV head "
                      "(here %ld and %ld on %ld)", s->dk, s->dv, s->hkv);
+        else if (attn_scales_per_entry(input))
+            snprintf(why, n, "vLLM's FlashMLA dense FP8 kernel takes one descale per tensor for q and for the cache (here "
+                     "they differ between batch entries)");
         else
             return 0;
         return 1;
@@ -93,6 +108,9 @@ int attn_kernel_outside(int vi, const attn_cfg_t *cfg, const attn_shape_t *s, in
         else if (s->causal == ATTN_CAUSAL_TOP_LEFT && s->sq != s->sk)
             snprintf(why, n, "FlashAttention-3 masks bottom-right (here --causal=top-left on %ld queries and %ld keys)",
                      s->sq, s->sk);
+        else if (cfg->sm_parts > ATTN_FA3_MAX_SPLITS)
+            snprintf(why, n, "FlashAttention-3 runs at most %d splits (here sm-parts %ld)", ATTN_FA3_MAX_SPLITS,
+                     cfg->sm_parts);
         else
             return 0;
         return 1;

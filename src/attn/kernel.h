@@ -8,12 +8,12 @@
 
 #include "attn/attn.h"
 
-/* For variant vi under cfg on shape s (kv_separate: V is not the first dv columns of K; fp8_sparse: the
- * case is FlashMLA's FP8 sparse cache, kcache.npy): 0 when the variant models no kernel or its kernel
- * runs this case; else 1, with why (at most n bytes) saying what the kernel takes, e.g. "FlashMLA runs dk
- * 576 and dv 512 only (here 64 and 32)" (no commas: a CSV cell). */
-int attn_kernel_outside(int vi, const attn_cfg_t *cfg, const attn_shape_t *s, int kv_separate, int fp8_sparse,
-                        char *why, size_t n);
+/* For variant vi under cfg on shape s (kv_separate: V is not the first dv columns of K; input: the loaded case,
+ * NULL for generated inputs: FlashMLA's FP8 sparse cache, kcache.npy, or FP8 codes with their scales): 0 when the
+ * variant models no kernel or its kernel runs this case; else 1, with why (at most n bytes) saying what the kernel
+ * takes, e.g. "FlashMLA runs dk 576 and dv 512 only (here 64 and 32)" (no commas: a CSV cell). */
+int attn_kernel_outside(int vi, const attn_cfg_t *cfg, const attn_shape_t *s, int kv_separate,
+                        const attn_batch_t *input, char *why, size_t n);
 
 /* The real kernel variant vi reproduces under cfg (check's verdict names it), or NULL for a paper's algorithm:
  * attn_variant_t.kernel, but for a setting that names another kernel (triton-mla: the file --triton-decode names) */

@@ -325,9 +325,11 @@ const opts_def_t opts_table[] = {
     {"fa3-hadamard", "yes|no", "yes", NULL, V, set_yes_no, OFF(attn.fa3_hadamard), 0, 0,
      "fa3-fp8: random-sign Hadamard (incoherent processing)"},
     {"sm-count", "N", "132", NULL, V, set_long, OFF(attn.sm_count), 1, 100000,
-     "flashmla, flashmla-etap, flashmla-sparse, fa2: the GPU's SMs for the split-KV scheduler (132: an H100 SXM)"},
+     "flashmla, flashmla-etap, flashmla-sparse, flashmla-dense-fp8, fa2, fa3, triton-mla (SGLang's): the GPU's SMs for "
+     "the split-KV scheduler (132: an H100 SXM)"},
     {"sm-parts", "N", NULL, "the kernel's own choice", V, set_long, OFF(attn.sm_parts), 1, 100000,
-     "flashmla, flashmla-etap, flashmla-sparse: SM parts the keys are split over; fa2: the split count (1: the no-split path)"},
+     "flashmla, flashmla-etap, flashmla-sparse, flashmla-dense-fp8: SM parts the keys are split over; fa2, fa3 (at most "
+     "128), triton-mla: the split count (1: the no-split path)"},
     {"fa3-varlen", "yes|no", "no", NULL, V, set_yes_no, OFF(attn.fa3_varlen), 0, 0,
      "fa3: a varlen call (flash_attn_with_kvcache, seqused_k, cu_seqlens): FA3 shares the splits out per entry"},
     {"page-size", "N", "0", NULL, V, set_long, OFF(attn.page_size), 0, 1000000,
@@ -344,7 +346,9 @@ const opts_def_t opts_table[] = {
     /* output */
     {"format", "table|csv|json", "table", NULL, NX, set_out, 0, 0, 0, "how results are printed"},
     {"csv", "FILE", NULL, NULL, NX, set_text, OFF(csv_path), 0, 0, "per-sample rows to FILE"},
-    {"dump", "DIR", NULL, NULL, NX, set_text, OFF(dump_dir), 0, 0, "sample 0's inputs and outputs as DIR/NAME.npy (and NAME.lse.npy: Golden's, flashmla's, flashmla-etap's, flashmla-sparse's, fa2's, sdpa-efficient's, sdpa-cudnn's log-sum-exp)"},
+    {"dump", "DIR", NULL, NULL, NX, set_text, OFF(dump_dir), 0, 0, "sample 0's inputs and outputs as DIR/NAME.npy (and NAME.lse.npy: Golden's, flashmla's, flashmla-etap's, "
+     "flashmla-sparse's, flashmla-dense-fp8's, fa2's, fa3's, sdpa-efficient's, sdpa-cudnn's, triton-mla's log-sum-exp); "
+     "FP8 codes with their scales as codes and NAME_scale.npy"},
     {"threads", "N", NULL, "all cores", NX, set_int, OFF(threads), 1, OPTS_MAX_THREADS,
      "threads (one sample each; never more than samples)"},
     {NULL, NULL, NULL, NULL, 0, NULL, 0, 0, 0, NULL},

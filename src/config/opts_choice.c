@@ -46,7 +46,7 @@ int opts_set_triton_decode(run_cfg_t *c, const opts_def_t *d, const char *opt, c
 /* --causal: yes or bottom-right (FlashAttention's alignment), top-left (PyTorch SDPA's is_causal), no */
 int opts_set_causal(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e)
 {
-    int *out = OPT_FIELD(c, d, int);
+    int *out = OPT_FIELD(c, d, int), was = *out;
     if (strcmp(val, "top-left") == 0)
         *out = ATTN_CAUSAL_TOP_LEFT;
     else if (strcmp(val, "bottom-right") == 0)
@@ -55,5 +55,10 @@ int opts_set_causal(run_cfg_t *c, const opts_def_t *d, const char *opt, const ch
         return err_set(e, ERR_USAGE, "%s: expected yes, no, bottom-right or top-left, got '%s'", opt, val);
     else
         *out = strcmp(val, "yes") == 0 ? ATTN_CAUSAL_BOTTOM_RIGHT : ATTN_CAUSAL_NONE;
+    /* two masks on one command line (--causal --causal=top-left): which one was meant is not known */
+    if (opts_given(c, d->name) && *out != was) {
+        *out = was;
+        return err_set(e, ERR_USAGE, "%s=%s: the mask was given already as %s; give one", opt, val, attn_causal_name(was));
+    }
     return ERR_OK;
 }

@@ -5,6 +5,44 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The settings only some variants read, and those variants (the files that read the field: src/attn/variants/):
+ * on any other a setting changes nothing, and its CSV row would claim an arithmetic that did not run. */
+#define VSET_SPLIT_KV "flashmla,flashmla-etap,flashmla-sparse,fa2,fa3,flashmla-dense-fp8,triton-mla"
+static const struct {
+    const char *key, *readers;
+} vsettings_readers[] = {
+    {"split-k", "sdpa-math"},
+    {"amla-form", "amla,amla-nocomp,amla-premul"},
+    {"row-block", "fastattn,fastattn-fp16acc"},
+    {"sub-block", "fastattn,fastattn-fp16acc"},
+    {"fa3-block", "fa3-fp8"},
+    {"fa3-hadamard", "fa3-fp8"},
+    {"sm-count", VSET_SPLIT_KV},
+    {"sm-parts", VSET_SPLIT_KV},
+    {"fa3-varlen", "fa3"},
+    {"page-size", "fa3"},
+    {"flashmla-sched", "flashmla"},
+    {"triton-decode", "triton-mla"},
+};
+
+/* The variants that read setting key (a comma list), or NULL where every variant does. */
+static const char *vsettings_readers_of(const char *key)
+{
+    for (size_t i = 0; i < sizeof vsettings_readers / sizeof vsettings_readers[0]; i++)
+        if (strcmp(vsettings_readers[i].key, key) == 0)
+            return vsettings_readers[i].readers;
+    return NULL;
+}
+
+static int vsettings_in_list(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; p; p = strchr(p, ','), p = p ? p + 1 : NULL)
+        if (strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == 0))
+            return 1;
+    return 0;
+}
+
 int opts_variant_cfg(run_cfg_t *c, int v, run_cfg_t *scratch, err_t *e)
 {
     const char *spec = c->vspec[v];
@@ -50,9 +88,10 @@ int opts_variant_cfg(run_cfg_t *c, int v, run_cfg_t *scratch, err_t *e)
         for (int j = 0; j < i && !rc; j++)
             if (strcmp(keys[j], keys[i]) == 0)
                 rc = err_set(e, ERR_USAGE, "variant '%s': '%s' is set twice", spec, keys[i]);
-        /* cuBLAS's split-K is the math backend's P.V alone: on another variant it would change nothing */
-        if (!rc && strcmp(keys[i], "split-k") == 0 && strcmp(attn_variants[c->variants[v]].name, "sdpa-math") != 0)
-            rc = err_set(e, ERR_USAGE, "variant '%s': split-k splits sdpa-math's P.V alone", spec);
+        const char *readers = vsettings_readers_of(keys[i]), *name = attn_variants[c->variants[v]].name;
+        if (!rc && readers && !vsettings_in_list(readers, name))
+            rc = err_set(e, ERR_USAGE, "variant '%s': %s reads no '%s' (%s %s)", spec, name, keys[i],
+                         strchr(readers, ',') ? "these do:" : "only", readers);
         sets_exact |= strcmp(keys[i], "exact") == 0;
         sets_only |= strcmp(keys[i], "only") == 0;
         char opt[64];

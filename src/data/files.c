@@ -91,9 +91,11 @@ int io_check_output(const char *path, err_t *e)
 }
 
 static void io_cleanup_in_temp_dir(const char *path);
+static void io_dir_clear(const char *tmp);
 
 /* Temporaries of path left by a process that no longer runs (killed with -9, where no handler runs):
- * PATH.tmp.PID.XXXXXX whose PID is gone are removed. A live writer's are left alone. */
+ * PATH.tmp.PID.XXXXXX whose PID is gone are removed (a file, or a dump's temporary directory with its files).
+ * A live writer's are left alone. */
 static void io_atomic_clean_stale(const char *path)
 {
     const char *slash = strrchr(path, '/');
@@ -118,7 +120,8 @@ static void io_atomic_clean_stale(const char *path)
             continue;
         char p[8192];
         snprintf(p, sizeof p, "%s/%s", dir, nm);
-        unlink(p);
+        if (unlink(p) != 0 && (errno == EISDIR || errno == EPERM))
+            io_dir_clear(p);
     }
     closedir(dp);
 }
@@ -346,17 +349,20 @@ int io_dir_begin(io_dir_t *d, const char *dir, err_t *e)
     while (n > 1 && dir[n - 1] == '/')
         n--;
     d->dir = malloc(n + 1);
-    d->tmp = malloc(n + 32);
+    d->tmp = malloc(n + 48);
     if (!d->dir || !d->tmp) {
         io_dir_abort(d);
         return err_set(e, ERR_IO, "out of memory");
     }
     memcpy(d->dir, dir, n);
     d->dir[n] = 0;
-    /* the temporary directory sits beside the target, so that renames stay on one filesystem */
+    /* the temporary directory sits beside the target, so that renames stay on one filesystem: .NAME.tmp.PID.XXXXXX,
+     * so that one a killed run left is known as such and removed by the next */
     const char *slash = strrchr(d->dir, '/');
     size_t plen = slash ? (size_t)(slash - d->dir) + 1 : 0;
-    snprintf(d->tmp, n + 32, "%.*s.%s.tmp.XXXXXX", (int)plen, d->dir, d->dir + plen);
+    snprintf(d->tmp, n + 48, "%.*s.%s", (int)plen, d->dir, d->dir + plen);
+    io_atomic_clean_stale(d->tmp);
+    snprintf(d->tmp, n + 48, "%.*s.%s.tmp.%ld.XXXXXX", (int)plen, d->dir, d->dir + plen, (long)getpid());
     if (!mkdtemp(d->tmp)) {
         int saved = errno;
         io_dir_abort(d);

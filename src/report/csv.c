@@ -83,7 +83,7 @@ int run_settings(run_setting_t *out, const run_cfg_t *c, int v)
     /* a kernel variant outside what its real kernel runs: the row extrapolates the kernel's arithmetic */
     char why[sizeof out[0].text] = "";
     if (v > 0)
-        attn_kernel_outside(c->variants[v - 1], vc, s, c->gen.kv_separate, c->input && c->input->sparse_sq, why, sizeof why);
+        attn_kernel_outside(c->variants[v - 1], vc, s, c->gen.kv_separate, c->input, why, sizeof why);
     SET("kernel_note", 0, "%s", why);
 #undef SET
     return n;

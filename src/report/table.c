@@ -76,7 +76,7 @@ void run_write_table(FILE *f, const run_cfg_t *c, const run_result_t *r)
     fprintf(f, "# golden (the reference, MPFR-bounded): %.3f s/sample\n", gsecs);
     for (int v = 1; v <= c->nvariants; v++) { /* kernel variants run where their kernel does not */
         char why[256];
-        if (attn_kernel_outside(c->variants[v - 1], &c->vcfg[v - 1], &c->shape, c->gen.kv_separate, c->input && c->input->sparse_sq, why, sizeof why))
+        if (attn_kernel_outside(c->variants[v - 1], &c->vcfg[v - 1], &c->shape, c->gen.kv_separate, c->input, why, sizeof why))
             fprintf(f, "# %s: not a case the real kernel runs: %s; the row extrapolates its arithmetic\n",
                     run_slot_name(c, v), why);
     }

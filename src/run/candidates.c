@@ -126,8 +126,8 @@ int check_candidates(run_cfg_t *c, const char *list, check_skip_t *skip, int *ns
         int bad = opts_parse_variants(t, cand[i], &ve) || run_validate(t, &ve);
         /* a default candidate whose real kernel does not run this case is named, not run */
         if (!bad && !list &&
-            attn_kernel_outside(t->variants[0], &t->vcfg[0], &t->shape, t->gen.kv_separate,
-                                t->input && t->input->sparse_sq, ve.msg, sizeof ve.msg))
+            attn_kernel_outside(t->variants[0], &t->vcfg[0], &t->shape, t->gen.kv_separate, t->input, ve.msg,
+                                sizeof ve.msg))
             bad = 1;
         if (bad) {
             if (list && strcmp(list, "all") != 0) {

@@ -166,8 +166,8 @@ static void check_finish(check_cand_t *cd, const run_cfg_t *c, int v, const doub
     const attn_batch_t *bt = c->input;
     check_score(cd, c, v, o, l, kout, klse, gout, glse, bt->n * bt->entry[0].s.hq * bt->entry[0].s.sq);
     cd->seconds = seconds;
-    cd->outside = attn_kernel_outside(c->variants[v - 1], &c->vcfg[v - 1], &c->shape, c->gen.kv_separate,
-                                      bt->sparse_sq > 0, cd->outside_why, sizeof cd->outside_why);
+    cd->outside = attn_kernel_outside(c->variants[v - 1], &c->vcfg[v - 1], &c->shape, c->gen.kv_separate, bt,
+                                      cd->outside_why, sizeof cd->outside_why);
 }
 
 /* The candidates slot_of[0..nfull) in full, each one's (entry, KV group) units cut into contiguous chunks that run
@@ -374,8 +374,14 @@ void check_verdict(char *buf, size_t n, const run_cfg_t *c, const check_result_t
     if (b->identical == b->n) {
         const attn_variant_t *bv = &attn_variants[c->variants[b->slot - 1]];
         const char *kernel = attn_kernel_name(c->variants[b->slot - 1], &c->vcfg[b->slot - 1]);
+        char lse[160] = "";
+        if (b->lse_n && b->lse_identical == b->lse_n)
+            snprintf(lse, sizeof lse, ", and its log-sum-exp on every row");
+        else if (b->lse_n) /* the output's bits without the lse's are not the kernel's whole answer */
+            snprintf(lse, sizeof lse, ", but its log-sum-exp on only %ld of %ld rows (lse.npy is read as the natural "
+                     "log)", b->lse_identical, b->lse_n);
         int off = snprintf(buf, n, "bit-identical to %s on 100.00%% of %ld elements%s", run_slot_name(c, b->slot), b->n,
-                           b->lse_n && b->lse_identical == b->lse_n ? ", and its log-sum-exp on every row" : "");
+                           lse);
         for (int i = 1, k = 0; i < r->ncand && r->cand[i].identical == b->n && off > 0 && (size_t)off < n; i++, k++)
             off += snprintf(buf + off, n - (size_t)off, "%s%s", k ? ", " : " (equally: ", run_slot_name(c, r->cand[i].slot));
         if (r->ncand > 1 && r->cand[1].identical == b->n && off > 0 && (size_t)off < n)

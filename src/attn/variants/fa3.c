@@ -280,7 +280,7 @@ static long fa3_nsplit(attn_ctx_t *ctx, long bm, long bn, long d, long dv, long 
     if (nstatic <= 0) {
         long n_blocks = (smax + bn - 1) / bn, m_blocks = (sq * (hq / hkv) + bm - 1) / bm;
         nstatic = attn_fa3_splits_heuristic((varlen ? 1 : batch) * hkv * m_blocks, sms, n_blocks, m_blocks,
-                                            smax * (d + dv) * (cfg->in_format == FMT_E4M3 ? 1 : 2), causal, 128);
+                                            smax * (d + dv) * (cfg->in_format == FMT_E4M3 ? 1 : 2), causal, ATTN_FA3_MAX_SPLITS);
     }
     *split_path = nstatic > 1;
     if (!varlen || nstatic <= 1)
