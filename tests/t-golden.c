@@ -11,6 +11,7 @@
 #include "num/acc/gemm_u8.h"
 #include "ref/golden.h"
 #include "ref/ozaki.h"
+#include "ref/ozaki_one.h"
 #include "golden_mpfr.h"
 
 /* dd_exp against MPFR at 256 bits: relative error below 2^-100. */

@@ -60,8 +60,10 @@ int main(void)
                           : d->arg && strstr(d->arg, "SITE")  ? "out_cast"
                           : d->arg && strstr(d->arg, "MODEL") ? "tc-hopper"
                                                               : "2";
-        /* split-k is sdpa-math's alone (refused on another variant: tested in test_bad_input.py) */
-        snprintf(spec, sizeof spec, "%s:%s=%s", strcmp(d->name, "split-k") ? "base" : "sdpa-math", d->name, val);
+        /* on a variant that reads it (a setting on one that does not is refused: tested in test_bad_input.py) */
+        const char *readers = opts_variant_readers(d->name);
+        int vl = readers ? (int)strcspn(readers, ",") : 4;
+        snprintf(spec, sizeof spec, "%.*s:%s=%s", vl, readers ? readers : "base", d->name, val);
         e = (err_t){0};
         int rc = opts_set(c, "variants", spec, &e);
         if (!rc)

@@ -5,7 +5,6 @@
  * input's type; FlashMLA 9241ae3's sparse FP8 decode takes BF16 Q, 64 or 128 heads, d 576 or 512; PyTorch's
  * math, memory-efficient and cuDNN backends as attn_kernel_outside says */
 #include "attn/kernel.h"
-#include "attn/variants/fa3.h"
 
 #include <math.h>
 #include <stdio.h>

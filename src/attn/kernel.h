@@ -8,6 +8,9 @@
 
 #include "attn/attn.h"
 
+/* The most splits FlashAttention-3 runs (get_num_splits's max_splits; an explicit num_splits is capped at it). */
+#define ATTN_FA3_MAX_SPLITS 128
+
 /* For variant vi under cfg on shape s (kv_separate: V is not the first dv columns of K; input: the loaded case,
  * NULL for generated inputs: FlashMLA's FP8 sparse cache, kcache.npy, or FP8 codes with their scales): 0 when the
  * variant models no kernel or its kernel runs this case; else 1, with why (at most n bytes) saying what the kernel

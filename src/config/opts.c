@@ -325,11 +325,9 @@ const opts_def_t opts_table[] = {
     {"fa3-hadamard", "yes|no", "yes", NULL, V, set_yes_no, OFF(attn.fa3_hadamard), 0, 0,
      "fa3-fp8: random-sign Hadamard (incoherent processing)"},
     {"sm-count", "N", "132", NULL, V, set_long, OFF(attn.sm_count), 1, 100000,
-     "flashmla, flashmla-etap, flashmla-sparse, flashmla-dense-fp8, fa2, fa3, triton-mla (SGLang's): the GPU's SMs for "
-     "the split-KV scheduler (132: an H100 SXM)"},
+     "flashmla, flashmla-etap, flashmla-sparse, flashmla-dense-fp8, fa2, fa3, triton-mla (SGLang's): the GPU's SMs (132)"},
     {"sm-parts", "N", NULL, "the kernel's own choice", V, set_long, OFF(attn.sm_parts), 1, 100000,
-     "flashmla, flashmla-etap, flashmla-sparse, flashmla-dense-fp8: SM parts the keys are split over; fa2, fa3 (at most "
-     "128), triton-mla: the split count (1: the no-split path)"},
+     "flashmla, flashmla-etap, flashmla-sparse, flashmla-dense-fp8: SM parts; fa2, fa3 (<= 128), triton-mla: splits"},
     {"fa3-varlen", "yes|no", "no", NULL, V, set_yes_no, OFF(attn.fa3_varlen), 0, 0,
      "fa3: a varlen call (flash_attn_with_kvcache, seqused_k, cu_seqlens): FA3 shares the splits out per entry"},
     {"page-size", "N", "0", NULL, V, set_long, OFF(attn.page_size), 0, 1000000,
@@ -346,9 +344,8 @@ const opts_def_t opts_table[] = {
     /* output */
     {"format", "table|csv|json", "table", NULL, NX, set_out, 0, 0, 0, "how results are printed"},
     {"csv", "FILE", NULL, NULL, NX, set_text, OFF(csv_path), 0, 0, "per-sample rows to FILE"},
-    {"dump", "DIR", NULL, NULL, NX, set_text, OFF(dump_dir), 0, 0, "sample 0's inputs and outputs as DIR/NAME.npy (and NAME.lse.npy: Golden's, flashmla's, flashmla-etap's, "
-     "flashmla-sparse's, flashmla-dense-fp8's, fa2's, fa3's, sdpa-efficient's, sdpa-cudnn's, triton-mla's log-sum-exp); "
-     "FP8 codes with their scales as codes and NAME_scale.npy"},
+    {"dump", "DIR", NULL, NULL, NX, set_text, OFF(dump_dir), 0, 0, "sample 0's inputs and outputs as DIR/NAME.npy (NAME.lse.npy: Golden's and flashmla*, fa2, fa3, sdpa-efficient, "
+     "sdpa-cudnn, triton-mla's log-sum-exp); FP8 codes with their scales as codes and NAME_scale.npy"},
     {"threads", "N", NULL, "all cores", NX, set_int, OFF(threads), 1, OPTS_MAX_THREADS,
      "threads (one sample each; never more than samples)"},
     {NULL, NULL, NULL, NULL, 0, NULL, 0, 0, 0, NULL},
@@ -358,9 +355,8 @@ const opts_def_t opts_table[] = {
 _Static_assert(sizeof opts_table / sizeof opts_table[0] <= 65, "opts_table: more rows than run_cfg_t.given has bits");
 
 /* Where --help starts a new section. */
-static const struct {
-    const char *first, *title;
-} opts_sections[] = {{"dist", "inputs"}, {"in-format", "arithmetic"}, {"format", "output"}};
+static const struct { const char *first, *title; } opts_sections[] = {{"dist", "inputs"}, {"in-format", "arithmetic"},
+                                                                     {"format", "output"}};
 
 const opts_def_t *opts_find_flag(const char *arg, const char **val)
 {

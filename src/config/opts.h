@@ -71,6 +71,10 @@ void opts_write_doc(FILE *f, opts_doc_t form);
 /* --variants "a,b:key=value,c": registry names, each optionally with its own settings. */
 int opts_parse_variants(run_cfg_t *c, const char *s, err_t *e);
 
+/* The variants that read per-variant setting key (a comma list, e.g. "fa3" for page-size), or NULL where every variant
+ * does (vsettings.c): a setting on any other is refused. */
+const char *opts_variant_readers(const char *key);
+
 /* Resolve variant v's configuration into c->vcfg[v]: c->attn plus the settings in its spec
  * ("amla:amla-form=paper:block=128"); only OPTS_VARIANT options are allowed there, and they
  * are applied in scratch (whose attn field is overwritten). */

@@ -25,8 +25,7 @@ static const struct {
     {"triton-decode", "triton-mla"},
 };
 
-/* The variants that read setting key (a comma list), or NULL where every variant does. */
-static const char *vsettings_readers_of(const char *key)
+const char *opts_variant_readers(const char *key)
 {
     for (size_t i = 0; i < sizeof vsettings_readers / sizeof vsettings_readers[0]; i++)
         if (strcmp(vsettings_readers[i].key, key) == 0)
@@ -88,7 +87,7 @@ int opts_variant_cfg(run_cfg_t *c, int v, run_cfg_t *scratch, err_t *e)
         for (int j = 0; j < i && !rc; j++)
             if (strcmp(keys[j], keys[i]) == 0)
                 rc = err_set(e, ERR_USAGE, "variant '%s': '%s' is set twice", spec, keys[i]);
-        const char *readers = vsettings_readers_of(keys[i]), *name = attn_variants[c->variants[v]].name;
+        const char *readers = opts_variant_readers(keys[i]), *name = attn_variants[c->variants[v]].name;
         if (!rc && readers && !vsettings_in_list(readers, name))
             rc = err_set(e, ERR_USAGE, "variant '%s': %s reads no '%s' (%s %s)", spec, name, keys[i],
                          strchr(readers, ',') ? "these do:" : "only", readers);

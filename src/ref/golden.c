@@ -12,6 +12,7 @@
 #include "num/vec/dd.h"
 #include "ref/dot2.h"
 #include "ref/ozaki.h"
+#include "ref/ozaki_one.h"
 
 static long golden_count[2]; /* [0] Ozaki GEMMs used, [1] Dot2 used (per product) */
 

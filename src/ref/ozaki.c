@@ -11,6 +11,8 @@
 
 #include "base/err.h"
 #include "num/vec/dd.h"
+#include "ref/ozaki_one.h"
+#include "ref/ozaki_slices.h"
 
 /* ---- Ozaki scheme: exact products through FP64 GEMM ----
  * Each row (or column) of an operand is cut into s slices of beta bits on the group's own grid:

@@ -1,6 +1,6 @@
 /* ozaki_one -- exact products through one FP64 GEMM and a sparse list of remainders: Q K^T (ozaki_one_int.h
  * says how; P V in ozaki_one_pv.c) */
-#include "ref/ozaki.h"
+#include "ref/ozaki_one.h"
 
 #include <cblas.h>
 #include <stdlib.h>
@@ -8,6 +8,7 @@
 #include "base/err.h"
 #include "num/vec/cpu.h"
 #include "ref/ozaki_one_int.h"
+#include "ref/ozaki_slices.h"
 #include "ref/ozaki_u8.h"
 
 static long oz1_count[2]; /* products done here, remainder terms summed (since the process started) */

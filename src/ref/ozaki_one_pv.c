@@ -1,5 +1,5 @@
 /* ozaki_one_pv -- P V exactly through one FP64 GEMM and a sparse list of V's remainders (ozaki_one_int.h) */
-#include "ref/ozaki.h"
+#include "ref/ozaki_one.h"
 
 #include <cblas.h>
 #include <stdlib.h>
@@ -8,6 +8,7 @@
 #include "base/progress.h"
 #include "num/vec/cpu.h"
 #include "ref/ozaki_one_int.h"
+#include "ref/ozaki_slices.h"
 #include "ref/ozaki_u8.h"
 
 /* (nh, nl) += P V2 for the remainders ts of V (keys j0 + r of this chunk), nh and nl [R][dv]: row by row, each term

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn/kernel.h"
 #include "attn/variants/fa3.h"
 #include "attn/variants/flashmla.h"
 #include "attn/variants/gpu_fp.h"
