@@ -1,17 +1,17 @@
 #!/bin/sh
 # serving-check.sh [OUT [CAPTURES]] -- OUT (default results/serving-check.md): the captures of
-# scripts/device/capture_flashmla_serving.py in CAPTURES (default .cap/captures/fmla, FlashMLA 9241ae3's dense decode,
-# .cap/captures/fork, vLLM's FlashMLA fork's dense FP8 decode, .cap/captures/triton, vllm0 and vllmmla, vLLM's Triton
-# MLA decode (e46a1de's file, 0155494's, the is_mla call), and .cap/captures/sglang, SGLang's: one folder a case and
-# meta.json each) checked with
+# scripts/device/capture_flashmla_serving.py in CAPTURES (default the committed ones: tests/data/flashmla-9241ae3,
+# FlashMLA 9241ae3's dense decode, tests/data/flashmla-dense-fp8, vLLM's FlashMLA fork's dense FP8 decode,
+# tests/data/triton-mla, vLLM's Triton MLA decode in its three forms, and tests/data/triton-mla-sglang, SGLang's: one
+# folder a case and meta.json each; a folder without q.npy, such as code/, is not a case) checked with
 # `amla-lab check`'s default candidates: the best candidate and its share of bit-identical elements and lse rows.
 # Reads meta.json with Python's json module.
 set -e
 cd "$(dirname "$0")/../.."
 out=${1:-results/serving-check.md}
 [ $# -gt 0 ] && shift
-[ $# -gt 0 ] || set -- .cap/captures/fmla .cap/captures/fork .cap/captures/triton .cap/captures/vllm0 \
-    .cap/captures/vllmmla .cap/captures/sglang
+[ $# -gt 0 ] || set -- tests/data/flashmla-9241ae3 tests/data/flashmla-dense-fp8 tests/data/triton-mla \
+    tests/data/triton-mla-sglang
 py=/usr/bin/python3; [ -x "$py" ] || py=python3
 {
     echo "# The MLA decode kernels vLLM and SGLang serve with, against the lab"
@@ -31,6 +31,7 @@ py=/usr/bin/python3; [ -x "$py" ] || py=python3
     echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
     for caps in "$@"; do
         for dir in $(ls -d "$caps"/*/ | sort -V); do
+            [ -f "$dir/q.npy" ] || continue
             n=$(basename "$dir")
             eval "$($py -c "
 import json, sys
@@ -51,9 +52,8 @@ print('dt=%s b=%d sq=%d hq=%d keys=%s causal=%d splits=%s static=%d scale=%r dev
         done
     done
     echo
-    echo "d6 and dv1 hold an entry of no keys: FlashMLA returns O 0 and lse +inf for it, as the lab's flashmla does. On an e4m3"
-    echo "cache the vLLM files differ (docs/REFERENCES.md): 0155494's (vllm0/) dequantizes V in fp32 and runs P.V in TF32;"
-    echo "the is_mla call (vllmmla/) uses the K tile as V; e46a1de's without is_mla (triton/ t4, t5) leaves V as the codes"
+    echo "On an e4m3 cache the vLLM files differ (docs/REFERENCES.md): 0155494's (u9) dequantizes V in fp32 and runs P.V in TF32;"
+    echo "the is_mla call (m9) uses the K tile as V; e46a1de's without is_mla (t5) leaves V as the codes"
     echo "(forward_mqa passes k_scale only, v_scale stays 1), so its output is 1 / k_scale times the attention (kernel"
     echo "against golden: rel_fro 87 at k_scale 0.0113; vLLM's default k_scale of 1.0 hides it). Every FP8 dot runs in"
     echo "the order Triton gives an 8-bit operand."

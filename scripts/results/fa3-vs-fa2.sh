@@ -1,6 +1,6 @@
 #!/bin/sh
 # fa3-vs-fa2.sh [OUT [CAPTURES...]] -- OUT (default results/fa3-vs-fa2.md): on the inputs of FlashAttention-3's
-# BF16/FP16 captures (default .cap/captures/fa3 and .cap/captures/fa3h, scripts/device/capture_fa3.py's
+# BF16/FP16 captures (default tests/data/fa3, the committed ones, scripts/device/capture_fa3.py's
 # flash_attn_func cases), the error against the exact answer of FA3 as it ran (the captured output), of the lab's fa3
 # (bit-identical to it), and of fa2 (FlashAttention-2 as PyTorch's flash backend runs it, no split) on the same
 # inputs; and for fa3 which rounding sites carry its error (--attribute: each site alone). Answers "is FA3 less accurate
@@ -9,7 +9,7 @@ set -e
 cd "$(dirname "$0")/../.."
 out=${1:-results/fa3-vs-fa2.md}
 [ $# -gt 0 ] && shift
-[ $# -gt 0 ] || set -- .cap/captures/fa3 .cap/captures/fa3h
+[ $# -gt 0 ] || set -- tests/data/fa3
 py=/usr/bin/python3; [ -x "$py" ] || py=python3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
