@@ -198,7 +198,13 @@ results: all
 	sh scripts/results/run-experiments.sh
 	sh scripts/results/amla-ablation.sh
 	sh scripts/results/snapmla-claims.sh
-	sh scripts/results/snapmla-claims.sh fp8-kernels
+	sh scripts/checks/fa3-check.sh
+	sh scripts/checks/serving-check.sh
+	sh scripts/results/fa3-vs-fa2.sh
+	sh scripts/results/snapmla-claims.sh
+	sh scripts/checks/fa3-check.sh
+	sh scripts/checks/serving-check.sh
+	sh scripts/results/fa3-vs-fa2.sh fp8-kernels
 	sh scripts/checks/gpu-check.sh
 	sh scripts/checks/sfu-check.sh
 	sh scripts/checks/fa2-check.sh
