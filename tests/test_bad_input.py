@@ -251,14 +251,19 @@ def csv_rows(r):
 
 # defect 1: an entry with fewer keys than queries under bottom-right --causal: its first rows see no key; refused in
 # one line as the unbatched layout is (Golden wrote before its buffer: heap-buffer-overflow, exit 134)
-def test_causal_batch_entry_shorter_than_queries(tmp_path):
-    d = tmp_path / 'c'
+def random_batch(d, seed, q, k, seqlens, v=None):
+    """a batch in FlashMLA's layout of N(0, 1) float32 arrays of these shapes, in the new folder d"""
     d.mkdir()
-    rng = np.random.default_rng(1)
-    np.save(d / 'q.npy', rng.standard_normal((1, 4, 1, 4)).astype(np.float32))
-    np.save(d / 'k.npy', rng.standard_normal((1, 8, 1, 4)).astype(np.float32))
-    np.save(d / 'v.npy', rng.standard_normal((1, 8, 1, 4)).astype(np.float32))
-    np.save(d / 'seqlens.npy', np.array([2], np.int32))
+    rng = np.random.default_rng(seed)
+    for name, shape in (('q', q), ('k', k), ('v', v)):
+        if shape:
+            np.save(d / (name + '.npy'), rng.standard_normal(shape).astype(np.float32))
+    np.save(d / 'seqlens.npy', np.array(seqlens, np.int32))
+    return d
+
+
+def test_causal_batch_entry_shorter_than_queries(tmp_path):
+    d = random_batch(tmp_path / 'c', 1, (1, 4, 1, 4), (1, 8, 1, 4), [2], v=(1, 8, 1, 4))
     refused(lab('run', '--load', d, '--causal', '--variants', 'golden'), 'entry 0', '4 queries and 2 keys', 'top-left')
     np.save(d / 'out.npy', np.zeros((1, 4, 1, 4), np.float32))
     refused(lab('check', d, '--causal'), 'entry 0')
@@ -451,12 +456,7 @@ def test_two_masks_refused():
 
 
 def test_no_lse_file_without_model(tmp_path):
-    d = tmp_path / 'c'
-    d.mkdir()
-    rng = np.random.default_rng(0)
-    np.save(d / 'q.npy', rng.standard_normal((2, 1, 2, 64)).astype(np.float32))
-    np.save(d / 'k.npy', rng.standard_normal((2, 16, 1, 64)).astype(np.float32))
-    np.save(d / 'seqlens.npy', np.array([16, 0], np.int32))
+    d = random_batch(tmp_path / 'c', 0, (2, 1, 2, 64), (2, 16, 1, 64), [16, 0])
     r = lab('run', '--load', d, '--dv', '32', '--variants', 'base,flashmla', '--dump', tmp_path / 'o')
     assert r.returncode == 0, r.stderr
     names = os.listdir(tmp_path / 'o')
