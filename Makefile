@@ -198,21 +198,18 @@ results: all
 	sh scripts/results/run-experiments.sh
 	sh scripts/results/amla-ablation.sh
 	sh scripts/results/snapmla-claims.sh
-	sh scripts/checks/fa3-check.sh
-	sh scripts/checks/serving-check.sh
 	sh scripts/results/fa3-vs-fa2.sh
-	sh scripts/results/snapmla-claims.sh
-	sh scripts/checks/fa3-check.sh
-	sh scripts/checks/serving-check.sh
-	sh scripts/results/fa3-vs-fa2.sh fp8-kernels
+	sh scripts/results/snapmla-claims.sh fp8-kernels
 	sh scripts/checks/gpu-check.sh
 	sh scripts/checks/sfu-check.sh
+	sh scripts/checks/splitk-check.sh
+	sh scripts/checks/sdpa-check.sh
 	sh scripts/checks/fa2-check.sh
-	if [ -f ../shared/captures/flashmla/meta.json ]; then sh scripts/checks/flashmla-check.sh; fi
-	if [ -f .cap/captures/etap/meta.json ]; then VARIANT=flashmla-etap sh scripts/checks/flashmla-check.sh .cap/captures/etap results/etap-check.md; fi
-	if [ -f .cap/fp8/meta.json ]; then sh scripts/checks/flashmla-fp8-check.sh .cap/fp8; fi
-	if [ -f .cap/sk/meta.json ]; then sh scripts/checks/splitk-check.sh .cap/sk; fi
-	if [ -f .cap/sdpa/meta.json ]; then sh scripts/checks/sdpa-check.sh .cap/sdpa; fi
-	if [ -f .cap/captures/fa3/meta.json ]; then sh scripts/checks/fa3-check.sh; sh scripts/results/fa3-vs-fa2.sh; fi
-	if [ -f .cap/captures/fork/meta.json ]; then sh scripts/checks/serving-check.sh; fi
+	sh scripts/checks/fa3-check.sh
+	sh scripts/checks/serving-check.sh
+	sh scripts/checks/flashmla-check.sh
+	sh scripts/checks/flashmla-check.sh tests/data/flashmla results/flashmla-check-lab-captures.md \
+	    "The captures: tests/data/flashmla, a3 and a6 of ../shared/captures/flashmla, entry 2 of its a4 alone (a4-b2), and f2 of scripts/device/capture_flashmla.py (FP16, sigma 4)."
+	VARIANT=flashmla-etap sh scripts/checks/flashmla-check.sh tests/data/etap results/etap-check.md
+	sh scripts/checks/flashmla-fp8-check.sh
 	$(PY_NUMPY) scripts/checks/etap-table1.py tests/data/etap/table1.npz tests/data/etap/meta.json results/etap-kernel-table1.md

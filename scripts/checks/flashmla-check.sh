@@ -15,18 +15,15 @@ flashmla-etap) kernel="FlashMLA-ETAP" pin="FlashMLA-ETAP 39e6160" ;;
 *) echo "flashmla-check.sh: VARIANT is flashmla or flashmla-etap, not $var" >&2; exit 2 ;;
 esac
 caps=${1:-../shared/captures/flashmla}
-[ -f "$caps/meta.json" ] || { echo "flashmla-check.sh: no captures in $caps" >&2; exit 2; }
-make -s amla-lab >/dev/null
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. scripts/checks/captures-lib.sh
 out=${2:-results/flashmla-check.md}
 note=$3 # a paragraph after the introduction (where the captures came from)
 {
     echo "# The $var variant against the real $kernel kernel (H100)"
     echo
-    echo "Produced by \`${VARIANT:+VARIANT=$var }scripts/checks/flashmla-check.sh\` (\`make results\` when the captures are there) from"
+    echo "Produced by \`${VARIANT:+VARIANT=$var }scripts/checks/flashmla-check.sh\` (\`make results\`) from"
     echo "the captures in $(echo "$caps" | sed "s,^\.\./,,") ($pin, an H100, their meta.json). Each"
-    echo "capture is run as the kernel ran it: the whole batch at once (\`--load\` reads the .npz's q.npy,"
+    echo "capture is run as the kernel ran it: the whole batch at once (\`--load\` reads the case's q.npy,"
     echo "k.npy and seqlens.npy in FlashMLA's layout), so the split-KV scheduler sees every entry."
     echo "Columns: elements of the lab's \`$var:sm-parts=1\` output bit-identical to the kernel's"
     echo "no-split output (num_sm_parts = 1), of the lab's \`$var\` (the kernel's own num_sm_parts,"
@@ -41,19 +38,18 @@ note=$3 # a paragraph after the introduction (where the captures came from)
     echo
     echo "| capture | batch | keys | no-split: identical | default path: identical | lse no-split | lse default | largest ulp distance | rel_fro $var | rel_fro kernel (no-split) |"
     echo "|---|---|---|---|---|---|---|---|---|---|"
-    for npz in "$caps"/*.npz; do
-        c=$(basename "$npz" .npz)
+    for c in $(case_names); do
         # only the cases meta.json describes (capture_etap.py's table1.npz holds outputs alone)
-        python3 -c "import json,sys; sys.exit(sys.argv[2] not in json.load(open(sys.argv[1]))['cases'])" "$caps/meta.json" "$c" || continue
-        dtype=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['cases'][sys.argv[2]]['dtype'])" "$caps/meta.json" "$c")
-        causal=$(python3 -c "import json,sys; print('--causal' if json.load(open(sys.argv[1]))['cases'][sys.argv[2]]['causal'] else '')" "$caps/meta.json" "$c")
+        [ "$(meta "$c" "sys.argv[2] in m['cases']")" = True ] || continue
+        dtype=$(meta "$c" "c['dtype']")
+        causal=$(meta "$c" "'--causal' if c['causal'] else ''")
+        keys=$(meta "$c" "','.join(map(str, c['seqlens']))")
+        batch=$(meta "$c" "len(c['seqlens'])")
         d="$tmp/$c"
-        python3 -c "import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])" "$npz" "$d"
+        case_unpack "$c" "$d"
         # shellcheck disable=SC2086
         ./amla-lab run --load "$d" --dv 512 --in-format "$dtype" --out-format "$dtype" $causal \
             --variants "$var,$var:sm-parts=1" --dump "$d/o" --format csv >"$d/run.csv"
-        keys=$(python3 -c "import sys; sys.path.insert(0, 'scripts/checks'); import flashmla_case as f, array; a = array.array('i'); a.frombytes(f.read_npy(open(sys.argv[1], 'rb').read())[1]); print(','.join(map(str, a)))" "$d/seqlens.npy")
-        batch=$(echo "$keys" | tr ',' '\n' | wc -l)
         ident() { ./amla-lab compare "$1" "$2" --in-format "$dtype" | awk '/^identical/{printf "%s of %s (%.2f%%)", $2, $4, 100 * $2 / $4}'; }
         ns=$(ident "$d/o/$var:sm-parts=1.npy" "$d/out_nosplit.npy")
         df=$(ident "$d/o/$var.npy" "$d/out.npy")
@@ -69,14 +65,14 @@ note=$3 # a paragraph after the introduction (where the captures came from)
                 ./amla-lab cast --to "$3" --in "$src" --out "$d/codes.npy" >/dev/null
                 src="$d/codes.npy"
             fi
-            ulp="$ulp${ulp:+ / }$(python3 scripts/checks/ulp_dist.py "$src" "$d/$2" "$3")"
+            ulp="$ulp${ulp:+ / }$($py scripts/checks/ulp_dist.py "$src" "$d/$2" "$3")"
         done
         lab=$(awk -F, 'NR == 1 {for (i = 1; i <= NF; i++) {if ($i == "rel_fro") r = i; if ($i == "variant") v = i}; next}
             $v == want {print $r}' want="$var:sm-parts=1" "$d/run.csv")
         hw=$(./amla-lab compare "$d/out_nosplit.npy" "$d/o/golden.npy" --in-format "$dtype" | awk '$1 == "rel_fro" {print $2}')
         echo "| $c | $batch | $keys | $ns | $df | $lns | $ldf | $ulp | $lab | $hw |"
-        # the scheduler: the lab's metadata (--dump) against the one get_mla_metadata wrote
-        python3 - "$d" "$c" "$var" >>"$tmp/sched" <<'PY'
+        # the scheduler: the lab's metadata (--dump) against the one get_mla_metadata wrote, where the capture kept it
+        [ -f "$d/tile_scheduler_metadata.npy" ] && $py - "$d" "$c" "$var" >>"$tmp/sched" <<'PY'
 import array, sys
 sys.path.insert(0, 'scripts/checks')
 from flashmla_case import read_npy
@@ -93,7 +89,7 @@ print('| %s | %d | %s | %s |' % (c, pk[0], 'identical' if same else 'DIFFERS', '
 PY
         # amla-lab check on the capture as it is: which candidate it ranks first, for each path
         mkdir -p "$d/ns"
-        for f in q k seqlens; do ln -s "../$f.npy" "$d/ns/$f.npy"; done
+        for f in q k seqlens; do [ -f "$d/$f.npy" ] && ln -s "../$f.npy" "$d/ns/$f.npy"; done
         ln -s ../out_nosplit.npy "$d/ns/out.npy"
         ln -s ../lse_nosplit.npy "$d/ns/lse.npy"
         for path in default:"$d" no-split:"$d/ns"; do
@@ -110,14 +106,16 @@ PY
         fi
         rm -rf "$d"
     done
-    echo
-    echo "The split-KV scheduler: the lab's tile_scheduler_metadata (begin_idx, begin_seqlen, end_idx,"
-    echo "end_seqlen, begin_n_split_idx per SM part; \`--dump\` writes it) and num_splits against the"
-    echo "ones the kernel's get_mla_metadata wrote for the capture."
-    echo
-    echo "| capture | SM parts | tile_scheduler_metadata | num_splits |"
-    echo "|---|---|---|---|"
-    cat "$tmp/sched"
+    if [ -f "$tmp/sched" ]; then
+        echo
+        echo "The split-KV scheduler: the lab's tile_scheduler_metadata (begin_idx, begin_seqlen, end_idx,"
+        echo "end_seqlen, begin_n_split_idx per SM part; \`--dump\` writes it) and num_splits against the"
+        echo "ones the kernel's get_mla_metadata wrote for the capture."
+        echo
+        echo "| capture | SM parts | tile_scheduler_metadata | num_splits |"
+        echo "|---|---|---|---|"
+        cat "$tmp/sched"
+    fi
     echo
     echo "\`amla-lab check\` on each capture as it is (its q, k, seqlens and the kernel's out and lse;"
     echo "for the no-split path out_nosplit and lse_nosplit), with its default candidates: the verdict."

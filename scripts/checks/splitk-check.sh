@@ -1,17 +1,19 @@
 #!/bin/sh
 # splitk-check.sh [CAPTURES [OUT]] -- OUT (default results/splitk-check.md): `amla-lab matmul --split-k search`
-# against every GEMM scripts/device/capture_splitk.py captured (default .cap/sk: NAME.npz and meta.json): the kernels
+# against every GEMM scripts/device/capture_splitk.py captured (CAPTURES: NAME.npz and meta.json; default the corners
+# tests/data/gpu keeps, splitk-NAME.a.npy, .b.npy, .c.npy or .cfast.npy, described by splitk-meta.json): the kernels
 # cuBLAS ran, the split counts whose model gives the GPU's float32 C on every element, and the unsplit
 # tc-hopper chain beside them. Needs numpy (Debian's python3-numpy) to unpack the .npz files.
 set -e
 cd "$(dirname "$0")/../.."
-caps=${1:-.cap/sk}
+caps=${1:-tests/data/gpu}
 out=${2:-results/splitk-check.md}
+ls "$caps"/*.npz >/dev/null 2>&1 || meta_json=$caps/splitk-meta.json # the committed corners
 . scripts/checks/captures-lib.sh
 {
     echo "# cuBLAS's split-K GEMMs against the lab's split-K model"
     echo
-    echo "Produced by \`scripts/checks/splitk-check.sh\` from the captures in $caps ($(meta x "m['device'] + ', torch ' + m['torch'] + ', CUDA ' + m['cuda'] + ', workspace ' + m['workspace']"); \`scripts/device/capture_splitk.py\`):"
+    echo "Produced by \`scripts/checks/splitk-check.sh\` from the captures in $caps ($(meta x "m['device'] + ', torch ' + m['torch'] + ', CUDA ' + m['cuda'] + ', workspace ' + m['workspace'] if 'device' in m else m['what']"); \`scripts/device/capture_splitk.py\`):"
     echo "torch.mm(A, B.T, out_dtype=torch.float32) on N(0, 1) bf16 or fp16 A [M, K] and B [N, K], and"
     echo "torch._scaled_mm on e4m3 ones (unit scales, float32 out, without and with use_fast_accum), three runs each"
     echo "(identical). For each, \`amla-lab matmul A B --acc MODEL --split-k search --ref C\` tries every split"
@@ -23,8 +25,15 @@ out=${2:-results/splitk-check.md}
     echo
     echo "| GEMM | M x N x K | model | kernels (profiler) | split counts bit-identical | unsplit | 16-bit output = cast of C |"
     echo "|---|---|---|---|---|---|---|"
-    for f in "$caps"/*.npz; do
+    for f in "$caps"/*.npz "$caps"/splitk-*.a.npy; do
+        [ -f "$f" ] || continue
+        rm -f "$tmp"/*.npy
         n=$(basename "$f" .npz)
+        if [ "$n" != "${n%.a.npy}" ]; then # a committed corner: its arrays as they are, no 16-bit output kept
+            n=${n%.a.npy}
+            for k in a b c cfast; do [ -f "$caps/$n.$k.npy" ] && cp "$caps/$n.$k.npy" "$tmp/$k.npy"; done
+            echo "(not kept)" >"$tmp/cast.txt"
+        else
         $py - "$f" "$tmp" <<'PY'
 import sys
 import numpy as np
@@ -44,11 +53,14 @@ else:
     r = c.astype(np.float16).view(np.uint16)
 open('%s/cast.txt' % sys.argv[2], 'w').write('%d of %d' % ((r == c16).sum(), c16.size))
 PY
-        fmt=${n%%-*}
+        fi
+        fmt=${n#splitk-}
+        fmt=${fmt%%-*}
         set -- "c tc-hopper kernels_f32"
         [ "$fmt" = e4m3 ] && set -- "c tc-hopper-fp8 kernels_f32" "cfast tc-hopper-fp8-fast kernels_16"
         for run in "$@"; do
             set -- $run
+            [ -f "$tmp/$1.npy" ] || continue
             found=$(./amla-lab matmul "$tmp/a.npy" "$tmp/b.npy" --in-format "$fmt" --acc "$2" --split-k search --ref "$tmp/$1.npy" -o "$tmp/s.npy" |
                 sed -n 's/^split-k \([0-9]*\): \([0-9]*\) of \([0-9]*\).*/\1 (\2 of \3)/p')
             cnt=$(echo "$found" | wc -l)
