@@ -68,7 +68,9 @@ def save_case(directory, q, k, v=None, seqlens=None, out=None, lse=None, q_scale
     scales = {x: s for x, s in (('q', q_scale), ('k', k_scale), ('v', v_scale)) if s is not None}
     _check_shapes(arrays, sl, set(scales))
     for x, s in scales.items():
-        arrays[x + '_scale'] = _scale(x, s, arrays, sl)
+        k = arrays['k']
+        hkv = (k.shape[2] if k.ndim == 4 else 1) if sl is not None else k.shape[0]
+        arrays[x + '_scale'] = _scale(x, s, arrays, len(sl) if sl is not None else 1, hkv)
     if sl is not None:
         arrays['seqlens'] = sl
     return _write_case('save_case', directory, arrays)
@@ -76,11 +78,12 @@ def save_case(directory, q, k, v=None, seqlens=None, out=None, lse=None, q_scale
 
 # every file a case may hold (save_case's and save_sparse_case's); a folder holding anything else is not replaced
 _CASE_FILES = frozenset(n + '.npy' for n in ('q', 'k', 'v', 'seqlens', 'out', 'lse', 'kcache', 'indices',
-                                             'topk_length', 'q_scale', 'k_scale', 'v_scale'))
+                                             'topk_length', 'q_scale', 'k_scale', 'v_scale', 'cu_seqlens_q',
+                                             'cu_seqlens_k'))
 
 
-def _scale(x, s, arrays, seqlens):
-    """x's scale as float32 [1] or [B, Hkv], checked: x present as one-byte codes, the scale finite and positive"""
+def _scale(x, s, arrays, b, hkv):
+    """x's scale as float32 [1] or [b, hkv], checked: x present as one-byte codes, the scale finite and positive"""
     if x not in arrays:
         raise ValueError('save_case: %s_scale given without %s' % (x, x))
     if arrays[x].dtype.kind not in 'uV' or arrays[x].itemsize != 1:
@@ -89,9 +92,6 @@ def _scale(x, s, arrays, seqlens):
     if raw.dtype.kind not in 'fiu':
         raise ValueError('save_case: %s_scale is %s, not a number or an array of numbers' % (x, raw.dtype))
     a = raw.astype(np.float64).reshape(-1) if raw.ndim <= 1 else raw.astype(np.float64)
-    k = arrays['k']
-    b = len(seqlens) if seqlens is not None else 1
-    hkv = (k.shape[2] if k.ndim == 4 else 1) if seqlens is not None else k.shape[0]
     if not (a.shape == (1,) or a.shape == (b, hkv)):
         raise ValueError('save_case: %s_scale has shape %s; it takes [1] or [%d, %d] (batch entries, KV heads)' %
                          (x, list(a.shape), b, hkv))
@@ -226,6 +226,54 @@ def _check_shapes(a, seqlens, scaled=frozenset()):
 
 # FlashMLA's FP8 sparse-decode cache: bytes a token -> (layout, head dim of q)
 _FP8_LAYOUTS = {656: ('V32', 576), 584: ('MODEL1', 512)}
+
+
+def save_varlen_case(directory, q, k, v, cu_seqlens_q, cu_seqlens_k, out=None, lse=None, q_descale=None,
+                     k_descale=None, v_descale=None):
+    """Write a case as FlashAttention's flash_attn_varlen_func took it (vLLM's and SGLang's prefill, DeepSeek's MLA
+    prefill with q/k head dim 192 and v 128): q [total_q, Hq, Dk], k [total_k, Hkv, Dk], v [total_k, Hkv, Dv], every
+    sequence's tokens packed along the first dimension, cu_seqlens_q and cu_seqlens_k (int [B + 1], from 0, not
+    decreasing, ending at total_q and total_k), and where given out [total_q, Hq, Dv] and lse [Hq, total_q] as the
+    kernel returned them. FP8: q (k, v) as e4m3 codes with q_descale (k_descale, v_descale): float32 [1] or [B, Hkv],
+    written as q_scale.npy. Raises ValueError naming the problem before anything is written; the case is moved into
+    place whole (as save_case's). Returns directory."""
+    arrays = {name: _array(name, a) for name, a in {'q': q, 'k': k, 'v': v, 'out': out}.items() if a is not None}
+    if len(arrays) < 3 + (out is not None):
+        raise ValueError('save_varlen_case: q, k and v are needed')
+    q, k, v = arrays['q'], arrays['k'], arrays['v']
+    for name, a in (('q', q), ('k', k), ('v', v)):
+        if a.ndim != 3 or 0 in a.shape:
+            raise ValueError('save_varlen_case: %s has shape %s, not [total, heads, head dim]' % (name, list(a.shape)))
+    if k.shape[2] != q.shape[2] or v.shape[:2] != k.shape[:2] or q.shape[1] % k.shape[1]:
+        raise ValueError('save_varlen_case: q %s, k %s, v %s do not fit: q and k share a head dim, k and v their '
+                         'tokens and heads, and the query heads are a multiple of the KV heads' % (
+                             list(q.shape), list(k.shape), list(v.shape)))
+    cu = {}
+    for name, a, total in (('cu_seqlens_q', cu_seqlens_q, q.shape[0]), ('cu_seqlens_k', cu_seqlens_k, k.shape[0])):
+        c = _int32('save_varlen_case', name, a, 0, ndim=1)
+        if len(c) < 2 or c[0] != 0 or (np.diff(c) < 0).any() or c[-1] != total:
+            raise ValueError('save_varlen_case: %s must rise from 0 to %d (its array\'s tokens), not %s' % (
+                name, total, c.tolist()[:8]))
+        cu[name] = c
+    if len(cu['cu_seqlens_k']) != len(cu['cu_seqlens_q']):
+        raise ValueError('save_varlen_case: cu_seqlens_q has %d sequences, cu_seqlens_k %d' % (
+            len(cu['cu_seqlens_q']) - 1, len(cu['cu_seqlens_k']) - 1))
+    if (np.diff(cu['cu_seqlens_q']) == 0).any():
+        raise ValueError('save_varlen_case: a sequence without a query token (cu_seqlens_q repeats a value)')
+    if 'out' in arrays and arrays['out'].shape != (q.shape[0], q.shape[1], v.shape[2]):
+        raise ValueError('save_varlen_case: out has shape %s, not [%d, %d, %d]' % (
+            list(arrays['out'].shape), q.shape[0], q.shape[1], v.shape[2]))
+    if lse is not None:
+        lse = _to_numpy(lse)
+        if lse.dtype.kind != 'f' or lse.shape != (q.shape[1], q.shape[0]):
+            raise ValueError('save_varlen_case: lse %s of %s, not float values [%d, %d] (heads, tokens; natural '
+                             'log)' % (list(lse.shape), lse.dtype, q.shape[1], q.shape[0]))
+        arrays['lse'] = np.ascontiguousarray(lse, dtype=np.float32)
+    for x, sc in (('q', q_descale), ('k', k_descale), ('v', v_descale)):
+        if sc is not None:
+            arrays[x + '_scale'] = _scale(x, sc, arrays, len(cu['cu_seqlens_q']) - 1, k.shape[1])
+    arrays.update(cu)
+    return _write_case('save_varlen_case', directory, arrays)
 
 
 def save_sparse_case(directory, q, kcache, indices, topk_length=None, out=None, lse=None):

@@ -9,6 +9,10 @@ inputs, one folder a case, in the layout `amla-lab check` loads:
   v_descale.npy (float32 [B, Hkv]); q_v (MLA) cases are stored in the lab's batched MLA layout: q.npy
   [B, Sq, Hq, 576] = [q_nope | q_rope], k.npy [B, Smax, 576] = [c_kv | k_rope] (V = K[..., :512]).
 
+A varlen case (flash_attn_varlen_func: one query length and one key length per sequence) is kept packed, as
+FlashAttention takes and returns it: q.npy [total_q, Hq, D], k.npy [total_k, Hkv, D], v.npy [total_k, Hkv, Dv],
+cu_seqlens_q.npy and cu_seqlens_k.npy (int32 [B + 1]), out.npy [total_q, Hq, Dv] and lse.npy float32 [Hq, total_q].
+
 OUTDIR/meta.json: the device, torch, CUDA, the build's commit and trimming, and per case its call (API, shape, dtype,
 causal, softmax scale, num_splits asked and the split count the kernel ran, pack_gqa, page size, inputs). Every call
 goes through flash_attn_interface._flash_attn_forward, which returns the split accumulators: their first dimension
@@ -87,7 +91,26 @@ CASES = {
     "h6": ("kvcache", "bf16", 2, 1, 4, 2, 256, [900, 129], False, 0, None, 0, ("normal", 1.0), 66),
     "h7": ("kvcache", "fp16", 2, 2, 16, 2, 128, [300, 1000], True, 0, None, 64, ("normal", 1.0), 67),
     "h8": ("func", "fp16", 1, 64, 8, 1, 256, [500], False, 0, None, 0, ("normal", 1.0), 68),
+    # DeepSeek's MLA prefill as vLLM and SGLang run it: flash_attn_varlen_func with q/k head dim 192 (128 nope +
+    # 64 rope) and v 128 (the hdim192_128 kernels), a query length per sequence (Sq: a list), num_splits 1; causal
+    # with Sq = Sk (a new prompt) or Sq < Sk (a prefix in the cache), non-causal for chunked prefill's context part
+    "p1": ("varlen", "bf16", 3, [100, 37, 250], 8, 8, 192, [100, 37, 250], True, 1, None, 0, ("normal", 1.0), 71),
+    "p2": ("varlen", "bf16", 2, [64, 200], 4, 4, 192, [1000, 300], True, 1, None, 0, ("normal", 1.0), 72),
+    "p3": ("varlen", "bf16", 2, [150, 90], 4, 4, 192, [700, 1200], False, 1, None, 0, ("normal", 1.0), 73),
+    "p4": ("varlen", "fp16", 2, [128, 300], 4, 4, 192, [128, 500], True, 1, None, 0, ("normal", 1.0), 74),
+    "p5": ("varlen", "e4m3", 1, [200], 4, 4, 192, [400], True, 1, None, 0, ("normal", 1.0), 75),
+    "p6": ("varlen", "bf16", 2, [33, 1], 128, 128, 192, [33, 77], True, 1, None, 0, ("normal", 1.0), 76),
+    "p7": ("func", "bf16", 1, 256, 4, 4, 192, [256], True, 1, None, 0, ("normal", 1.0), 77),
+    "p8": ("varlen", "bf16", 1, [129], 2, 2, 192, [640], False, 1, None, 0, ("pow2", 1.0), 78),
+    "p9": ("varlen", "bf16", 2, [300, 64], 8, 8, 192, [300, 64], True, 1, None, 0, ("normal", 4.0), 79),
+    # validation: taken with the others, checked only once the model ran on p1-p9
+    "pv1": ("varlen", "bf16", 4, [17, 300, 1, 129], 4, 4, 192, [17, 900, 513, 129], True, 1, None, 0,
+            ("normal", 1.0), 81),
+    "pv2": ("varlen", "fp16", 2, [77, 200], 4, 4, 192, [1500, 64], False, 1, None, 0, ("normal", 2.0), 82),
+    "pv3": ("varlen", "e4m3", 2, [96, 40], 8, 8, 192, [300, 1000], False, 1, None, 0, ("normal", 1.0), 83),
+    "pv4": ("varlen", "bf16", 3, [5, 40, 1], 32, 32, 192, [100, 40, 30], True, 1, None, 0, ("normal", 1.0), 84),
 }
+DIFF_DV = {192: 128}  # FA3's HDIMDIFF192: a q/k head dim of 192 runs with v 128 here
 QV_DIM, QV_SCALE = 512, 192 ** -0.5  # DeepSeek: c_kv 512, q_nope 512; the scale vLLM passes (qk_head_dim 192)
 E4M3 = torch.float8_e4m3fn
 
@@ -131,9 +154,11 @@ def make_qkv(rs, kind, B, Sq, Hq, Hkv, D, Dv, smax):
 
 def run_case(name, case):
     api, dt, B, Sq, Hq, Hkv, D, seqlens, causal, nsplit, pack, page, kind, seed = case
+    if api == "varlen":
+        return run_varlen(name, case)
     rs = np.random.RandomState(seed)
     smax = max(seqlens)
-    Dv = QV_DIM if api == "qv" else D
+    Dv = QV_DIM if api == "qv" else DIFF_DV.get(D, D)
     qn, kn, vn = make_qkv(rs, kind, B, Sq, Hq, Hkv, D, Dv, smax)
     for b, n in enumerate(seqlens):  # rows past an entry's length are zero (never read)
         kn[b, n:] = 0
@@ -195,6 +220,48 @@ def run_case(name, case):
     np.save(os.path.join(d, "seqlens.npy"), np.array(seqlens, np.int32))
     np.save(os.path.join(d, "out.npy"), codes(out))
     np.save(os.path.join(d, "lse.npy"), np.ascontiguousarray(lse.float().cpu().numpy()))
+    if causal:
+        open(os.path.join(d, "causal"), "w").close()
+    return info
+
+
+def run_varlen(name, case):
+    """flash_attn_varlen_func's call: every sequence's queries and keys packed along the first dimension."""
+    api, dt, B, sqs, Hq, Hkv, D, seqlens, causal, nsplit, pack, page, kind, seed = case
+    rs = np.random.RandomState(seed)
+    Dv = DIFF_DV.get(D, D)
+    tq, tk = sum(sqs), sum(seqlens)
+    q1, k1, v1 = make_qkv(rs, kind, 1, tq, Hq, Hkv, D, Dv, tk)
+    q, k, v = (rne_bits(x[0], dt).cuda() for x in (q1, k1, v1))
+    cq = torch.tensor(np.concatenate([[0], np.cumsum(sqs)]), dtype=torch.int32, device="cuda")
+    ck = torch.tensor(np.concatenate([[0], np.cumsum(seqlens)]), dtype=torch.int32, device="cuda")
+    kw = {"causal": causal, "num_splits": nsplit, "pack_gqa": pack, "cu_seqlens_q": cq, "cu_seqlens_k": ck,
+          "max_seqlen_q": max(sqs), "max_seqlen_k": max(seqlens)}
+    info = {"api": api, "dtype": dt, "B": B, "Sq": sqs, "Hq": Hq, "Hkv": Hkv, "D": D, "Dv": Dv, "seqlens": seqlens,
+            "causal": causal, "num_splits_asked": nsplit, "pack_gqa_asked": pack, "inputs": list(kind), "seed": seed,
+            "softmax_scale": D ** -0.5}
+    extra = {}
+    if dt == "e4m3":
+        for nm in ("q_descale", "k_descale", "v_descale"):
+            ds = rs.uniform(0.5, 2.0, (B, Hkv)).astype(np.float32)
+            extra[nm] = ds
+            kw[nm] = torch.from_numpy(ds).cuda()
+    runs = [fa3._flash_attn_forward(q, k, v, **kw) for _ in range(3)]
+    torch.cuda.synchronize()
+    out, lse, oacc, _ = runs[0]
+    info["deterministic_3_runs"] = all(torch.equal(r[0].view(torch.uint8), out.view(torch.uint8))
+                                       and torch.equal(r[1], lse) for r in runs)
+    info["num_splits_run"] = int(oacc.shape[0]) if oacc.numel() else 1
+    info["out_dtype"] = str(out.dtype).replace("torch.", "")
+    d = os.path.join(OUT, name)
+    os.makedirs(d, exist_ok=True)
+    for nm, t in (("q", q), ("k", k), ("v", v), ("out", out)):
+        np.save(os.path.join(d, nm + ".npy"), codes(t))
+    for nm, a in extra.items():
+        np.save(os.path.join(d, nm + ".npy"), a)
+    np.save(os.path.join(d, "cu_seqlens_q.npy"), cq.cpu().numpy())
+    np.save(os.path.join(d, "cu_seqlens_k.npy"), ck.cpu().numpy())
+    np.save(os.path.join(d, "lse.npy"), np.ascontiguousarray(lse.float().cpu().numpy()))  # [Hq, total_q]
     if causal:
         open(os.path.join(d, "causal"), "w").close()
     return info

@@ -201,7 +201,7 @@ def main():
     meta = {
         "what": "Outputs of FlashMLA's FP8 sparse decoding kernel (sm90/decode/sparse_fp8) on "
                 + torch.cuda.get_device_name() + ", with their exact inputs (written by scripts/device/capture_flashmla_fp8.py)",
-        "commit": COMMIT, "cutlass": CUTLASS, "device": torch.cuda.get_device_name(),
+        "commit": COMMIT, "cutlass": CUTLASS, "build": os.environ.get("FLASHMLA_BUILD"), "device": torch.cuda.get_device_name(),
         "sm_count": torch.cuda.get_device_properties(0).multi_processor_count,
         "torch": torch.__version__, "cuda": torch.version.cuda,
         "nvcc": subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1],

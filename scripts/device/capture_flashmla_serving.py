@@ -163,6 +163,7 @@ def main():
                     "dense FP8 decode, with exact inputs (scripts/device/capture_flashmla_serving.py)",
             "device": torch.cuda.get_device_name(), "torch": torch.__version__, "cuda": torch.version.cuda,
             "main_commit": os.environ.get("MAIN_COMMIT"), "fork_commit": os.environ.get("FORK_COMMIT"),
+            "main_build": os.environ.get("FLASHMLA_BUILD"),
             "fork_nvcc_flags": FORK_NVCC, "layout": __doc__.split("\n\n")[0], "cases": {}}
     try:
         if "fork" in kinds:

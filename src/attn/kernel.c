@@ -101,9 +101,10 @@ int attn_kernel_outside(int vi, const attn_cfg_t *cfg, const attn_shape_t *s, in
         else if (in != FMT_E4M3 && out != in)
             snprintf(why, n, "FlashAttention-3 returns its input's format (here %s in and %s out)", fmt_table[in].name,
                      fmt_table[out].name);
-        else if (!qv && (s->dk != s->dv || s->dk % 8 || s->dk > 256))
-            snprintf(why, n, "FlashAttention-3 takes one head dim up to 256 or the q_v pair 576 / 512 (here %ld and %ld)",
-                     s->dk, s->dv);
+        else if (!qv && (s->dk % 8 || s->dv % 8 || s->dk > 256 ||
+                         (s->dk != s->dv && !(s->dk > 128 && s->dk <= 192 && s->dv > 96 && s->dv <= 128))))
+            snprintf(why, n, "FlashAttention-3 takes one head dim up to 256, q/k in (128, 192] with v in (96, 128], or the "
+                     "q_v pair 576 / 512 (here %ld and %ld)", s->dk, s->dv);
         else if (s->causal == ATTN_CAUSAL_TOP_LEFT && s->sq != s->sk)
             snprintf(why, n, "FlashAttention-3 masks bottom-right (here --causal=top-left on %ld queries and %ld keys)",
                      s->sq, s->sk);

@@ -17,9 +17,10 @@
 static const char CHECK_USAGE[] =
     "usage: amla-lab check DIR [--candidates a,b:key=value,...] [--exhaustive] [--format table|json] [run options]\n"
     "DIR holds the kernel's inputs as `run --load` reads them (q.npy, k.npy, optionally v.npy and\n"
-    "seqlens.npy) and its output out.npy in the layout `--dump` writes ([B, Sq, Hq, Dv] with\n"
-    "seqlens.npy, else [Hq, Sq, Dv]; float values or bit patterns of --out-format), optionally its\n"
-    "log-sum-exp lse.npy ([B, Hq, Sq] or [Hq, Sq], natural log). Prints the kernel's error against\n"
+    "seqlens.npy, or cu_seqlens_q.npy and cu_seqlens_k.npy) and its output out.npy in the layout `--dump`\n"
+    "writes ([B, Sq, Hq, Dv] with seqlens.npy, [total_q, Hq, Dv] with cu_seqlens, else [Hq, Sq, Dv]; float\n"
+    "values or bit patterns of --out-format), optionally its log-sum-exp lse.npy ([B, Hq, Sq],\n"
+    "[Hq, total_q] or [Hq, Sq], natural log). Prints the kernel's error against\n"
     "Golden, every candidate emulation ranked by the share of output elements bit-identical to\n"
     "the kernel's (with the largest and median ulp distance in the output format), a verdict, and\n"
     "where the best candidate departs from the kernel. Default candidates: every variant and\n"
@@ -33,13 +34,14 @@ static const char CHECK_USAGE[] =
     "always are. Golden and the candidates share the --threads. The run options (--in-format, --out-format,\n"
     "--scale, --causal, --dv, --sm-count, --threads, ...) are run's.\n";
 
-/* DIR/out.npy (and lse.npy) into the lab's order [B][hq][sq][dv] ([B][hq][sq]); shapes and
- * values checked against the loaded inputs. */
+/* DIR/out.npy (and lse.npy) into the lab's order [B][hq][sq][dv] ([B][hq][sq]; a varlen batch's entries each of
+ * their sq); shapes and values checked against the loaded inputs. */
 static int check_read_outputs(const run_cfg_t *c, const char *dir, double **kout, double **klse, err_t *e)
 {
     const attn_batch_t *bt = c->input;
     const attn_shape_t *s = &bt->entry[0].s;
-    long B = bt->n, n = B * s->hq * s->sq * s->dv, nl = B * s->hq * s->sq;
+    long B = bt->n, rows = attn_batch_row(bt, B), n = rows * s->hq * s->dv, nl = rows * s->hq;
+    int vl = bt->qoff != NULL; /* FlashAttention's varlen layout: out [total_q, Hq, Dv], lse [Hq, total_q] */
     char path[4096], have[128], want[128];
     snprintf(path, sizeof path, "%s/out.npy", dir);
     io_npy_t a;
@@ -55,14 +57,17 @@ static int check_read_outputs(const run_cfg_t *c, const char *dir, double **kout
     int fl = bt->flashmla_layout;
     long sp = bt->sparse_sq; /* a sparse batch: entry b sp + t is query token t of batch entry b */
     long w4[4] = {sp ? B / sp : B, sp ? sp : s->sq, s->hq, s->dv}, w3[3] = {s->hq, s->sq, s->dv};
+    long w3v[3] = {rows, s->hq, s->dv};
     int ok = !rc && a.n == n && a.ndim == (fl ? 4 : 3);
     for (int i = 0; ok && i < a.ndim; i++)
-        ok = a.shape[i] == (fl ? w4[i] : w3[i]);
+        ok = a.shape[i] == (fl ? w4[i] : vl ? w3v[i] : w3[i]);
     ok |= !rc && !fl && s->sq == 1 && a.ndim == 2 && a.shape[0] == s->hq && a.shape[1] == s->dv;
     if (!rc && !ok) {
         io_npy_shape_text(have, sizeof have, &a);
         if (fl)
             snprintf(want, sizeof want, "[%ld, %ld, %ld, %ld] ([B, Sq, Hq, Dv])", w4[0], w4[1], s->hq, s->dv);
+        else if (vl)
+            snprintf(want, sizeof want, "[%ld, %ld, %ld] ([total_q, Hq, Dv])", rows, s->hq, s->dv);
         else
             snprintf(want, sizeof want, "[%ld, %ld, %ld] ([Hq, Sq, Dv])", s->hq, s->sq, s->dv);
         rc = err_set(e, ERR_USAGE, "%s: shape %s, but the inputs give %s", path, have, want);
@@ -76,11 +81,11 @@ static int check_read_outputs(const run_cfg_t *c, const char *dir, double **kout
     }
     if (!rc) {
         *kout = err_malloc((size_t)n, sizeof(double));
-        for (long b = 0; b < B; b++) /* [B, Sq, Hq, Dv] -> [B][hq][sq][dv]; one entry is already in order */
-            for (long t = 0; t < s->sq; t++)
+        for (long b = 0; b < B; b++) /* [B, Sq, Hq, Dv] or [total_q, Hq, Dv] -> [B][hq][sq][dv]; one entry is in order */
+            for (long t = 0, sq = bt->entry[b].s.sq, r = attn_batch_row(bt, b); t < sq; t++)
                 for (long h = 0; h < s->hq; h++)
-                    memcpy(*kout + ((b * s->hq + h) * s->sq + t) * s->dv,
-                           a.data + (fl ? ((b * s->sq + t) * s->hq + h) : (h * s->sq + t)) * s->dv,
+                    memcpy(*kout + (r * s->hq + h * sq + t) * s->dv,
+                           a.data + (fl || vl ? ((r + t) * s->hq + h) : (h * s->sq + t)) * s->dv,
                            sizeof(double) * (size_t)s->dv);
     }
     io_npy_free(&a);
@@ -96,15 +101,15 @@ static int check_read_outputs(const run_cfg_t *c, const char *dir, double **kout
         io_npy_free(&a);
         return rc;
     }
-    long l3[3] = {w4[0], s->hq, w4[1]};
-    ok = !a.codes && !a.integer && a.n == nl && (a.ndim == (fl ? 3 : 2) || (!fl && s->sq == 1 && a.ndim == 1));
+    long l3[3] = {w4[0], s->hq, vl ? rows : w4[1]};
+    ok = !a.codes && !a.integer && a.n == nl && (a.ndim == (fl ? 3 : 2) || (!fl && !vl && s->sq == 1 && a.ndim == 1));
     for (int i = 0; ok && i < a.ndim; i++)
         ok = a.shape[i] == l3[i + 3 - a.ndim - (!fl && a.ndim == 1)];
     if (!ok) {
         io_npy_shape_text(have, sizeof have, &a);
         rc = err_set(e, ERR_USAGE, "%s: shape %s%s, but the inputs give %s", path, have,
                      a.codes || a.integer ? " of integers" : "",
-                     fl ? "[B, Hq, Sq] values" : "[Hq, Sq] values");
+                     fl ? "[B, Hq, Sq] values" : vl ? "[Hq, total_q] values" : "[Hq, Sq] values");
     }
     if (!rc && sp) { /* [B, Hq, Sq] -> the entries' [B Sq][Hq] */
         *klse = err_malloc((size_t)nl, sizeof(double));
@@ -112,6 +117,12 @@ static int check_read_outputs(const run_cfg_t *c, const char *dir, double **kout
             for (long t = 0; t < sp; t++)
                 for (long h = 0; h < s->hq; h++)
                     (*klse)[(b * sp + t) * s->hq + h] = a.data[(b * s->hq + h) * sp + t];
+    } else if (!rc && vl) { /* [Hq, total_q] -> the entries' [hq][sq] */
+        *klse = err_malloc((size_t)nl, sizeof(double));
+        for (long b = 0; b < B; b++)
+            for (long h = 0; h < s->hq; h++)
+                for (long t = 0, sq = bt->entry[b].s.sq, r = attn_batch_row(bt, b); t < sq; t++)
+                    (*klse)[r * s->hq + h * sq + t] = a.data[h * rows + r + t];
     } else if (!rc) {
         *klse = a.data;
         a.data = NULL;
@@ -199,7 +210,8 @@ int cmd_check(int argc, char **argv)
         const attn_shape_t *s = &c->input->entry[0].s;
         char what[512];
         int off = snprintf(what, sizeof what, "%s: %s%ld entr%s, heads %ld sq %ld dk %ld dv %ld, keys", dir,
-                           in.flashmla_layout ? "batch of " : "", in.n, in.n == 1 ? "y" : "ies", s->hq, s->sq, s->dk, s->dv);
+                           in.flashmla_layout ? "batch of " : in.qoff ? "varlen batch of " : "", in.n, in.n == 1 ? "y" : "ies",
+                           s->hq, c->shape.sq, s->dk, s->dv);
         for (long b = 0; b < in.n && b < 8 && off < (int)sizeof what; b++)
             off += snprintf(what + off, sizeof what - (size_t)off, "%s%ld", b ? "," : " ", in.seqlens[b]);
         if (off < (int)sizeof what)

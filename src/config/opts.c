@@ -300,7 +300,7 @@ const opts_def_t opts_table[] = {
      "query token t sees keys j <= t + ctx - sq (bottom-right, FlashAttention's); --causal=top-left: j <= t "
      "(PyTorch SDPA's is_causal)"},
     {"load", "DIR", NULL, NULL, NX, set_text, OFF(load_dir), 0, 0,
-     "read DIR/q.npy, k.npy and optionally v.npy (else V = K[..., :dv]), once; with seqlens.npy a batch in FlashMLA's layout"},
+     "read DIR/q.npy, k.npy and optionally v.npy (else V = K[..., :dv]), once; with seqlens.npy a batch in FlashMLA's layout, with cu_seqlens_q.npy FlashAttention's varlen layout"},
     /* arithmetic */
     {"in-format", "FMT", "bf16", NULL, 0, set_format, OFF(attn.in_format), 0, 0, "format of Q, K, V (and P for P.V)"},
     {"out-format", "FMT", "bf16", NULL, V, set_format, OFF(attn.out_format), 0, 0, "format of the output"},

@@ -1,6 +1,7 @@
 /* gen -- Gaussian, uniform and outlier inputs (GSL), and .npy loading */
 #include "base/err.h"
 #include "data/gen.h"
+#include "data/rows.h"
 
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
@@ -206,19 +207,6 @@ static long gen_first_nonfinite(const double *x, long n)
     return -1;
 }
 
-/* Codes of q, k (and v) decoded in their formats; integer arrays refused. */
-static int gen_decode_inputs(io_npy_t a[3], const char *const path[], int have_v, const fmt_id_t fmt[3], err_t *e)
-{
-    int rc = ERR_OK;
-    for (int i = 0; i < 3 && !rc; i++)
-        if (i < 2 || have_v) {
-            rc = io_npy_decode(&a[i], fmt[i], path[i], "--in-format", e);
-            if (!rc && a[i].integer)
-                rc = err_set(e, ERR_USAGE, "%s holds integers: need floating-point values or bit patterns", path[i]);
-        }
-    return rc;
-}
-
 int gen_from_arrays(attn_input_t *in, io_npy_t a[3], const char *const path[3], int have_v, const fmt_id_t fmt[3],
                     long dv_req, err_t *e)
 {
@@ -290,25 +278,6 @@ int gen_from_arrays(attn_input_t *in, io_npy_t a[3], const char *const path[3], 
     return ERR_OK;
 }
 
-/* A batch entry's rows of a [B, S, H, D] array (rows j < s of entry b) into dst [H][s][D],
- * rounded to the input format; ERR_USAGE naming the element that is not finite. */
-static int gen_take_rows(double *dst, const io_npy_t *a, long b, long s, long h, long d, long dsrc, fmt_id_t f,
-                         const char *path, err_t *e)
-{
-    long S = a->shape[1];
-    for (long j = 0; j < s; j++)
-        for (long hh = 0; hh < h; hh++)
-            for (long c = 0; c < d; c++) {
-                double x = a->data[((b * S + j) * h + hh) * dsrc + c];
-                double r = fmt_round(x, f, FMT_RNE, 0, NULL);
-                if (!isfinite(r))
-                    return err_set(e, ERR_USAGE, "%s: element [%ld, %ld, %ld, %ld] is %s", path, b, j, hh, c,
-                                   isfinite(x) ? "beyond the input format's largest value" : "not finite");
-                dst[(hh * s + j) * d + c] = r;
-            }
-    return ERR_OK;
-}
-
 /* The shape [B, S, H, D] of a batched array (H = 1 when it has 3 dimensions). */
 static int gen_dims4(const io_npy_t *a, const char *path, long dim[4], int allow3, err_t *e)
 {
@@ -376,11 +345,11 @@ static int gen_batch_from_arrays(attn_batch_t *bt, io_npy_t a[3], const io_npy_t
         in->q = gen_alloc(hq * sq * dk);
         in->k = gen_alloc(hkv * sk * dk);
         in->v = gen_alloc(hkv * sk * dv);
-        rc = gen_take_rows(in->q, &a[0], b, sq, hq, dk, dk, fmt[0], path[0], e);
+        rc = gen_take_rows(in->q, &a[0], b, b * sq, sq, hq, dk, dk, fmt[0], path[0], e);
         if (!rc)
-            rc = gen_take_rows(in->k, &a[1], b, sk, hkv, dk, dk, fmt[1], path[1], e);
+            rc = gen_take_rows(in->k, &a[1], b, b * smax, sk, hkv, dk, dk, fmt[1], path[1], e);
         if (!rc && have_v)
-            rc = gen_take_rows(in->v, &a[2], b, sk, hkv, dv, dv, fmt[2], path[2], e);
+            rc = gen_take_rows(in->v, &a[2], b, b * smax, sk, hkv, dv, dv, fmt[2], path[2], e);
         else if (!rc)
             gen_shared_v(in);
     }
@@ -419,6 +388,14 @@ int gen_load(attn_batch_t *bt, const char *dir, fmt_id_t in_format, long dv_req,
         }
         return gen_load_sparse(bt, dir, in_format, e);
     }
+    char cu[2][4096];
+    snprintf(cu[0], sizeof cu[0], "%s/cu_seqlens_q.npy", dir);
+    snprintf(cu[1], sizeof cu[1], "%s/cu_seqlens_k.npy", dir);
+    if (lstat(cu[0], &st) == 0) /* FlashAttention's varlen layout */
+        return gen_load_varlen(bt, dir, in_format, e);
+    if (lstat(cu[1], &st) == 0)
+        return err_set(e, ERR_USAGE, "--load %s: cu_seqlens_k.npy without cu_seqlens_q.npy: FlashAttention's varlen "
+                       "layout needs both", dir);
     int rc = io_npy_read(&a[0], path[0], e);
     if (!rc)
         rc = io_npy_read(&a[1], path[1], e);

@@ -86,6 +86,12 @@ int gen_scales_apply(attn_batch_t *bt, const char *dir, int have_v, err_t *e);
  * its valid indices name, dequantized as the kernel does. */
 int gen_load_sparse(attn_batch_t *bt, const char *dir, fmt_id_t in_format, err_t *e);
 
+/* FlashAttention's varlen layout (data/varlen.c), DIR/cu_seqlens_q.npy and cu_seqlens_k.npy (int32 [B + 1], from 0,
+ * not decreasing) beside q.npy [total_q, Hq, Dk], k.npy [total_k, Hkv, Dk] and v.npy [total_k, Hkv, Dv] (packed
+ * along the first dimension: sequence b is rows cu[b] .. cu[b + 1] - 1); descales as gen_load's ([1] or [B, Hkv]). */
+int gen_load_varlen(attn_batch_t *bt, const char *dir, fmt_id_t in_format, err_t *e);
+
+
 /* The same from parsed arrays a (q, k, v; v only if have_v; array i's codes in format fmt[i]), checking their shapes; on
  * success the arrays' data move into in (a[i].data becomes NULL). */
 int gen_from_arrays(attn_input_t *in, io_npy_t a[3], const char *const path[3], int have_v, const fmt_id_t fmt[3],

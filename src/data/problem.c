@@ -76,5 +76,11 @@ void attn_batch_free(attn_batch_t *bt)
     free(bt->entry);
     free(bt->seqlens);
     free(bt->sched_sk);
+    free(bt->qoff);
     memset(bt, 0, sizeof *bt);
+}
+
+long attn_batch_row(const attn_batch_t *bt, long b)
+{
+    return bt->qoff ? bt->qoff[b] : b * bt->entry[0].s.sq;
 }

@@ -48,7 +48,15 @@ typedef struct {
      * kernel's scheduler counts for batch entry b (top-k, or top-k length with 0 as 1). */
     long sparse_sq;
     long *sched_sk;
+    /* A varlen batch (--load of cu_seqlens_q.npy: FlashAttention's packed layout, q [total_q, Hq, Dk]): entries of
+     * their own query lengths, entry b being rows qoff[b] .. qoff[b + 1] - 1 of the packed queries. NULL: every
+     * entry has entry[0].s.sq rows. */
+    long *qoff;
 } attn_batch_t;
+
+/* The first query row of entry b (b = n: the batch's rows): an entry's outputs [hq][sq][dv] and log-sum-exp [hq][sq]
+ * follow the earlier entries', at hq dv attn_batch_row(bt, b) and hq attn_batch_row(bt, b). */
+long attn_batch_row(const attn_batch_t *bt, long b);
 
 /* One KV-head group: R query rows against sk keys. limit[r] is the last key row r may see. */
 typedef struct {

@@ -96,12 +96,31 @@ static void check_where_axis(char *buf, size_t n, const long *cnt, long len, lon
     }
 }
 
+/* Element i of a batch's outputs ([B][hq][sq][dv], a varlen batch's entries each of their sq) as {entry, head, query
+ * token, column}. */
+static void check_index(const attn_batch_t *bt, long i, long idx[CHECK_AXES])
+{
+    const attn_shape_t *s = &bt->entry[0].s;
+    long j = i / s->dv, b = 0, lo = 0, hi = bt->n - 1;
+    while (bt->qoff && lo < hi) { /* the entry whose rows hold row j / hq */
+        long mid = (lo + hi + 1) / 2;
+        if (bt->qoff[mid] * s->hq <= j)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    b = bt->qoff ? lo : j / (s->hq * s->sq);
+    long sq = bt->entry[b].s.sq, local = j - attn_batch_row(bt, b) * s->hq;
+    idx[0] = b, idx[1] = local / sq, idx[2] = local % sq, idx[3] = i % s->dv;
+}
+
 /* One candidate's output o (and lse, NaN rows: none) against the kernel's. */
 static void check_score(check_cand_t *k, const run_cfg_t *c, int slot, const double *o, const double *lse,
                         const double *kout, const double *klse, const double *gout, const double *glse, long nlse)
 {
     const attn_shape_t *s = &c->input->entry[0].s;
-    long B = c->input->n, dims[CHECK_AXES] = {B, s->hq, s->sq, s->dv}, n = B * s->hq * s->sq * s->dv;
+    long B = c->input->n, nl = attn_batch_row(c->input, B) * s->hq, n = nl * s->dv;
+    long dims[CHECK_AXES] = {B, s->hq, c->shape.sq, s->dv};
     fmt_id_t f = c->vcfg[slot - 1].out_format;
     k->slot = slot;
     k->n = n;
@@ -122,8 +141,8 @@ static void check_score(check_cand_t *k, const run_cfg_t *c, int slot, const dou
             k->finite_there = 0;
         k->max_ulp = ulp[i] > k->max_ulp ? ulp[i] : k->max_ulp;
         if (!same) {
-            long col = i % s->dv, t = i / s->dv % s->sq, h = i / (s->dv * s->sq) % s->hq, b = i / (s->dv * s->sq * s->hq);
-            long idx[CHECK_AXES] = {b, h, t, col};
+            long idx[CHECK_AXES];
+            check_index(c->input, i, idx);
             for (int a = 0; a < CHECK_AXES; a++)
                 cnt[a][idx[a]]++;
         }
@@ -164,7 +183,7 @@ static void check_finish(check_cand_t *cd, const run_cfg_t *c, int v, const doub
                          const double *kout, const double *klse, const double *gout, const double *glse)
 {
     const attn_batch_t *bt = c->input;
-    check_score(cd, c, v, o, l, kout, klse, gout, glse, bt->n * bt->entry[0].s.hq * bt->entry[0].s.sq);
+    check_score(cd, c, v, o, l, kout, klse, gout, glse, attn_batch_row(bt, bt->n) * bt->entry[0].s.hq);
     cd->seconds = seconds;
     cd->outside = attn_kernel_outside(c->variants[v - 1], &c->vcfg[v - 1], &c->shape, c->gen.kv_separate, bt,
                                       cd->outside_why, sizeof cd->outside_why);
@@ -179,7 +198,7 @@ static int check_full_split(check_result_t *r, const run_cfg_t *c, const int *sl
 {
     const attn_batch_t *bt = c->input;
     const attn_shape_t *s = &bt->entry[0].s;
-    long n = bt->n * s->hq * s->sq * s->dv, nlse = bt->n * s->hq * s->sq;
+    long nlse = attn_batch_row(bt, bt->n) * s->hq, n = nlse * s->dv;
     int chunks = (threads + nfull - 1) / nfull;
     chunks = chunks > units ? (int)units : chunks;
     unsigned char *mask = err_calloc((size_t)(chunks * units), 1);
@@ -233,11 +252,11 @@ int check_run(check_result_t *r, const run_cfg_t *c, const double *kout, const d
     memset(r, 0, sizeof *r);
     const attn_batch_t *bt = c->input;
     const attn_shape_t *s = &bt->entry[0].s;
-    long n = bt->n * s->hq * s->sq * s->dv, nlse = bt->n * s->hq * s->sq;
+    long nlse = attn_batch_row(bt, bt->n) * s->hq, n = nlse * s->dv;
     r->n = n;
     r->nlse = nlse;
     /* the kernel's non-finite values (a broken kernel's, from finite inputs) and where they are */
-    long dims[CHECK_AXES] = {bt->n, s->hq, s->sq, s->dv}, *cnt[CHECK_AXES];
+    long dims[CHECK_AXES] = {bt->n, s->hq, c->shape.sq, s->dv}, *cnt[CHECK_AXES];
     for (int a = 0; a < CHECK_AXES; a++)
         cnt[a] = err_calloc((size_t)dims[a], sizeof(long));
     for (long i = 0; i < n; i++) {
@@ -245,7 +264,8 @@ int check_run(check_result_t *r, const run_cfg_t *c, const double *kout, const d
             continue;
         r->nan += kout[i] != kout[i];
         r->inf += kout[i] == kout[i];
-        long idx[CHECK_AXES] = {i / (s->dv * s->sq * s->hq), i / (s->dv * s->sq) % s->hq, i / s->dv % s->sq, i % s->dv};
+        long idx[CHECK_AXES];
+        check_index(bt, i, idx);
         for (int a = 0; a < CHECK_AXES; a++)
             cnt[a][idx[a]]++;
     }

@@ -10,7 +10,7 @@
  * not run in full and are listed in r->screened. Nothing is screened where the case has fewer than two units, or
  * where no more than CHECK_LEADERS candidates would run anyway. */
 typedef struct {
-    long units, per_unit, k; /* k of the units marked in mask (k 0: no screening) */
+    long units, part_n, k; /* k of the units marked in mask (k 0: no screening), their part_n elements of O */
     unsigned char *mask;
     long *diff; /* [nvariants]: elements of the part that differ from the kernel's (LONG_MAX: not run) */
 } check_screen_t;

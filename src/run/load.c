@@ -14,11 +14,14 @@ int run_load_input(run_cfg_t *c, attn_batch_t *in, err_t *e)
     /* the case's own shape wins: an option that says otherwise is refused, not silently overridden (--dv is
      * V's width where there is no v.npy, and so taken) */
     const attn_shape_t *ls = &in->entry[0].s;
+    long sq_max = 0; /* a varlen batch's longest sequence of queries (what its sq is) */
+    for (long b = 0; b < in->n; b++)
+        sq_max = in->entry[b].s.sq > sq_max ? in->entry[b].s.sq : sq_max;
     const struct {
         const char *name;
         long given, loaded;
     } sizes[] = {{"dk", c->shape.dk, ls->dk}, {"dv", c->shape.dv, ls->dv}, {"ctx", c->shape.sk, in->smax},
-                 {"heads", c->shape.hq, ls->hq}, {"kv-heads", c->shape.hkv, ls->hkv}, {"sq", c->shape.sq, ls->sq}};
+                 {"heads", c->shape.hq, ls->hq}, {"kv-heads", c->shape.hkv, ls->hkv}, {"sq", c->shape.sq, sq_max}};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if (opts_given(c, sizes[i].name) && sizes[i].given != sizes[i].loaded) {
             rc = err_set(e, ERR_USAGE, "--%s %ld: the case in %s has %s %ld (its arrays' shape); drop --%s",
@@ -37,9 +40,11 @@ int run_load_input(run_cfg_t *c, attn_batch_t *in, err_t *e)
         const attn_shape_t *es = &in->entry[b].s;
         if (es->sq <= es->sk || (in->flashmla_layout && es->sk == 0))
             continue;
-        char which[64] = "";
+        char which[96] = "";
         if (in->flashmla_layout)
             snprintf(which, sizeof which, " (entry %ld, seqlens.npy)", b);
+        else if (in->qoff)
+            snprintf(which, sizeof which, " (sequence %ld, cu_seqlens_q.npy and cu_seqlens_k.npy)", b);
         rc = err_set(e, ERR_USAGE, "--causal (bottom-right): the case in %s has %ld queries and %ld keys%s, so its first "
                                    "rows see no key; PyTorch's is_causal is --causal=top-left", c->load_dir, es->sq,
                      es->sk, which);
@@ -65,6 +70,7 @@ int run_load_input(run_cfg_t *c, attn_batch_t *in, err_t *e)
     int causal = c->shape.causal;
     c->shape = in->entry[0].s;
     c->shape.sk = in->smax;
+    c->shape.sq = sq_max;
     c->shape.causal = causal;
     for (long i = 0; i < in->n; i++)
         in->entry[i].s.causal = causal;

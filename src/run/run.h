@@ -3,6 +3,7 @@
 #define AMLA_RUN_H
 
 #include "config/config.h"
+#include "run/dump.h"
 #include "run/metric.h"
 
 /* Per (sample, variant) result; variant index -1 is golden. */
@@ -20,9 +21,6 @@ typedef struct {
 } run_result_t;
 
 int run_execute(run_result_t *res, const run_cfg_t *c, err_t *e);
-
-/* The intermediate arrays variants hand out (attn_ctx_t.extra), kept for --dump. */
-typedef struct run_extra run_extra_t;
 
 /* max |lse - glse| over n rows; NaN when lse has none (lse[0] NaN: the variant has no model). */
 double run_lse_max_abs(const double *lse, const double *glse, long n);
