@@ -198,15 +198,7 @@ def run_case(name, case):
         vp[table.flatten().long()] = vpad.view(B * nb, page, Hkv, Dv)
         kc, vc = kp, vp
         kw["page_table"] = table
-    runs = [fa3._flash_attn_forward(q, kc, vc, **kw) for _ in range(3)]
-    torch.cuda.synchronize()
-    out, lse, oacc, _ = runs[0]
-    info["deterministic_3_runs"] = all(torch.equal(r[0].view(torch.uint8), out.view(torch.uint8))
-                                       and torch.equal(r[1], lse) for r in runs)
-    info["num_splits_run"] = int(oacc.shape[0]) if oacc.numel() else 1
-    info["out_dtype"] = str(out.dtype).replace("torch.", "")
-    d = os.path.join(OUT, name)
-    os.makedirs(d, exist_ok=True)
+    out, lse, d = call_three_times(name, info, q, kc, vc, kw)
     if api == "qv":  # the lab's MLA layout: q = [q_nope | q_rope], k = [c_kv | k_rope], V = K[..., :512]
         qs = np.concatenate([codes(kw["qv"]), codes(q)], axis=-1)
         ks = np.concatenate([codes(v), codes(k)], axis=-1)[:, :, 0]
@@ -223,6 +215,21 @@ def run_case(name, case):
     if causal:
         open(os.path.join(d, "causal"), "w").close()
     return info
+
+
+def call_three_times(name, info, q, k, v, kw):
+    """the forward three times on the same inputs: its out and lse, whether the runs agreed, the splits it ran, and
+    the case's folder (made)"""
+    runs = [fa3._flash_attn_forward(q, k, v, **kw) for _ in range(3)]
+    torch.cuda.synchronize()
+    out, lse, oacc, _ = runs[0]
+    info["deterministic_3_runs"] = all(torch.equal(r[0].view(torch.uint8), out.view(torch.uint8))
+                                       and torch.equal(r[1], lse) for r in runs)
+    info["num_splits_run"] = int(oacc.shape[0]) if oacc.numel() else 1
+    info["out_dtype"] = str(out.dtype).replace("torch.", "")
+    d = os.path.join(OUT, name)
+    os.makedirs(d, exist_ok=True)
+    return out, lse, d
 
 
 def run_varlen(name, case):
@@ -246,15 +253,7 @@ def run_varlen(name, case):
             ds = rs.uniform(0.5, 2.0, (B, Hkv)).astype(np.float32)
             extra[nm] = ds
             kw[nm] = torch.from_numpy(ds).cuda()
-    runs = [fa3._flash_attn_forward(q, k, v, **kw) for _ in range(3)]
-    torch.cuda.synchronize()
-    out, lse, oacc, _ = runs[0]
-    info["deterministic_3_runs"] = all(torch.equal(r[0].view(torch.uint8), out.view(torch.uint8))
-                                       and torch.equal(r[1], lse) for r in runs)
-    info["num_splits_run"] = int(oacc.shape[0]) if oacc.numel() else 1
-    info["out_dtype"] = str(out.dtype).replace("torch.", "")
-    d = os.path.join(OUT, name)
-    os.makedirs(d, exist_ok=True)
+    out, lse, d = call_three_times(name, info, q, k, v, kw)
     for nm, t in (("q", q), ("k", k), ("v", v), ("out", out)):
         np.save(os.path.join(d, nm + ".npy"), codes(t))
     for nm, a in extra.items():
