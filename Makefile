@@ -194,6 +194,7 @@ clean:
 # an interrupted sweep resumes). Needs gnuplot for the plots.
 results: all
 	@sh scripts/dev/deps.sh gnuplot-nox
+	sh scripts/checks/inputs.sh
 	sh scripts/results/foundation.sh
 	sh scripts/results/run-experiments.sh
 	sh scripts/results/amla-ablation.sh

@@ -5,6 +5,8 @@ build=${1:-build}
 bin=${2:-./amla-lab}
 pass=0 fail=0 broken=0
 out=$(mktemp) uout=$(mktemp)
+# the committed captures' inputs that their seeds draw again (scripts/checks/rebuild_inputs.py; numpy)
+sh "$(dirname "$0")/../scripts/checks/inputs.sh" || exit 1
 # the unit tests in the background while the command-line tests run (two cores: about a third less time
 # under valgrind); their output and counts (a last line "units: P F B") read back after
 (

@@ -7,6 +7,7 @@
 # elements and log-sum-exp rows (FP8 cases: e4m3 codes in, bf16 out, their *_descale.npy beside them). Needs numpy.
 set -e
 cd "$(dirname "$0")/../.."
+sh scripts/checks/inputs.sh
 out=${1:-results/fa3-check.md}
 [ $# -gt 0 ] && shift
 [ $# -gt 0 ] || set -- tests/data/fa3

@@ -29,6 +29,9 @@ import sys
 import numpy as np
 import torch
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'checks'))  # capture_inputs
+from capture_inputs import fa3_draw as draw, fa3_qkv  # noqa: E402
+
 HOPPER = sys.argv[1]
 OUT = sys.argv[2]
 sys.path.insert(0, HOPPER)
@@ -129,29 +132,6 @@ def codes(t):
     return t.view(torch.int16).numpy().view(np.uint16)
 
 
-def draw(rs, shape, dist):
-    kind, p = dist
-    if kind == "pow2":
-        e = rs.randint(-12, 5, shape)
-        s = rs.choice([-1.0, 1.0], shape)
-        return (s * np.ldexp(1.0, e)).astype(np.float32)
-    return rs.normal(0.0, p, shape).astype(np.float32)
-
-
-def make_qkv(rs, kind, B, Sq, Hq, Hkv, D, Dv, smax):
-    q = draw(rs, (B, Sq, Hq, D), ("normal", 1.0) if kind[0] == "pow2" else kind)
-    k = draw(rs, (B, smax, Hkv, D), ("normal", 1.0) if kind[0] == "pow2" else kind)
-    v = draw(rs, (B, smax, Hkv, Dv), kind)
-    if kind[0] == "dominant":  # key j* of each entry and head equals 4 q_0 of its first query head: one score far up
-        for b in range(B):
-            j = rs.randint(0, smax // 2)
-            for h in range(Hkv):
-                k[b, j, h] = 4 * q[b, 0, h * (Hq // Hkv)]
-    if kind[0] == "ties":  # every key of an entry the same: the row's scores tie
-        k[:] = k[:, :1]
-    return q, k, v
-
-
 def run_case(name, case):
     api, dt, B, Sq, Hq, Hkv, D, seqlens, causal, nsplit, pack, page, kind, seed = case
     if api == "varlen":
@@ -159,7 +139,7 @@ def run_case(name, case):
     rs = np.random.RandomState(seed)
     smax = max(seqlens)
     Dv = QV_DIM if api == "qv" else DIFF_DV.get(D, D)
-    qn, kn, vn = make_qkv(rs, kind, B, Sq, Hq, Hkv, D, Dv, smax)
+    qn, kn, vn = fa3_qkv(rs, kind, B, Sq, Hq, Hkv, D, Dv, smax)
     for b, n in enumerate(seqlens):  # rows past an entry's length are zero (never read)
         kn[b, n:] = 0
         vn[b, n:] = 0
@@ -238,7 +218,7 @@ def run_varlen(name, case):
     rs = np.random.RandomState(seed)
     Dv = DIFF_DV.get(D, D)
     tq, tk = sum(sqs), sum(seqlens)
-    q1, k1, v1 = make_qkv(rs, kind, 1, tq, Hq, Hkv, D, Dv, tk)
+    q1, k1, v1 = fa3_qkv(rs, kind, 1, tq, Hq, Hkv, D, Dv, tk)
     q, k, v = (rne_bits(x[0], dt).cuda() for x in (q1, k1, v1))
     cq = torch.tensor(np.concatenate([[0], np.cumsum(sqs)]), dtype=torch.int32, device="cuda")
     ck = torch.tensor(np.concatenate([[0], np.cumsum(seqlens)]), dtype=torch.int32, device="cuda")

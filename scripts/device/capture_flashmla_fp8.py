@@ -21,7 +21,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'checks'))  # capture_inputs
-from capture_inputs import bf16_bits  # noqa: E402
+from capture_inputs import bf16_bits, draw_wide  # noqa: E402
 
 COMMIT = "9241ae3"
 CUTLASS = "147f5673d0c1c3dcf66f78d677fd647e4a020219"
@@ -96,18 +96,6 @@ def build(root):
     return mod, os.path.join(root, "build")
 
 
-def draw(rs, shape, dist, rows_axis_len):
-    kind, p = dist
-    if kind == "normal":
-        x = rs.normal(0.0, p, shape)
-    elif kind == "wide":
-        x = rs.normal(0.0, 1.0, shape) * np.exp(rs.normal(0.0, p, shape[:-1] + (1,)))
-    else:
-        x = rs.normal(0.0, 1.0, shape)
-        x = np.where(rs.uniform(0.0, 1.0, shape) < 0.01, x * p, x)
-    return x
-
-
 def bf16_from(x64):
     return bf16_bits(x64.astype(np.float32))
 
@@ -121,9 +109,9 @@ def run_case(mod, quant, name, case, outdir):
     page = case[10] if len(case) > 10 else PAGE
     d, d_nope, tile, ntiles, nbytes = LAYOUT[layout]
     rs = np.random.RandomState(seed)
-    qx = draw(rs, (b, s_q, h_q, d), dist, h_q)
+    qx = draw_wide(rs, (b, s_q, h_q, d), dist)
     qx[..., d_nope:] *= ROPE_SCALE
-    kx = draw(rs, (ntok, d), dist, ntok)
+    kx = draw_wide(rs, (ntok, d), dist)
     kx[:, d_nope:] *= ROPE_SCALE
     nblocks = (ntok + page - 1) // page
     kpad = np.zeros((nblocks * page, d))

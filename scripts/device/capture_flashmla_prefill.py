@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'checks'))  # capture_inputs
-from capture_inputs import bf16_bits  # noqa: E402
+from capture_inputs import prefill_qkv  # noqa: E402
 
 # name: d_qk, s_q, h_q, s_kv, topk, invalid (-1) fraction, out-of-range fraction, topk_length (None, or a list
 #       per query token), sink (None, "normal", or a list for h_q = 4 repeated), inputs, sm_scale, seed
@@ -46,16 +46,6 @@ CASES = {
 }
 
 
-def draw(rs, shape, dist):
-    kind, p = dist
-    if kind == "normal":
-        return rs.normal(0.0, p, shape)
-    if kind == "wide":
-        return rs.normal(0.0, 1.0, shape) * np.exp(rs.normal(0.0, p, shape[:-1] + (1,)))
-    x = rs.normal(0.0, 1.0, shape)
-    return np.where(rs.uniform(0.0, 1.0, shape) < 0.01, x * p, x)
-
-
 def to_bf16(bits):
     return torch.from_numpy(bits.view(np.int16).copy()).cuda().view(torch.bfloat16)
 
@@ -63,12 +53,7 @@ def to_bf16(bits):
 def run_case(mod, name, case, outdir):
     d_qk, s_q, h_q, s_kv, topk, invalid, oor, topk_length, sink, dist, scale, seed = case
     rs = np.random.RandomState(seed)
-    qx = draw(rs, (s_q, h_q, d_qk), dist)
-    qx[..., d_qk - 64:] *= 4
-    kx = draw(rs, (s_kv, d_qk), dist)
-    kx[:, d_qk - 64:] *= 4
-    q = bf16_bits(qx.astype(np.float32))
-    kv = bf16_bits(kx.astype(np.float32)).reshape(s_kv, 1, d_qk)
+    q, kv = prefill_qkv(rs, s_q, h_q, s_kv, d_qk, dist)
     idx = np.stack([rs.permutation(s_kv)[:topk] if topk <= s_kv else rs.randint(0, s_kv, topk)
                     for _ in range(s_q)]).astype(np.int32).reshape(s_q, 1, topk)
     if invalid < 0:  # the last query token has no valid index

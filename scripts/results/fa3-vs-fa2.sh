@@ -7,6 +7,7 @@
 # than FA2 in bf16?" (flash-attention #1138) with the kernels' own arithmetic.
 set -e
 cd "$(dirname "$0")/../.."
+sh scripts/checks/inputs.sh
 out=${1:-results/fa3-vs-fa2.md}
 [ $# -gt 0 ] && shift
 [ $# -gt 0 ] || set -- tests/data/fa3
