@@ -173,3 +173,20 @@ def test_save_varlen_case_refuses(tmp_path, kw, msg):
     with pytest.raises(ValueError, match=msg.replace('[', r'\[').replace(']', r'\]')):
         amla_lab.save_varlen_case(tmp_path / 'c', **a)
     assert not os.path.exists(tmp_path / 'c')
+
+
+def test_rebuilt_inputs_checked(tmp_path):
+    """a capture's inputs drawn again from its seed are checked against the sha256 of the arrays the GPU ran on
+    (meta.json): a missing one is drawn again identical, a changed one is refused"""
+    d = tmp_path / 'fa3'
+    shutil.copytree(os.path.join(ROOT, 'tests', 'data', 'fa3'), d)
+    script = os.path.join(ROOT, 'scripts', 'checks', 'rebuild_inputs.py')
+    q = np.load(d / 'p8' / 'q.npy')
+    os.remove(d / 'p8' / 'q.npy')
+    r = subprocess.run([sys.executable, script, d], capture_output=True, text=True)
+    assert r.returncode == 0 and '1 input arrays drawn again' in r.stdout, r.stderr
+    assert np.array_equal(np.load(d / 'p8' / 'q.npy'), q)
+    q[0, 0, 0] ^= 1
+    np.save(d / 'p8' / 'q.npy', q)
+    r = subprocess.run([sys.executable, script, d], capture_output=True, text=True)
+    assert r.returncode == 1 and 'p8/q.npy is not the array the capture ran on' in r.stderr, r.stderr

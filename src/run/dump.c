@@ -104,6 +104,20 @@ static int run_dump_codes(const run_cfg_t *c, const attn_batch_t *bt, int which,
  * the kernel's log-sum-exp (lses[v] NULL or all NaN: none); one entry: [hq][sq][dk] ... and LSE
  * [hq][sq]; a batch read in FlashMLA's layout: that layout (and seqlens.npy), outputs [B, Sq, Hq,
  * Dv], LSE [B, Hq, Sq]. */
+/* The intermediate arrays slot v's variant handed out, NAME.ARRAY.npy [d0, d1(, n)] whatever the case's layout. */
+static int run_dump_extras(const run_cfg_t *c, int v, const run_extra_t *ex, err_t *e)
+{
+    char path[4096];
+    int rc = ERR_OK;
+    for (int k = 0; k < ex->count && !rc; k++) {
+        const run_extra_arr_t *a = &ex->a[k];
+        long shape[3] = {a->d0, a->d1, a->n};
+        snprintf(path, sizeof path, "%s/%s.%s.npy", c->dump_dir, run_slot_name(c, v), a->name);
+        rc = io_npy_write(path, a->x, shape, a->n > 1 ? 3 : 2, 0, e);
+    }
+    return rc;
+}
+
 /* A varlen batch's packed array which (0 q, 1 k, 2 v; 3: the outputs o) [total, H, D] from its entries' [H][s][D], and
  * (row_entry not NULL) each row's entry. */
 static double *run_packed_array(const attn_batch_t *bt, int which, const double *o, long shape[3], long **row_entry)
@@ -134,7 +148,8 @@ static double *run_packed_array(const attn_batch_t *bt, int which, const double 
 
 /* --dump of a varlen batch: FlashAttention's packed layout (q, k, v [total, H, D], cu_seqlens_q.npy and
  * cu_seqlens_k.npy), outputs [total_q, Hq, Dv] and log-sum-exps [Hq, total_q], as flash_attn_varlen_func returns them. */
-static int run_dump_varlen(const run_cfg_t *c, const attn_batch_t *bt, double **outs, double **lses, err_t *e)
+static int run_dump_varlen(const run_cfg_t *c, const attn_batch_t *bt, double **outs, double **lses,
+                           const run_extra_t *extras, err_t *e)
 {
     const attn_shape_t *s0 = &bt->entry[0].s;
     char path[4096];
@@ -178,6 +193,8 @@ static int run_dump_varlen(const run_cfg_t *c, const attn_batch_t *bt, double **
         snprintf(path, sizeof path, "%s/%s.lse.npy", c->dump_dir, run_slot_name(c, v));
         if (!rc && any)
             rc = io_npy_write(path, l, lshape, 2, 0, e);
+        if (!rc)
+            rc = run_dump_extras(c, v, &extras[v], e);
     }
     free(l);
     return rc;
@@ -187,7 +204,7 @@ int run_dump(const run_cfg_t *c, const attn_batch_t *bt, double **outs, double *
              err_t *e)
 {
     if (bt->qoff)
-        return run_dump_varlen(c, bt, outs, lses, e);
+        return run_dump_varlen(c, bt, outs, lses, extras, e);
     const attn_shape_t *s = &bt->entry[0].s;
     long shapes[5][4] = {{s->hq, s->sq, s->dk}, {s->hkv, s->sk, s->dk}, {s->hkv, s->sk, s->dv}, {s->hq, s->sq, s->dv},
                          {bt->n, s->hq, s->sq}};
@@ -252,12 +269,8 @@ int run_dump(const run_cfg_t *c, const attn_batch_t *bt, double **outs, double *
             if (x != lses[v])
                 free(x);
         }
-        for (int k = 0; k < extras[v].count && !rc; k++) {
-            const run_extra_arr_t *a = &extras[v].a[k];
-            long shape[3] = {a->d0, a->d1, a->n};
-            snprintf(path, sizeof path, "%s/%s.%s.npy", c->dump_dir, run_slot_name(c, v), a->name);
-            rc = io_npy_write(path, a->x, shape, a->n > 1 ? 3 : 2, 0, e);
-        }
+        if (!rc)
+            rc = run_dump_extras(c, v, &extras[v], e);
     }
     return rc;
 }
