@@ -32,6 +32,16 @@ def bits(x32, dtype):
     return bf16_bits(x32) if dtype == "bf16" else x32.astype(np.float16).view(np.uint16)
 
 
+def flashmla_qk(rs, b, s_q, h_q, seqlens, dist, dtype):
+    """capture_flashmla.py's (and capture_etap.py's) q [b, s_q, h_q, 576], then k [b, max(seqlens), 576] entry by
+    entry (rows past an entry's length zero), as bits of dtype"""
+    q = bits(draw(rs, (b, s_q, h_q, 576), dist), dtype)
+    k = np.zeros((b, max(seqlens), 576), np.uint16)
+    for i, n in enumerate(seqlens):
+        k[i, :n] = bits(draw(rs, (n, 576), dist), dtype)
+    return q, k
+
+
 def etap_table1_case(seed, ctx):
     """FlashMLA-ETAP Table 1's setting as capture_etap.py draws it: fp16 q [16, 576] then k [ctx, 576],
     N(0, 1), from RandomState(seed)"""
@@ -121,6 +131,13 @@ def rebuild(recipe, c):
     if recipe == 'flashmla_prefill':
         q, kv = prefill_qkv(rs, c['s_q'], c['h_q'], c['s_kv'], c['d_qk'], tuple(c['distribution']))
         return {'q': q, 'kv': kv}
+    if recipe == 'flashmla':  # FlashMLA's layout, or (layout per-head) one entry as [h_q, s_q, 576], [1, keys, 576]
+        drawn = c.get('drawn_as', c)
+        q, k = flashmla_qk(rs, drawn['b'], c['s_q'], c['h_q'], drawn['seqlens'], tuple(c['draw']), c['dtype'])
+        if c.get('layout') == 'per-head':
+            i = drawn.get('entry', 0)
+            q, k = q[i].transpose(1, 0, 2).copy(), k[i:i + 1, :drawn['seqlens'][i]].copy()
+        return {'q': q, 'k': k}
     if recipe != 'fa3' or c['api'] not in ('func', 'kvcache', 'varlen') or c.get('page_size'):
         raise ValueError('rebuild: no recipe %s for %s' % (recipe, c.get('api')))
     kind = tuple(c['inputs'])

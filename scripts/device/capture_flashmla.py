@@ -20,7 +20,7 @@ from torch.utils import cpp_extension
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'checks'))  # capture_inputs
-from capture_inputs import bits, describe, draw  # noqa: E402
+from capture_inputs import describe, flashmla_qk  # noqa: E402
 
 NVCC_FLAGS = ["-O3", "-std=c++17", "-DNDEBUG", "-D_USE_MATH_DEFINES", "-Wno-deprecated-declarations",
               "-U__CUDA_NO_HALF_OPERATORS__", "-U__CUDA_NO_HALF_CONVERSIONS__", "-U__CUDA_NO_HALF2_OPERATORS__",
@@ -92,11 +92,8 @@ def fwd_flashmla(mod, q, kc, sl, table, scale, causal, m, n):
 def run_case(mod, name, case, outdir, fwd=fwd_flashmla):
     dtype, b, s_q, h_q, seqlens, causal, dist, seed = case
     rs = np.random.RandomState(seed)
-    q = bits(draw(rs, (b, s_q, h_q, 576), dist), dtype)
+    q, k = flashmla_qk(rs, b, s_q, h_q, seqlens, dist, dtype)
     smax = max(seqlens)
-    k = np.zeros((b, smax, 576), np.uint16)
-    for i, n in enumerate(seqlens):
-        k[i, :n] = bits(draw(rs, (n, 576), dist), dtype)
     blocks = (smax + 63) // 64
     kpad = np.zeros((b, blocks * 64, 576), np.uint16)
     kpad[:, :smax] = k
