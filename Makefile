@@ -74,8 +74,9 @@ unit: $(TEST_BIN) $(BIN) $(BUILD)/bench $(BUILD)/tc_kernel
 
 # the bench program (make bench runs it; make test only builds it, so that it cannot rot)
 # (bench.c: the arguments and the run; stages.c: timing; report.c: the markdown report; gemm.c: --gemm;
-# checkspeed.c: `check` on a prefill and an MLA decode case, --check)
-BENCH_SRC = bench/bench.c bench/stages.c bench/report.c bench/gemm.c bench/checkspeed.c bench/machine.c bench/floors.c
+# checkspeed.c: `check` on a prefill and an MLA decode case, --check; shapes.c: kernels on shapes of their own)
+BENCH_SRC = bench/bench.c bench/stages.c bench/report.c bench/gemm.c bench/checkspeed.c bench/shapes.c bench/machine.c \
+    bench/floors.c
 $(BUILD)/bench: $(BENCH_SRC) bench/bench.h bench/machine.h bench/floors.h $(LIB_OBJ) $(HDR) | $(BUILD)
 	$(CC) $(ALL_CFLAGS) -Isrc -o $@ $(BENCH_SRC) $(LIB_OBJ) $(LIBS)
 
@@ -213,4 +214,6 @@ results: all
 	    "The captures: tests/data/flashmla, a3 and a6 of ../shared/captures/flashmla, entry 2 of its a4 alone (a4-b2), and f2 of scripts/device/capture_flashmla.py (FP16, sigma 4)."
 	VARIANT=flashmla-etap sh scripts/checks/flashmla-check.sh tests/data/etap results/etap-check.md
 	sh scripts/checks/flashmla-fp8-check.sh
+	sh scripts/checks/prefill-check.sh
+	sh scripts/results/prefill-builds.sh
 	$(PY_NUMPY) scripts/checks/etap-table1.py tests/data/etap/table1.npz tests/data/etap/meta.json results/etap-kernel-table1.md

@@ -90,6 +90,8 @@ int main(int argc, char **argv)
             stages = argv[++i]; /* the table for these stages only (a,b,...), no file */
         else if (strcmp(argv[i], "--check") == 0)
             check_only = 1; /* check's speed on its two cases alone (bench_check_case) */
+        else if (strcmp(argv[i], "--shapes") == 0)
+            check_only = 2; /* the kernels on shapes of their own alone (bench_shape_rows) */
         else if (strcmp(argv[i], "--gemm") == 0)
             gemm = 1; /* the lab's GEMMs against OpenBLAS's on the two products (bench_gemm), no table */
         else if (strcmp(argv[i], "--numpy") == 0 && i + 1 < argc)
@@ -104,7 +106,7 @@ int main(int argc, char **argv)
         }
         else {
             fprintf(stderr, "usage: bench [--reps N] [--threads N] [--md FILE | --stages A,B,...] [--only STAGE] "
-                            "[--numpy SCRIPT] [--gemm] [--check] [--kind]\n");
+                            "[--numpy SCRIPT] [--gemm] [--check] [--shapes] [--kind]\n");
             return 2;
         }
     }
@@ -114,11 +116,20 @@ int main(int argc, char **argv)
      * for the kernel's) and an MLA decode (flashmla's), against the one-thread FP32 BLAS attention of each shape */
     bench_check_t checks[2] = {{"prefill 32 x 2048 x 2048 x 128", "sdpa-efficient", 32, 32, 2048, 2048, 128, 128, 1, 0, 0, 0, 0, 0, 0, BENCH_TARGET_CHECK},
                                {"MLA decode 128 x 8192 x 576/512", "flashmla", 128, 1, 1, 8192, 576, 512, 0, 0, 0, 0, 0, 0, 0, 0}};
-    int nchecks = 0;
+    /* kernels on shapes of their own: FA3 on DeepSeek's MLA prefill (16 heads x 512 tokens, q/k 192, v 128) and
+     * FlashMLA's sparse prefill on one token's top-k (64 heads x 8 tokens x 2048 keys, 576/512), both builds */
+    bench_shape_t shapes[2] = {{"FA3 prefill 16 x 512 x 512 x 192/128", "fa3:sm-parts=1", 16, 1, 512, 512, 192, 128,
+                                {0}, 0, {0}},
+                               {"sparse prefill 64 x 8 x 2048 x 576/512", "flashmla-sparse-prefill,flashmla-sparse-prefill:build=ieee",
+                                64, 1, 8, 2048, 576, 512, {0}, 0, {0}}};
+    int nchecks = 0, nshapes = 0;
     if (check_only || (!stages && !only && !gemm)) {
-        if (bench_check_rows(checks, 2, reps > 3 ? 3 : reps, threads))
+        if (check_only != 2 && bench_check_rows(checks, 2, reps > 3 ? 3 : reps, threads))
             return 1;
         nchecks = 2;
+        if (check_only != 1 && bench_shape_rows(shapes, 2, reps > 5 ? 5 : reps))
+            return 1;
+        nshapes = 2;
         if (check_only)
             return 0;
     }
@@ -192,7 +203,7 @@ int main(int argc, char **argv)
         int tc = attn_variant_acc(c->variants[v], a, 0) >= ACC_TC_VOLTA ||
                  attn_variant_acc(c->variants[v], a, 1) >= ACC_TC_VOLTA || strcmp(name, "flashmla") == 0 ||
                  strcmp(name, "flashmla-etap") == 0 || strcmp(name, "flashmla-sparse") == 0 || strcmp(name, "fa2") == 0 ||
-                 strcmp(name, "fa3") == 0;
+                 strcmp(name, "fa3") == 0 || strcmp(name, "flashmla-sparse-prefill") == 0;
         base_i = strcmp(name, "base") == 0 ? nst : base_i;
         flashmla_i = strcmp(name, "flashmla") == 0 ? nst : flashmla_i;
         sparse_i = strcmp(name, "flashmla-sparse") == 0 ? nst : sparse_i;
@@ -475,6 +486,7 @@ int main(int argc, char **argv)
                 : lab512         ? "as many lanes per AVX-512 vector as the FP32 reference has per AVX2 one"
                                  : "a quarter as many lanes a vector as the FP32 reference's binary32");
         bench_md_check(f, checks, nchecks, threads);
+        bench_md_shapes(f, shapes, nshapes);
         fclose(f);
     }
     free(xs);

@@ -79,5 +79,17 @@ int bench_check_case(bench_check_t *bc, int reps, int threads);
 int bench_check_rows(bench_check_t *checks, int n, int reps, int threads);
 /* The report's section on them (report.c). */
 void bench_md_check(FILE *f, const bench_check_t *checks, int n, int threads);
+/* The FP32 BLAS attention of every KV-head group of in, one thread: the median of reps runs after a warm one. */
+double bench_shape_ref_time(const attn_input_t *in, double scale, int reps);
+
+/* A kernel variant on a shape of its own (shapes.c: FA3's 192/128 prefill, the sparse prefill's top-k), one sample
+ * on one thread, against the one-thread FP32 BLAS attention of the shape; medians of reps runs. */
+typedef struct {
+    const char *name, *variants; /* the shape, and the variants timed on it ("a,b") */
+    long hq, hkv, sq, sk, dk, dv;
+    double t[4], ref, ratio[4]; /* each variant's seconds and ratio (at most 4) */
+} bench_shape_t;
+int bench_shape_rows(bench_shape_t *rows, int n, int reps);
+void bench_md_shapes(FILE *f, const bench_shape_t *rows, int n);
 
 #endif

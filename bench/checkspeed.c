@@ -13,8 +13,7 @@
 
 #include "bench.h"
 
-/* The FP32 BLAS attention of every KV-head group of in, one thread: the median of reps runs after a warm one. */
-static double check_ref_time(const attn_input_t *in, double scale, int reps)
+double bench_shape_ref_time(const attn_input_t *in, double scale, int reps)
 {
     const attn_shape_t *s = &in->s;
     long R = s->hq / s->hkv * s->sq, nq = s->hq * s->sq * s->dk, nk = s->hkv * s->sk * s->dk, nv = s->hkv * s->sk * s->dv;
@@ -86,7 +85,7 @@ int bench_check_case(bench_check_t *bc, int reps, int threads)
     }
     if (!rc) {
         bc->t = bench_median(tc, reps);
-        bc->ref = check_ref_time(&in, c->attn.scale, reps);
+        bc->ref = bench_shape_ref_time(&in, c->attn.scale, reps);
         bc->ratio = bc->t / bc->ref;
     }
     if (rc)

@@ -79,7 +79,7 @@ def save_case(directory, q, k, v=None, seqlens=None, out=None, lse=None, q_scale
 # every file a case may hold (save_case's and save_sparse_case's); a folder holding anything else is not replaced
 _CASE_FILES = frozenset(n + '.npy' for n in ('q', 'k', 'v', 'seqlens', 'out', 'lse', 'kcache', 'indices',
                                              'topk_length', 'q_scale', 'k_scale', 'v_scale', 'cu_seqlens_q',
-                                             'cu_seqlens_k'))
+                                             'cu_seqlens_k', 'kv', 'attn_sink', 'max_logits'))
 
 
 def _scale(x, s, arrays, b, hkv):
@@ -322,6 +322,53 @@ def save_sparse_case(directory, q, kcache, indices, topk_length=None, out=None, 
                 list(getattr(lse, 'shape', [])), getattr(lse, 'dtype', type(lse).__name__), b, hq, sq))
         arrays['lse'] = np.ascontiguousarray(lse, dtype=np.float32)
     return _write_case('save_sparse_case', directory, arrays)
+
+
+def save_prefill_case(directory, q, kv, indices, topk_length=None, attn_sink=None, out=None, lse=None, max_logits=None):
+    """Write a sparse prefill case as FlashMLA's flash_mla_sparse_fwd(q, kv, indices, sm_scale, d_v, attn_sink,
+    topk_length) took it (DeepSeek-V3.2's DSA prefill, d_qk 576; V4's, d_qk 512): q.npy (bf16 [s_q, h_q, d_qk], h_q a
+    multiple of 64), kv.npy (bf16 [s_kv, 1, d_qk]; V its first 512 dims), indices.npy (int32 [s_q, 1, topk], topk a
+    multiple of 128; an index < 0 or >= s_kv is invalid), topk_length.npy (int32 [s_q], 0 .. topk) and attn_sink.npy
+    (float32 [h_q], no NaN) where given, and the kernel's out.npy (bf16 [s_q, h_q, 512]), lse.npy and max_logits.npy
+    (float32 [s_q, h_q]) where given. The kernel's sm_scale is check's scale= (--scale). Raises ValueError naming the
+    problem before anything is written; the case is moved into place whole (as save_case's). Returns directory."""
+    fn = 'save_prefill_case'
+    q, kv, idx = _to_numpy(q), _to_numpy(kv), _to_numpy(indices)
+    if q is None or kv is None or idx is None:
+        raise ValueError('%s: q, kv and indices are needed' % fn)
+    if q.dtype != np.uint16 or q.ndim != 3 or q.shape[2] not in (512, 576) or q.shape[1] % 64 or 0 in q.shape:
+        raise ValueError('%s: q %s of %s, not bf16 [s_q, h_q, d_qk] with d_qk 576 or 512 and h_q a multiple of 64' % (
+            fn, list(q.shape), q.dtype))
+    s_q, h_q, d = q.shape
+    if kv.dtype != np.uint16 or kv.ndim != 3 or kv.shape[1:] != (1, d) or not kv.shape[0]:
+        raise ValueError('%s: kv %s of %s, not bf16 [s_kv, 1, %d]' % (fn, list(kv.shape), kv.dtype, d))
+    if idx.dtype.kind not in 'iu' or idx.ndim != 3 or idx.shape[:2] != (s_q, 1) or not idx.shape[2] or idx.shape[2] % 128:
+        raise ValueError('%s: indices %s of %s, not int32 [%d, 1, topk] with topk a multiple of 128' % (
+            fn, list(idx.shape), idx.dtype, s_q))
+    arrays = {'q': q, 'kv': kv, 'indices': _int32(fn, 'indices', idx, -2 ** 31)}
+    if topk_length is not None:
+        tl = _int32(fn, 'topk_length', topk_length, 0, ndim=1)
+        if tl.shape != (s_q,) or int(tl.max()) > idx.shape[2]:
+            raise ValueError('%s: topk_length %s holding up to %d, not int32 [%d] of 0 .. topk %d' % (
+                fn, list(tl.shape), tl.max(), s_q, idx.shape[2]))
+        arrays['topk_length'] = tl
+    rows = {'attn_sink': (attn_sink, (h_q,)), 'lse': (lse, (s_q, h_q)), 'max_logits': (max_logits, (s_q, h_q))}
+    for name, (a, shape) in rows.items():
+        a = _to_numpy(a)
+        if a is None:
+            continue
+        if a.dtype.kind != 'f' or a.shape != shape or (name == 'attn_sink' and np.isnan(a).any()):
+            raise ValueError('%s: %s %s of %s, not float values %s%s' % (fn, name, list(a.shape), a.dtype, list(shape),
+                                                                     ' without NaN' if name == 'attn_sink' else ''))
+        arrays[name] = np.ascontiguousarray(a, dtype=np.float32)
+    if out is not None:
+        out = _to_numpy(out)
+        if out.dtype != np.uint16 or out.shape != (s_q, h_q, 512):
+            raise ValueError('%s: out %s of %s, not bf16 [%d, %d, 512]' % (fn, list(out.shape), out.dtype, s_q, h_q))
+        arrays['out'] = out
+    if 'max_logits' in arrays and 'lse' not in arrays:
+        raise ValueError('%s: max_logits without lse (the kernel returns both)' % fn)
+    return _write_case(fn, directory, arrays)
 
 
 def _binary(binary):

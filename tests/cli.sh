@@ -76,7 +76,7 @@ grep -q "^# golden (the reference, MPFR-bounded): [0-9.]* s/sample$" "$T/table" 
 $A run $SMALL --variants base,fastattn-fp16acc,amla:amla-form=paper:block=128 >"$T/wide" 2>&1
 expect_eq "table columns aligned" "1" "$(grep -E '^(variant|base|fastattn|amla)' "$T/wide" | awk '{print index($0, $2)}' | sort -u | wc -l | tr -d ' ')"
 $A run $SMALL --format csv >"$T/stdout.csv" || bad "run csv"
-expect_eq "csv header" "experiment,version,dist,mean,sigma,low,high,rope_dims,rope_scale,outlier_rate,outlier_scale,token_spread,load,ctx,heads,kv_heads,sq,dk,dv,causal,block,kv,in_format,out_format,acc_qk,acc_pv,scale,amla_form,exact,only,row_block,sub_block,fa3_block,fa3_hadamard,sm_count,sm_parts,fa3_varlen,page_size,flashmla_sched,triton_decode,seed,kernel_note,sample,variant,rel_fro,rmse,cos_sim,cos_diff,max_abs,nonfinite,events,lse_max_abs" \
+expect_eq "csv header" "experiment,version,dist,mean,sigma,low,high,rope_dims,rope_scale,outlier_rate,outlier_scale,token_spread,load,ctx,heads,kv_heads,sq,dk,dv,causal,block,kv,in_format,out_format,acc_qk,acc_pv,scale,amla_form,exact,only,row_block,sub_block,fa3_block,fa3_hadamard,sm_count,sm_parts,fa3_varlen,page_size,flashmla_sched,triton_decode,build,seed,kernel_note,sample,variant,rel_fro,rmse,cos_sim,cos_diff,max_abs,nonfinite,events,lse_max_abs" \
     "$(head -n 1 "$T/stdout.csv")"
 # every setting that changes a number is in every row: --acc tc-hopper --causal --kv-heads 2
 # --scale and --exact differ from a default run's columns; the kernels' own models are named
@@ -434,6 +434,26 @@ done
 $AH check tests/data/flashmla-sparse/v5 >"$T/chk" 2>&1
 grep -q '^verdict: bit-identical to flashmla-sparse on 100.00% of 131072 elements, and its log-sum-exp on every row' "$T/chk" && ok ||
     bad "check does not name flashmla-sparse on tests/data/flashmla-sparse/v5: $(grep -E 'verdict|error' "$T/chk")"
+# FlashMLA 9241ae3 built without --use_fast_math (as vLLM's CMake builds it; tests/data/flashmla-ieee, an H200): its
+# FP8 sparse decode on both paths and its dense decode (four splits and the combine; fp16) byte for byte with
+# build=ieee, which the fast-math model is not; the sparse prefill's cases are tests/test_prefill.py's
+for d in tests/data/flashmla-ieee/[vm]*/; do
+    rm -rf "$T/fi"
+    $AH run --load "$d" --variants flashmla-sparse:build=ieee,flashmla-sparse:build=ieee:sm-parts=1 --dump "$T/fi" \
+        >/dev/null 2>"$T/err" || bad "flashmla-sparse:build=ieee on $d: $(cat "$T/err")"
+    kernel_bits "$d" "$T/fi" flashmla-sparse:build=ieee bf16
+done
+for d in tests/data/flashmla-ieee/d*/; do
+    fmt=bf16; [ -f "$d/fp16" ] && fmt=fp16
+    $AH check "$d" --dv 512 --in-format $fmt --out-format $fmt --candidates flashmla,flashmla:build=ieee \
+        --format json >"$T/fi.json" 2>"$T/err" || bad "check $d: $(cat "$T/err")"
+    python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1])); r = j['ranking']
+assert r[0]['variant'] == 'flashmla:build=ieee' and r[0]['bit_identical'] == 1 and r[0]['lse_bit_identical'] == 1, r[0]
+assert r[1]['lse_bit_identical'] < 1, r[1]
+" "$T/fi.json" && ok || bad "flashmla:build=ieee on $d: $(head -c 300 "$T/fi.json")"
+done
 # damaged cases: an index past the cache, a V32 scale of 3 (no power of two), a token size that is no layout
 npy_data() { echo $((10 + $(od -An -tu2 -j8 -N2 "$1"))); } # where a .npy file's data begins
 rm -rf "$T/fsb" && cp -r tests/data/flashmla-sparse/v1 "$T/fsb" && rm -f "$T/fsb/k_bf16.npy"

@@ -78,8 +78,8 @@ static double max_ulp_vs_mpfr(float (*model)(float), mpfr_fn f, double lo, doubl
     return worst;
 }
 
-/* CUDA's exp2f, expf and logf (no fast math; models read off the H100 SASS) against MPFR within
- * the CUDA Programming Guide's maximum ulp errors (2, 2 and 1), and their special values */
+/* CUDA's exp2f, expf, logf and log2f (no fast math; models read off the H100 / H200 SASS) against MPFR within
+ * the CUDA Programming Guide's maximum ulp errors (2, 2, 1 and 1), and their special values */
 static void check_cuda_math(void)
 {
     long n = check_quick() ? 4000 : 400000;
@@ -87,7 +87,14 @@ static void check_cuda_math(void)
     double e = max_ulp_vs_mpfr(sfu_cuda_expf, mpfr_exp, -100, 88, n);
     double l = max_ulp_vs_mpfr(sfu_cuda_logf, mpfr_log, 0x1p-140, 1e6, n);
     double l1 = max_ulp_vs_mpfr(sfu_cuda_logf, mpfr_log, 0.5, 2, n);
-    printf("t-sfu: CUDA exp2f %.0f ulp, expf %.0f ulp, logf %.0f ulp (%.0f near 1) from MPFR's rounding at most\n", e2, e, l, l1);
+    double g = max_ulp_vs_mpfr(sfu_cuda_log2f, mpfr_log2, 0x1p-140, 1e6, n);
+    double g1 = max_ulp_vs_mpfr(sfu_cuda_log2f, mpfr_log2, 0.5, 2, n);
+    printf("t-sfu: CUDA exp2f %.0f ulp, expf %.0f ulp, logf %.0f ulp (%.0f near 1), log2f %.0f ulp (%.0f near 1) from "
+           "MPFR's rounding at most\n", e2, e, l, l1, g, g1);
+    CHECK(g <= 1 && g1 <= 1, "log2f within 1 ulp of MPFR: %.3f, %.3f near 1", g, g1);
+    CHECK(sfu_cuda_log2f(1) == 0 && sfu_cuda_log2f(8) == 3 && sfu_cuda_log2f(0x1p-149f) == -149 &&
+              sfu_cuda_log2f(0) == -INFINITY && isnan(sfu_cuda_log2f(-1)) && isinf(sfu_cuda_log2f(INFINITY)),
+          "log2f: 1, 8, the smallest subnormal, 0, -1, inf");
     CHECK(e2 <= 2, "exp2f within 2 ulp of MPFR: %.3f", e2);
     CHECK(e <= 2, "expf within 2 ulp of MPFR: %.3f", e);
     CHECK(l <= 1 && l1 <= 1, "logf within 1 ulp of MPFR: %.3f, %.3f near 1", l, l1);

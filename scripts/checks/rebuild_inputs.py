@@ -2,13 +2,15 @@
 """rebuild_inputs.py [DIR...] -- the input arrays of committed captures drawn again from their seeds. A capture
 folder whose meta.json names an "inputs_recipe" (capture_inputs.rebuild: fa3, flashmla_prefill) keeps its outputs
 and small files only; each of its cases lists the inputs it drops in "inputs_sha256" (file -> sha256 of the array's
-dtype, shape and bytes, taken from the arrays the GPU ran on). Each missing file is drawn again and written, and
-every listed file, new or there already, must hash as listed: exit 1 naming the first that does not. DIR: capture
-folders (default every tests/data/* and tests/pending/* whose meta.json names a recipe). Needs numpy."""
+dtype, shape and bytes, taken from the arrays the GPU ran on). Each missing file is drawn again and written (or, for
+a case with "inputs_from": another committed case's folder under tests/data, copied from there: the same inputs run
+through another build), and every listed file, new or there already, must hash as listed: exit 1 naming the first
+that does not. DIR: capture folders (default every tests/data/* whose meta.json names a recipe). Needs numpy."""
 import glob
 import hashlib
 import json
 import os
+import shutil
 import sys
 
 import numpy as np
@@ -32,13 +34,16 @@ def folder(d):
         m = json.load(f)
     recipe, made = m.get('inputs_recipe'), 0
     for name, c in m.get('cases', {}).items():
-        want = c.get('inputs_sha256')
-        if not recipe or not want:
+        want, source = c.get('inputs_sha256'), c.get('inputs_from')
+        if not want or not (recipe or source):
             continue
         drawn = None
         for fname, sha in sorted(want.items()):
             path = os.path.join(d, name, fname)
-            if not os.path.exists(path):
+            if not os.path.exists(path) and source:
+                shutil.copyfile(os.path.join(ROOT, 'tests', 'data', source, fname), path)
+                made += 1
+            elif not os.path.exists(path):
                 if drawn is None:
                     drawn = rebuild(recipe, c)
                 np.save(path, drawn[fname[:-4]])

@@ -103,12 +103,13 @@ if has fieee; then
         export FLASHMLA_BUILD="setup.py without --use_fast_math, FLASH_MLA_DISABLE_SM100=1 (as vLLM's CMake)"
         python3 scripts/device/capture_flashmla_prefill.py $W/fieee $W/ieee-pre > $W/ieee-pre.log 2>&1
         [ "${IEEE_DENSE:-1}" = 1 ] && CAPTURE_KERNELS=main MAIN_COMMIT=9241ae3 \
+            CAPTURE_CASES=${IEEE_DENSE_CASES:-} \
             python3 scripts/device/capture_flashmla_serving.py $W/fieee $W/fieee $W/ieee-dense > $W/ieee-dense.log 2>&1
         CAPTURE_CASES=${IEEE_FP8_CASES:-v1,v2,v5,m1,m2,m4,x4} python3 scripts/device/capture_flashmla_fp8.py $W/fieee \
             $W/ieee-fp8 > $W/ieee-fp8.log 2>&1
         mkdir -p $W/sass
         for b in fieee fmain; do
-            for f in $(find $W/$b/build -name '*.o' | grep -E 'dense/instantiations/bf16|prefill/sparse/instantiations/phase1_k576\.|combine'); do
+            for f in $(find $W/$b/build -name '*.o' | grep -E 'dense/instantiations/bf16|prefill/sparse/instantiations/phase1_k5(76|12)\.|combine|v32_persistent_h64'); do
                 cuobjdump -sass "$f" | xz -6 > "$W/sass/$b-$(basename "$f" .o).sass.xz"
             done
         done

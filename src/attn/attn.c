@@ -44,6 +44,7 @@ int attn_ctx_init(attn_ctx_t *ctx, int vi, const attn_cfg_t *cfg, attn_stats_t *
     memset(ctx, 0, sizeof *ctx);
     ctx->cfg = cfg;
     ctx->stats = st;
+    ctx->ieee = cfg->build == ATTN_BUILD_IEEE && site_listed(ATTN_BUILD_VARIANTS, v->name);
     fmt_rng_seed(&ctx->rng, cfg->rng_seed);
     int rc = site_check_list(cfg->exact, v->sites, v->name, "--exact", e);
     if (!rc)
@@ -90,6 +91,11 @@ static void attn_run_cb(double *o, const attn_group_t *g, void *varg)
         for (long r = 0; r < g->R; r++)
             a->ctx->lse[r] = NAN;
     }
+    if (a->ctx->mlog_out) {
+        a->ctx->mlog = a->ctx->mlog_out + a->ctx->row0;
+        for (long r = 0; r < g->R; r++)
+            a->ctx->mlog[r] = NAN;
+    }
     /* Q is the A of the group's Q.K^T products, tile after tile of keys: where a site runs a
      * tensor-core model on operands of the input format, or a binary32 model, Q's are
      * converted once for them all (the same bits) */
@@ -113,6 +119,6 @@ void attn_run(double *o, int vi, const attn_input_t *in, attn_ctx_t *ctx)
     attn_run_arg_t a = {vi, ctx, o, in->s.dv};
     ctx->shape = &in->s;
     attn_for_groups(o, in, attn_run_cb, &a);
-    ctx->lse = NULL;
+    ctx->lse = ctx->mlog = NULL;
 }
 

@@ -32,7 +32,16 @@ typedef struct {
     long page_size;              /* fa3: the KV cache's page size (0: contiguous) */
     int triton_decode;           /* triton-mla: ATTN_TRITON_* (--triton-decode), whose Triton MLA decode */
     int split_interleaved;       /* 1: the xmma SIMT kernels' round-robin tiles; 0: contiguous K ranges */
+    int build;                   /* ATTN_BUILD_*: how a CUDA kernel was compiled (--build; gpu_fp.h) */
 } attn_cfg_t;
+
+/* A CUDA kernel's build (--build): with --use_fast_math (FTZ; exp2f, logf and x / y as ex2.approx.ftz,
+ * lg2.approx.ftz and rcp.approx.ftz: every kernel repository's setup.py, SGLang's builds) or without it (vLLM's
+ * CMake build of FlashMLA: subnormals kept, exp2f with its subnormal fix-up, libdevice's logf, IEEE division). */
+enum { ATTN_BUILD_FAST_MATH, ATTN_BUILD_IEEE };
+/* The variants whose model follows the build (each checked against captures of both builds); every other one is its
+ * kernel's own build whatever --build says (attn_ctx_t.ieee). */
+#define ATTN_BUILD_VARIANTS "flashmla-sparse-prefill,flashmla,flashmla-sparse"
 
 /* AMLA's two published forms (docs/REFERENCES.md, AMLA): Algorithm 2 as printed, or the
  * public CANN kernel (inverse compensation ratio, half-away rounding, |O| > 1e10 -> 0). */
@@ -84,6 +93,7 @@ static inline long attn_fixed_tile(const attn_variant_t *v, long dk)
 /* Resolved state handed to a variant: cfg, its sites (format/mode/exact), rng, stats. */
 struct attn_ctx {
     const attn_cfg_t *cfg;
+    int ieee; /* the kernel built without --use_fast_math: cfg->build, on a variant of ATTN_BUILD_VARIANTS */
     site_t site[SITE_MAX];
     int nsites;
     fmt_rng_t rng;
@@ -93,6 +103,10 @@ struct attn_ctx {
      * with NaN first, so a variant without the model leaves NaN); lse is the current group's
      * rows within it, set by attn_run (NULL when not asked). */
     double *lse_out, *lse;
+    /* Each row's largest scaled score as the kernel returns it (FlashMLA's sparse prefill's max_logits), the same way:
+     * mlog_out set by the caller where the batch asks for it (attn_batch_t.max_logits), NaN-filled by attn_run, the
+     * group's rows at mlog. */
+    double *mlog_out, *mlog;
     /* The batch the input is an entry of, for a scheduler that spreads the whole batch's keys
      * (flashmla's split-KV): seqlens [batch_n] and this entry's index, set by the caller
      * (batch_n 0: the entry alone). */

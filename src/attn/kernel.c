@@ -25,7 +25,33 @@ int attn_kernel_outside(int vi, const attn_cfg_t *cfg, const attn_shape_t *s, in
                         const attn_batch_t *input, char *why, size_t n)
 {
     const char *name = attn_variants[vi].name, *kernel;
-    int mla = 0, fp8_sparse = input && input->sparse_sq > 0;
+    int mla = 0, fp8_sparse = input && input->sparse_sq > 0, prefill = strcmp(name, "flashmla-sparse-prefill") == 0;
+    /* a sparse prefill's case (each token's keys through its top-k list into kv.npy) is no other kernel's input; the
+     * sparse prefill runs a dense one as the list of every key in order */
+    if (input && input->token_rows && !prefill && attn_variants[vi].kernel) {
+        snprintf(why, n, "%s does not read a sparse prefill's top-k lists (here kv.npy and indices.npy)",
+                 attn_variants[vi].kernel);
+        return 1;
+    }
+    if (prefill) {
+        /* FlashMLA 9241ae3's sparse prefill: bf16 q, kv and out, h_q a multiple of 64 over one KV head, d_qk 576 or
+         * 512, V kv's first 512 dims (what its loader checks; run on generated inputs, the same) */
+        if (cfg->in_format != FMT_BF16 || cfg->out_format != FMT_BF16)
+            snprintf(why, n, "FlashMLA's sparse prefill takes bf16 and returns bf16 (here %s in and %s out)",
+                     fmt_table[cfg->in_format].name, fmt_table[cfg->out_format].name);
+        else if ((s->dk != 576 && s->dk != 512) || s->dv != 512 || kv_separate)
+            snprintf(why, n, "FlashMLA's sparse prefill runs d_qk 576 or 512 over V = kv's first 512 dims (here %ld and "
+                     "%ld%s)", s->dk, s->dv, kv_separate ? ", --kv separate" : "");
+        else if (s->hkv != 1 || s->hq % 64)
+            snprintf(why, n, "FlashMLA's sparse prefill runs a multiple of 64 query heads on one KV head (here %ld on %ld)",
+                     s->hq, s->hkv);
+        else if (s->causal && s->sq > 1)
+            snprintf(why, n, "FlashMLA's sparse prefill has no causal mask: each token's keys are its indices (here "
+                             "--causal)");
+        else
+            return 0;
+        return 1;
+    }
     /* a dense kernel reads a BF16 or FP16 cache: on FlashMLA's FP8 sparse cache it is run on the dequantized keys
      * the sparse kernel sees, which no dense kernel is given */
     if (fp8_sparse && attn_variants[vi].kernel && strcmp(name, "flashmla-sparse") != 0) {

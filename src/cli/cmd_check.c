@@ -34,6 +34,42 @@ static const char CHECK_USAGE[] =
     "always are. Golden and the candidates share the --threads. The run options (--in-format, --out-format,\n"
     "--scale, --causal, --dv, --sm-count, --threads, ...) are run's.\n";
 
+/* The sparse prefill's per-row outputs, lse.npy and max_logits.npy float32 [s_q, h_q], into klse's two planes
+ * (max_logits NaN where only lse.npy is given; neither: klse stays NULL). */
+static int check_read_rows(const attn_batch_t *bt, const char *dir, double **klse, err_t *e)
+{
+    long nl = bt->n * bt->entry[0].s.hq;
+    static const char *const names[2] = {"lse.npy", "max_logits.npy"};
+    char path[2][4096];
+    struct stat st;
+    int have[2];
+    for (int p = 0; p < 2; p++) {
+        snprintf(path[p], sizeof path[p], "%s/%s", dir, names[p]);
+        have[p] = lstat(path[p], &st) == 0;
+    }
+    if (!have[0])
+        return have[1] ? err_set(e, ERR_USAGE, "%s: max_logits.npy without lse.npy (the kernel returns both)", path[1])
+                       : ERR_OK;
+    *klse = err_malloc((size_t)(2 * nl), sizeof(double));
+    for (long i = nl; i < 2 * nl; i++)
+        (*klse)[i] = NAN;
+    int rc = ERR_OK;
+    for (int p = 0; p < 2 && !rc; p++) {
+        io_npy_t a;
+        if (!have[p] || (rc = io_npy_read(&a, path[p], e)))
+            continue;
+        char sh[128];
+        io_npy_shape_text(sh, sizeof sh, &a);
+        if (a.codes || a.integer || a.ndim != 2 || a.shape[0] != bt->n || a.shape[1] != bt->entry[0].s.hq)
+            rc = err_set(e, ERR_USAGE, "%s: shape %s%s, but the inputs give float [%ld, %ld] ([s_q, h_q])", path[p], sh,
+                         a.codes || a.integer ? " of integers or codes" : "", bt->n, bt->entry[0].s.hq);
+        else
+            memcpy(*klse + p * nl, a.data, sizeof(double) * (size_t)nl);
+        io_npy_free(&a);
+    }
+    return rc;
+}
+
 /* DIR/out.npy (and lse.npy) into the lab's order [B][hq][sq][dv] ([B][hq][sq]; a varlen batch's entries each of
  * their sq); shapes and values checked against the loaded inputs. */
 static int check_read_outputs(const run_cfg_t *c, const char *dir, double **kout, double **klse, err_t *e)
@@ -42,6 +78,7 @@ static int check_read_outputs(const run_cfg_t *c, const char *dir, double **kout
     const attn_shape_t *s = &bt->entry[0].s;
     long B = bt->n, rows = attn_batch_row(bt, B), n = rows * s->hq * s->dv, nl = rows * s->hq;
     int vl = bt->qoff != NULL; /* FlashAttention's varlen layout: out [total_q, Hq, Dv], lse [Hq, total_q] */
+    int tr = bt->token_rows;   /* the sparse prefill's: out [s_q, Hq, Dv], lse and max_logits [s_q, Hq] */
     char path[4096], have[128], want[128];
     snprintf(path, sizeof path, "%s/out.npy", dir);
     io_npy_t a;
@@ -60,14 +97,14 @@ static int check_read_outputs(const run_cfg_t *c, const char *dir, double **kout
     long w3v[3] = {rows, s->hq, s->dv};
     int ok = !rc && a.n == n && a.ndim == (fl ? 4 : 3);
     for (int i = 0; ok && i < a.ndim; i++)
-        ok = a.shape[i] == (fl ? w4[i] : vl ? w3v[i] : w3[i]);
-    ok |= !rc && !fl && s->sq == 1 && a.ndim == 2 && a.shape[0] == s->hq && a.shape[1] == s->dv;
+        ok = a.shape[i] == (fl ? w4[i] : vl || tr ? w3v[i] : w3[i]);
+    ok |= !rc && !fl && !tr && s->sq == 1 && a.ndim == 2 && a.shape[0] == s->hq && a.shape[1] == s->dv;
     if (!rc && !ok) {
         io_npy_shape_text(have, sizeof have, &a);
         if (fl)
             snprintf(want, sizeof want, "[%ld, %ld, %ld, %ld] ([B, Sq, Hq, Dv])", w4[0], w4[1], s->hq, s->dv);
-        else if (vl)
-            snprintf(want, sizeof want, "[%ld, %ld, %ld] ([total_q, Hq, Dv])", rows, s->hq, s->dv);
+        else if (vl || tr)
+            snprintf(want, sizeof want, "[%ld, %ld, %ld] (%s)", rows, s->hq, s->dv, vl ? "[total_q, Hq, Dv]" : "[s_q, h_q, d_v]");
         else
             snprintf(want, sizeof want, "[%ld, %ld, %ld] ([Hq, Sq, Dv])", s->hq, s->sq, s->dv);
         rc = err_set(e, ERR_USAGE, "%s: shape %s, but the inputs give %s", path, have, want);
@@ -85,10 +122,12 @@ static int check_read_outputs(const run_cfg_t *c, const char *dir, double **kout
             for (long t = 0, sq = bt->entry[b].s.sq, r = attn_batch_row(bt, b); t < sq; t++)
                 for (long h = 0; h < s->hq; h++)
                     memcpy(*kout + (r * s->hq + h * sq + t) * s->dv,
-                           a.data + (fl || vl ? ((r + t) * s->hq + h) : (h * s->sq + t)) * s->dv,
+                           a.data + (fl || vl || tr ? ((r + t) * s->hq + h) : (h * s->sq + t)) * s->dv,
                            sizeof(double) * (size_t)s->dv);
     }
     io_npy_free(&a);
+    if (tr)
+        return rc ? rc : check_read_rows(bt, dir, klse, e);
     snprintf(path, sizeof path, "%s/lse.npy", dir);
     struct stat st;
     if (rc || lstat(path, &st) != 0)

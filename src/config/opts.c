@@ -334,6 +334,8 @@ const opts_def_t opts_table[] = {
      "fa3: the paged KV cache's page size (0: contiguous; pages not a multiple of the key block are read without TMA)"},
     {"flashmla-sched", "9241ae3|9c5dfab", "9241ae3", NULL, V, opts_set_flashmla_sched, 0, 0, 0,
      "flashmla: the decode scheduler of FlashMLA 9241ae3 and later (no payload floor) or of 9c5dfab (10 blocks at least)"},
+    {"build", "fast-math|ieee", "fast-math", NULL, V, opts_set_build, 0, 0, 0,
+     "the CUDA kernels' build: --use_fast_math (their repositories' setup.py, SGLang) or without it (vLLM's FlashMLA)"},
     {"triton-decode", "vllm|vllm-mla|vllm-e46a1de|sglang", "vllm", NULL, V, opts_set_triton_decode, 0, 0, 0,
      "triton-mla: whose Triton MLA decode (they differ on an FP8 cache): vLLM 0155494's (V dequantized in fp32, P.V in "
      "TF32), vLLM's called with is_mla (V = the K tile), vLLM-kimi e46a1de's (V = the codes), SGLang's (per request "
@@ -433,68 +435,4 @@ void opts_write_help(FILE *f)
         if (d->where & OPTS_VARIANT)
             fprintf(f, " %s", d->name);
     fputs(".\n", f);
-}
-
-/* Text as troff takes it: a backslash doubled, '-' as \- (a hyphen, not a minus, is what one types). */
-static void opts_troff(FILE *f, const char *s)
-{
-    for (; *s; s++)
-        if (*s == '\\')
-            fputs("\\e", f);
-        else if (*s == '-')
-            fputs("\\-", f);
-        else
-            fputc(*s, f);
-}
-
-/* Text in a Markdown table cell: '|' escaped. */
-static void opts_md(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        if (*s == '|')
-            fputc('\\', f);
-        fputc(*s, f);
-    }
-}
-
-/* The option table for the man page (troff) or docs/USAGE.md (a Markdown table): the same names,
- * values, defaults and help as run --help, so the three cannot disagree. */
-void opts_write_doc(FILE *f, opts_doc_t form)
-{
-    if (form == OPTS_DOC_MD)
-        fputs("| option | default | meaning |\n| --- | --- | --- |\n", f);
-    for (const opts_def_t *d = opts_table; d->name; d++) {
-        const char *def = d->where & OPTS_FLAG ? "off" : d->def ? d->def : d->shown;
-        if (form == OPTS_DOC_MD) {
-            fprintf(f, "| `--%s", d->name);
-            if (d->arg) {
-                fputc(' ', f);
-                opts_md(f, d->arg);
-            }
-            fputs("` | ", f);
-            if (def)
-                opts_md(f, def);
-            fputs(" | ", f);
-            opts_md(f, d->help);
-            fputs(d->where & OPTS_VARIANT ? " (also per variant)" : "", f);
-            fputs(" |\n", f);
-        } else {
-            fputs(".TP\n.B \\-\\-", f);
-            opts_troff(f, d->name);
-            if (d->arg) {
-                fputs(" \\fI", f);
-                opts_troff(f, d->arg);
-                fputs("\\fR", f);
-            }
-            fputc('\n', f);
-            opts_troff(f, d->help);
-            if (def) {
-                fputs(" [default: ", f);
-                opts_troff(f, def);
-                fputc(']', f);
-            }
-            fputs(d->where & OPTS_VARIANT ? " (also per variant)" : "", f);
-            fputs(".\n", f);
-        }
-    }
 }

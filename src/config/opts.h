@@ -86,5 +86,6 @@ int opts_set_amla_form(run_cfg_t *c, const opts_def_t *d, const char *opt, const
 int opts_set_causal(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e);
 int opts_set_flashmla_sched(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e);
 int opts_set_triton_decode(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e);
+int opts_set_build(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e);
 
 #endif

@@ -1,5 +1,5 @@
 /* opts_choice -- the option table's setters for options that name one of a few choices (--amla-form, --causal,
- * --flashmla-sched, --triton-decode) */
+ * --flashmla-sched, --triton-decode, --build) */
 #include "config/opts.h"
 
 #include <string.h>
@@ -28,6 +28,19 @@ int opts_set_flashmla_sched(run_cfg_t *c, const opts_def_t *d, const char *opt, 
         c->attn.flashmla_sched = ATTN_FMLA_SCHED_9C5DFAB;
     else
         return err_set(e, ERR_USAGE, "%s: expected 9241ae3 (FlashMLA's scheduler today) or 9c5dfab, got '%s'", opt, val);
+    return ERR_OK;
+}
+
+int opts_set_build(run_cfg_t *c, const opts_def_t *d, const char *opt, const char *val, err_t *e)
+{
+    (void)d;
+    if (strcmp(val, "fast-math") == 0)
+        c->attn.build = ATTN_BUILD_FAST_MATH;
+    else if (strcmp(val, "ieee") == 0)
+        c->attn.build = ATTN_BUILD_IEEE;
+    else
+        return err_set(e, ERR_USAGE, "%s: expected fast-math (built with --use_fast_math) or ieee (without), got '%s'",
+                       opt, val);
     return ERR_OK;
 }
 

@@ -23,6 +23,7 @@ static const struct {
     {"page-size", "fa3"},
     {"flashmla-sched", "flashmla"},
     {"triton-decode", "triton-mla"},
+    {"build", ATTN_BUILD_VARIANTS},
 };
 
 const char *opts_variant_readers(const char *key)

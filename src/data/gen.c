@@ -388,6 +388,14 @@ int gen_load(attn_batch_t *bt, const char *dir, fmt_id_t in_format, long dv_req,
         }
         return gen_load_sparse(bt, dir, in_format, e);
     }
+    snprintf(cache, sizeof cache, "%s/kv.npy", dir);
+    if (lstat(cache, &st) == 0) { /* FlashMLA's sparse prefill: its keys are kv.npy's rows the indices name */
+        for (int i = 1; i < 4; i++)
+            if (lstat(path[i], &st) == 0)
+                return err_set(e, ERR_USAGE, "--load %s: %s beside kv.npy: a sparse prefill case takes its keys and "
+                               "values from kv.npy alone (one case a folder)", dir, names[i]);
+        return gen_load_prefill(bt, dir, in_format, e);
+    }
     char cu[2][4096];
     snprintf(cu[0], sizeof cu[0], "%s/cu_seqlens_q.npy", dir);
     snprintf(cu[1], sizeof cu[1], "%s/cu_seqlens_k.npy", dir);

@@ -86,6 +86,13 @@ int gen_scales_apply(attn_batch_t *bt, const char *dir, int have_v, err_t *e);
  * its valid indices name, dequantized as the kernel does. */
 int gen_load_sparse(attn_batch_t *bt, const char *dir, fmt_id_t in_format, err_t *e);
 
+/* FlashMLA's sparse prefill (gen_load does this when DIR/kv.npy exists; data/prefill.c): q.npy bf16 [s_q, h_q, d_qk]
+ * (d_qk 576 or 512, h_q a multiple of 64), kv.npy bf16 [s_kv, 1, d_qk] (V its first 512 dims), indices.npy int32
+ * [s_q, 1, topk] (topk a multiple of 128; an index < 0 or >= s_kv is invalid), optionally topk_length.npy int32 [s_q]
+ * and attn_sink.npy float32 [h_q]. Entry t holds query token t: its h_q rows and the kv rows its valid indices name
+ * (token_rows and max_logits set). */
+int gen_load_prefill(attn_batch_t *bt, const char *dir, fmt_id_t in_format, err_t *e);
+
 /* FlashAttention's varlen layout (data/varlen.c), DIR/cu_seqlens_q.npy and cu_seqlens_k.npy (int32 [B + 1], from 0,
  * not decreasing) beside q.npy [total_q, Hq, Dk], k.npy [total_k, Hkv, Dk] and v.npy [total_k, Hkv, Dv] (packed
  * along the first dimension: sequence b is rows cu[b] .. cu[b + 1] - 1); descales as gen_load's ([1] or [B, Hkv]). */

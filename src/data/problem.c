@@ -34,7 +34,8 @@ void attn_for_groups(double *o, const attn_input_t *in,
     for (long h = 0; h < s->hkv; h++) {
         attn_group_t g = {rows, s->sk, s->dk, s->dv, in->q + h * rows * s->dk,
                           in->k + h * s->sk * s->dk, in->v + h * s->sk * s->dv, limit,
-                          in->kpos, in->kslots, in->kv_fp8, in->v_of_k, {0, 0, 0}};
+                          in->kpos, in->kslots, in->kv_fp8, in->v_of_k, {0, 0, 0},
+                          in->sink ? in->sink + h * (s->hq / s->hkv) : NULL, s->sq};
         for (int x = 0; x < 3; x++)
             g.scale[x] = in->scale[x] ? in->scale[x][h] : 0;
         fn(o + h * rows * s->dv, &g, arg);
@@ -61,6 +62,8 @@ void attn_input_free(attn_input_t *in)
     free(in->k);
     free(in->v);
     free(in->kpos);
+    free(in->sink);
+    in->sink = NULL;
     for (int x = 0; x < 3; x++) {
         free(in->scale[x]);
         in->scale[x] = NULL;

@@ -32,6 +32,9 @@ typedef struct {
      * factor of array x (0 q, 1 k, 2 v) for KV head h, already multiplied into q, k and v (the true inputs, which
      * Golden sees); a kernel that computes on the codes divides it out (exact). NULL: plain values. */
     double *scale[3];
+    /* An attention sink per query head (FlashMLA's sparse prefill, attn_sink.npy): exp(sink[h]) joins the softmax's
+     * denominator, not its log-sum-exp (natural-log logit units; -inf: none, +inf: O = 0). NULL: none. */
+    double *sink;
 } attn_input_t;
 
 /* A batch of entries that share hq, hkv, sq, dk and dv, each with its own keys: what --load DIR
@@ -52,7 +55,17 @@ typedef struct {
      * their own query lengths, entry b being rows qoff[b] .. qoff[b + 1] - 1 of the packed queries. NULL: every
      * entry has entry[0].s.sq rows. */
     long *qoff;
+    /* A batch of one query token an entry, whose outputs are laid out by token (the sparse prefill's out [s_q, h_q,
+     * Dv], lse and max_logits [s_q, h_q]); max_logits: the kernel also returns each row's largest scaled score,
+     * which the per-row arrays of a run carry as a second plane after the log-sum-exp's (attn_batch_row_planes). */
+    int token_rows, max_logits;
 } attn_batch_t;
+
+/* The per-row planes of a batch's run: 1 (the log-sum-exp), or 2 with max_logits after it. */
+static inline int attn_batch_row_planes(const attn_batch_t *bt)
+{
+    return bt && bt->max_logits ? 2 : 1;
+}
 
 /* The first query row of entry b (b = n: the batch's rows): an entry's outputs [hq][sq][dv] and log-sum-exp [hq][sq]
  * follow the earlier entries', at hq dv attn_batch_row(bt, b) and hq attn_batch_row(bt, b). */
@@ -68,6 +81,8 @@ typedef struct {
     int kv_fp8;
     int v_of_k; /* attn_input_t's */
     double scale[3]; /* the group's descales of q, k and v (attn_input_t.scale); 0: none */
+    const double *sink; /* row r's sink is sink[r / sq] (the group's heads' attn_input_t.sink); NULL: none */
+    long sq;
 } attn_group_t;
 
 /* Build per-row key limits (causal or not) for one group; limit has R entries. */

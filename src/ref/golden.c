@@ -71,7 +71,10 @@ static dd_t golden_scale(double scale, long dk)
     return r;
 }
 
-static void golden_group(double *o, double *lse, const attn_group_t *g, dd_t scale)
+/* Group g's rows (row r its group's row row0 + r): O, and unless NULL the log-sum-exp and the largest scaled score
+ * (max_logits). A sink (g->sink) adds exp(sink) to each row's denominator: exp(sink - m scale) beside the row's terms
+ * exp((s - m) scale), in double-double; +inf makes O zero, -inf is no sink. */
+static void golden_group(double *o, double *lse, double *mlog, const attn_group_t *g, long row0, dd_t scale)
 {
     long R = g->R, sk = g->sk;
     /* P on cache lines: P V's pass cutting it took 0.7-0.8 of the time of P at malloc's 16-byte boundaries */
@@ -125,6 +128,19 @@ static void golden_group(double *o, double *lse, const attn_group_t *g, dd_t sca
         dd_t ms = dd_mul(scale, mx[r]), sum = l[r];
         lse[r] = sum.hi > 0 ? (ms.hi + (ms.lo + (log(sum.hi) + sum.lo / sum.hi))) : -INFINITY;
     }
+    for (long r = 0; mlog && r < R; r++) {
+        dd_t ms = dd_mul(scale, mx[r]);
+        mlog[r] = l[r].hi > 0 ? ms.hi + ms.lo : -INFINITY;
+    }
+    for (long r = 0; g->sink && r < R; r++) { /* the sink's term joins the denominator, after the log-sum-exp */
+        double sink = g->sink[(row0 + r) / g->sq];
+        if (sink == INFINITY)
+            l[r] = (dd_t){INFINITY, 0.0};
+        else if (sink > -INFINITY && l[r].hi > 0) {
+            dd_t ms = dd_mul(scale, mx[r]);
+            l[r] = dd_add(l[r], dd_exp(dd_add((dd_t){sink, 0.0}, (dd_t){-ms.hi, -ms.lo})));
+        }
+    }
     golden_timed(GOLDEN_T_SOFTMAX, &t0);
     /* O = (P V) / l */
     int sliced = ozaki_pv(nh, nl, ph, pl, g);
@@ -136,7 +152,7 @@ static void golden_group(double *o, double *lse, const attn_group_t *g, dd_t sca
         for (long c = 0; c < g->dv; c++) {
             long i = r * g->dv + c;
             dd_t n = dd_fast_two_sum(nh[i], nl[i]);
-            dd_t q = l[r].hi > 0 ? dd_div(n, l[r]) : (dd_t){NAN, 0.0};
+            dd_t q = l[r].hi == INFINITY ? (dd_t){0.0, 0.0} : l[r].hi > 0 ? dd_div(n, l[r]) : (dd_t){NAN, 0.0};
             o[i] = q.hi + q.lo;
         }
     golden_timed(GOLDEN_T_DIVIDE, &t0);
@@ -166,7 +182,7 @@ long golden_chunk_rows(long sk)
     return c < GOLDEN_CHUNK_MIN_ROWS ? GOLDEN_CHUNK_MIN_ROWS : c;
 }
 
-void golden_attention_part(double *o, double *lse, const attn_input_t *in, double scale, long part)
+void golden_attention_part(double *o, double *lse, double *mlog, const attn_input_t *in, double scale, long part)
 {
     const attn_shape_t *s = &in->s;
     long rows = s->hq / s->hkv * s->sq, chunk = golden_chunk_rows(s->sk), per = (rows + chunk - 1) / chunk;
@@ -175,16 +191,17 @@ void golden_attention_part(double *o, double *lse, const attn_input_t *in, doubl
     attn_row_limits(limit, s);
     /* the group's rows r0..r1 alone: every row's scores, softmax and P V are its own */
     attn_group_t g = {r1 - r0, s->sk, s->dk, s->dv, in->q + (h * rows + r0) * s->dk, in->k + h * s->sk * s->dk,
-                      in->v + h * s->sk * s->dv, limit + r0, in->kpos, in->kslots, in->kv_fp8, in->v_of_k, {0, 0, 0}};
+                      in->v + h * s->sk * s->dv, limit + r0, in->kpos, in->kslots, in->kv_fp8, in->v_of_k, {0, 0, 0},
+                      in->sink ? in->sink + h * (s->hq / s->hkv) : NULL, s->sq};
     long row = h * rows + r0;
-    golden_group(o + row * s->dv, lse ? lse + row : NULL, &g, golden_scale(scale, s->dk));
+    golden_group(o + row * s->dv, lse ? lse + row : NULL, mlog ? mlog + row : NULL, &g, r0, golden_scale(scale, s->dk));
     free(limit);
 }
 
 void golden_attention_lse(double *o, double *lse, const attn_input_t *in, double scale)
 {
     for (long p = 0, n = golden_parts(in); p < n; p++)
-        golden_attention_part(o, lse, in, scale, p);
+        golden_attention_part(o, lse, NULL, in, scale, p);
 }
 
 static double golden_g(long n)

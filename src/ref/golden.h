@@ -38,7 +38,9 @@ void golden_attention_lse(double *o, double *lse, const attn_input_t *in, double
 /* Golden in parts that run on their own (on any thread, in any order, the same bits): a part is one KV-head
  * group's rows, golden_chunk_rows of them at a time, so that a part's scores (two binary64 arrays of rows x keys)
  * hold at most about GOLDEN_CHUNK_SCORES of each whatever the grouping. golden_attention_lse runs every part in
- * turn; golden_attention_part(..., p) writes part p's rows of O and lse. */
+ * turn; golden_attention_part(..., p) writes part p's rows of O, lse and (mlog unless NULL) each row's largest
+ * scaled score, FlashMLA's max_logits (-inf for a row of no key). An input's sink (attn_input_t.sink) joins O's
+ * denominators, not the log-sum-exp. */
 #define GOLDEN_CHUNK_SCORES (1L << 23)
 #define GOLDEN_CHUNK_MIN_ROWS 64
 /* The largest |m.lo scale| Golden's softmax leaves in its exp arguments (golden_group): any size far from exp's
@@ -46,7 +48,7 @@ void golden_attention_lse(double *o, double *lse, const attn_input_t *in, double
 #define GOLDEN_SHIFT_LO_MAX 1.0
 long golden_chunk_rows(long sk);
 long golden_parts(const attn_input_t *in);
-void golden_attention_part(double *o, double *lse, const attn_input_t *in, double scale, long part);
+void golden_attention_part(double *o, double *lse, double *mlog, const attn_input_t *in, double scale, long part);
 
 /* The bound above for one element, given |O|, W, Z, A and the sizes. */
 double golden_bound(double o_abs, double w, double z, double a, long sk, long dk);

@@ -127,6 +127,8 @@ void check_write_json(FILE *f, const run_cfg_t *c, const check_result_t *r, cons
         json_num(f, k->lse_n ? (double)k->lse_identical / (double)k->lse_n : NAN);
         fputs(", \"lse_max_abs\": ", f);
         json_num(f, k->lse_max_abs);
+        fputs(", \"max_logits_bit_identical\": ", f); /* the sparse prefill's third output (NaN: none given) */
+        json_num(f, k->mlog_n ? (double)k->mlog_identical / (double)k->mlog_n : NAN);
         fputs(", \"seconds\": ", f);
         json_num(f, k->seconds);
         fprintf(f, ", \"finite_where_kernel_is_not\": %s, \"kernel_note\": ", k->finite_there ? "true" : "false");

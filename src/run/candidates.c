@@ -19,12 +19,22 @@ static int check_default_candidates(const run_cfg_t *c, char (*out)[RUN_VSPEC_LE
     static const char *const fixed[] = {"standard", "standard:acc=tc-ampere", "standard:acc=tc-hopper", "base",
                                         "base:acc=tc-ampere", "base:acc=tc-hopper", "amla", "amla:amla-form=paper",
                                         "fastattn", "seesaw", "etap", "flashmla", "flashmla:flashmla-sched=9c5dfab", "flashmla:sm-parts=1",
+                                        "flashmla:build=ieee", "flashmla:sm-parts=1:build=ieee",
                                         "flashmla-etap", "flashmla-etap:sm-parts=1", "fa2", "fa2:sm-parts=1"};
     int n = 0;
+    if (c->input && c->input->token_rows) { /* a sparse prefill: its kernel in both builds, and Base and standard
+                                               (tc-hopper) on the same valid keys */
+        static const char *const prefill[] = {"flashmla-sparse-prefill", "flashmla-sparse-prefill:build=ieee",
+                                              "base:acc=tc-hopper", "standard:acc=tc-hopper"};
+        for (size_t i = 0; i < sizeof prefill / sizeof prefill[0]; i++)
+            snprintf(out[n++], RUN_VSPEC_LEN, "%s", prefill[i]);
+        return n;
+    }
     if (c->input && c->input->sparse_sq) { /* an FP8 sparse cache: its kernel, its no-split path, and Base and
                                               standard (with tc-hopper) on the same dequantized cache */
-        static const char *const sparse[] = {"flashmla-sparse", "flashmla-sparse:sm-parts=1", "base",
-                                             "base:acc=tc-hopper", "standard", "standard:acc=tc-hopper"};
+        static const char *const sparse[] = {"flashmla-sparse", "flashmla-sparse:sm-parts=1", "flashmla-sparse:build=ieee",
+                                             "flashmla-sparse:sm-parts=1:build=ieee", "base", "base:acc=tc-hopper",
+                                             "standard", "standard:acc=tc-hopper"};
         for (size_t i = 0; i < sizeof sparse / sizeof sparse[0]; i++)
             snprintf(out[n++], RUN_VSPEC_LEN, "%s", sparse[i]);
         return n;

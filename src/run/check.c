@@ -161,6 +161,12 @@ static void check_score(check_cand_t *k, const run_cfg_t *c, int slot, const dou
             k->lse_identical += lse[i] == klse[i] || (lse[i] != lse[i] && klse[i] != klse[i]);
         k->lse_n = nlse;
     }
+    k->mlog_identical = k->mlog_n = 0;
+    if (attn_batch_row_planes(c->input) > 1 && klse && klse[nlse] == klse[nlse] && lse[nlse] == lse[nlse]) {
+        for (long i = nlse; i < 2 * nlse; i++)
+            k->mlog_identical += lse[i] == klse[i];
+        k->mlog_n = nlse;
+    }
 }
 
 static int check_cmp_cand(const void *a, const void *b)
@@ -172,6 +178,8 @@ static int check_cmp_cand(const void *a, const void *b)
         return x->max_ulp < y->max_ulp ? -1 : 1;
     if (x->lse_identical != y->lse_identical) /* then the log-sum-exp rows, where the kernel gave them */
         return x->lse_identical > y->lse_identical ? -1 : 1;
+    if (x->mlog_identical != y->mlog_identical)
+        return x->mlog_identical > y->mlog_identical ? -1 : 1;
     if (x->outside != y->outside) /* a tie goes to the candidate whose real kernel can run the case */
         return x->outside - y->outside;
     return x->slot - y->slot;
@@ -208,7 +216,7 @@ static int check_full_split(check_result_t *r, const run_cfg_t *c, const int *sl
     double *secs = err_calloc((size_t)(nfull * chunks), sizeof(double));
     for (int k = 0; k < nfull; k++) {
         o[k] = err_malloc((size_t)n, sizeof(double));
-        l[k] = err_malloc((size_t)nlse, sizeof(double));
+        l[k] = err_malloc((size_t)(nlse * attn_batch_row_planes(bt)), sizeof(double));
     }
     int rc = ERR_OK;
 #ifdef _OPENMP
@@ -283,7 +291,7 @@ int check_run(check_result_t *r, const run_cfg_t *c, const double *kout, const d
     threads = threads < 1 ? 1 : threads;
     /* Golden's parts and the screening runs in one pool of tasks on every thread (each part's rows and each
      * candidate's output its own: the same bits for any count) */
-    double *gout = err_malloc((size_t)n, sizeof(double)), *glse = err_malloc((size_t)nlse, sizeof(double));
+    double *gout = err_malloc((size_t)n, sizeof(double)), *glse = err_malloc((size_t)(nlse * attn_batch_row_planes(bt)), sizeof(double));
     long *first = err_malloc((size_t)bt->n + 1, sizeof(long)), ng = run_golden_parts(bt, first);
     check_screen_t plan;
     check_screen_plan(&plan, c, screen);
@@ -343,7 +351,7 @@ int check_run(check_result_t *r, const run_cfg_t *c, const double *kout, const d
             continue;
         /* the run restricted to variant v: slot 0 (Golden) is not computed again */
         run_cfg_t *one = err_malloc(1, sizeof *one);
-        double *o = err_malloc((size_t)n, sizeof(double)), *l = err_malloc((size_t)nlse, sizeof(double));
+        double *o = err_malloc((size_t)n, sizeof(double)), *l = err_malloc((size_t)(nlse * attn_batch_row_planes(bt)), sizeof(double));
         err_t le = {0};
         *one = *c;
         one->nvariants = 1;
@@ -383,6 +391,12 @@ void check_free(check_result_t *r)
     r->ncand = r->nscreened = 0;
 }
 
+/* Candidate x explains the kernel's answer as well as b: every element, and as many lse and max_logits rows. */
+static int check_same_rank(const check_cand_t *x, const check_cand_t *b)
+{
+    return x->identical == b->n && x->lse_identical == b->lse_identical && x->mlog_identical == b->mlog_identical;
+}
+
 void check_verdict(char *buf, size_t n, const run_cfg_t *c, const check_result_t *r)
 {
     if (r->ncand == 0) {
@@ -394,20 +408,27 @@ void check_verdict(char *buf, size_t n, const run_cfg_t *c, const check_result_t
     if (b->identical == b->n) {
         const attn_variant_t *bv = &attn_variants[c->variants[b->slot - 1]];
         const char *kernel = attn_kernel_name(c->variants[b->slot - 1], &c->vcfg[b->slot - 1]);
-        char lse[160] = "";
+        char lse[320] = "";
+        int ml = b->mlog_n && b->mlog_identical == b->mlog_n;
         if (b->lse_n && b->lse_identical == b->lse_n)
-            snprintf(lse, sizeof lse, ", and its log-sum-exp on every row");
+            snprintf(lse, sizeof lse, ", and its log-sum-exp%s on every row", ml ? " and max_logits" : "");
         else if (b->lse_n) /* the output's bits without the lse's are not the kernel's whole answer */
             snprintf(lse, sizeof lse, ", but its log-sum-exp on only %ld of %ld rows (lse.npy is read as the natural "
                      "log)", b->lse_identical, b->lse_n);
+        size_t lo = strlen(lse);
+        if (b->mlog_n && !ml) /* max_logits, the kernel's third output */
+            snprintf(lse + lo, sizeof lse - lo, "%s its max_logits on only %ld of %ld rows",
+                     b->lse_identical == b->lse_n ? ", but" : ", and", b->mlog_identical, b->mlog_n);
         int off = snprintf(buf, n, "bit-identical to %s on 100.00%% of %ld elements%s", run_slot_name(c, b->slot), b->n,
                            lse);
-        for (int i = 1, k = 0; i < r->ncand && r->cand[i].identical == b->n && off > 0 && (size_t)off < n; i++, k++)
+        /* the others as good: every element, and as many lse and max_logits rows */
+        for (int i = 1, k = 0; i < r->ncand && check_same_rank(&r->cand[i], b) && off > 0 && (size_t)off < n; i++, k++)
             off += snprintf(buf + off, n - (size_t)off, "%s%s", k ? ", " : " (equally: ", run_slot_name(c, r->cand[i].slot));
-        if (r->ncand > 1 && r->cand[1].identical == b->n && off > 0 && (size_t)off < n)
+        if (r->ncand > 1 && check_same_rank(&r->cand[1], b) && off > 0 && (size_t)off < n)
             off += snprintf(buf + off, n - (size_t)off, ")");
+        const char *built = c->vcfg[b->slot - 1].build == ATTN_BUILD_IEEE ? " built without --use_fast_math" : "";
         if (kernel && !b->outside && off > 0 && (size_t)off < n) /* the real kernel the best candidate is */
-            snprintf(buf + off, n - (size_t)off, "; %s is %s", bv->name, kernel);
+            snprintf(buf + off, n - (size_t)off, "; %s is %s%s", bv->name, kernel, built);
         else if (kernel && off > 0 && (size_t)off < n) /* its arithmetic, on a case its kernel cannot take */
             snprintf(buf + off, n - (size_t)off, "; %s models %s, which does not run this case (%s)", bv->name,
                      kernel, b->outside_why);

@@ -18,6 +18,7 @@ typedef struct {
     double m[METRIC_COUNT];    /* against Golden */
     long lse_identical, lse_n; /* lse_n 0: no lse.npy, or the candidate has no model of it */
     double lse_max_abs;        /* max |lse - Golden's|, NaN where the candidate has none */
+    long mlog_identical, mlog_n; /* max_logits rows the same (mlog_n 0: no max_logits.npy, or no model of it) */
     double seconds;
     char where[CHECK_AXES][160]; /* where it differs from the kernel, per axis ("" where it does not) */
     int finite_there;            /* finite wherever the kernel's output is not (1 when it is finite) */
@@ -54,7 +55,8 @@ typedef struct {
 } check_result_t;
 
 /* Every variant of c (validated, with its input c->input) against the kernel's output kout
- * [B][hq][sq][dv] and, unless NULL, its log-sum-exp klse [B][hq][sq] (natural log). Golden runs
+ * [B][hq][sq][dv] and, unless NULL, its log-sum-exp klse [B][hq][sq] (natural log; for a batch with max_logits,
+ * attn_batch_row_planes 2, the kernel's max_logits follow as a second plane, NaN where it gave none). Golden runs
  * on every one of c->threads threads, then the candidates in parallel, one output array each at a
  * time. With screen, every candidate runs first on a part of the case and only the leaders there run
  * in full (check_screen); the others are listed in r->screened. */

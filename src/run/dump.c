@@ -200,11 +200,41 @@ static int run_dump_varlen(const run_cfg_t *c, const attn_batch_t *bt, double **
     return rc;
 }
 
+/* A sparse prefill (one query token an entry): its inputs are the case's files; each variant's out [s_q, h_q, Dv],
+ * lse and max_logits [s_q, h_q] as flash_mla_sparse_fwd returns them (NAME.npy, NAME.lse.npy, NAME.max_logits.npy;
+ * the two row files where the variant has them). */
+static int run_dump_tokens(const run_cfg_t *c, const attn_batch_t *bt, double **outs, double **lses,
+                           const run_extra_t *extras, err_t *e)
+{
+    const attn_shape_t *s = &bt->entry[0].s;
+    long nl = bt->n * s->hq, o3[3] = {bt->n, s->hq, s->dv}, l2[2] = {bt->n, s->hq};
+    char path[4096];
+    int rc = io_ensure_dir(c->dump_dir, e);
+    for (int v = 0; v <= c->nvariants && !rc; v++) {
+        snprintf(path, sizeof path, "%s/%s.npy", c->dump_dir, run_slot_name(c, v));
+        rc = io_npy_write(path, outs[v], o3, 3, 0, e);
+        for (int p = 0; p < attn_batch_row_planes(bt) && !rc; p++) {
+            const double *x = lses[v] + p * nl;
+            long i = 0;
+            while (i < nl && x[i] != x[i])
+                i++;
+            snprintf(path, sizeof path, "%s/%s.%s.npy", c->dump_dir, run_slot_name(c, v), p ? "max_logits" : "lse");
+            if (i < nl)
+                rc = io_npy_write(path, x, l2, 2, 0, e);
+        }
+        if (!rc)
+            rc = run_dump_extras(c, v, &extras[v], e);
+    }
+    return rc;
+}
+
 int run_dump(const run_cfg_t *c, const attn_batch_t *bt, double **outs, double **lses, const run_extra_t *extras,
              err_t *e)
 {
     if (bt->qoff)
         return run_dump_varlen(c, bt, outs, lses, extras, e);
+    if (bt->token_rows)
+        return run_dump_tokens(c, bt, outs, lses, extras, e);
     const attn_shape_t *s = &bt->entry[0].s;
     long shapes[5][4] = {{s->hq, s->sq, s->dk}, {s->hkv, s->sk, s->dk}, {s->hkv, s->sk, s->dv}, {s->hq, s->sq, s->dv},
                          {bt->n, s->hq, s->sq}};

@@ -29,10 +29,10 @@ int run_load_input(run_cfg_t *c, attn_batch_t *in, err_t *e)
             attn_batch_free(in);
             return rc;
         }
-    if (in->sparse_sq && c->shape.causal) {
+    if ((in->sparse_sq || in->token_rows) && c->shape.causal) {
         attn_batch_free(in);
-        return err_set(e, ERR_USAGE, "--causal: a sparse FP8 case has no causal mask (each query token's keys are "
-                                     "its indices)");
+        return err_set(e, ERR_USAGE, "--causal: a sparse %s case has no causal mask (each query token's keys are its "
+                                     "indices)", in->sparse_sq ? "FP8" : "prefill");
     }
     /* bottom-right, an entry with fewer keys than query tokens has rows that see no key (an entry of no key at all,
      * seqlens 0, takes the kernels' no-key convention whole) */

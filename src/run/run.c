@@ -39,7 +39,7 @@ double run_lse_max_abs(const double *lse, const double *glse, long n)
 
 /* An entry with no key to attend (seqlens 0, or a sparse entry whose indices are all invalid): what variant vi
  * (-1: Golden) returns for it, its kernel's convention (attn_kernel_no_keys: Golden's is FlashMLA's O = 0, LSE = +inf) */
-static void run_no_keys(int vi, double *o, double *lse, long n, long nl)
+static void run_no_keys(int vi, double *o, double *lse, double *mlog, long n, long nl)
 {
     double ov, lv;
     attn_kernel_no_keys(vi, &ov, &lv);
@@ -47,6 +47,16 @@ static void run_no_keys(int vi, double *o, double *lse, long n, long nl)
         o[i] = ov;
     for (long i = 0; lse && i < nl; i++)
         lse[i] = lv;
+    for (long i = 0; mlog && i < nl; i++) /* max_logits of no key: -inf (FlashMLA's) */
+        mlog[i] = -INFINITY;
+}
+
+double *run_mlog_rows(const attn_batch_t *bt, double *lse, long b)
+{
+    if (!lse || attn_batch_row_planes(bt) < 2)
+        return NULL;
+    long hq = bt->entry[0].s.hq;
+    return lse + attn_batch_row(bt, bt->n) * hq + attn_batch_row(bt, b) * hq;
 }
 
 long run_golden_parts(const attn_batch_t *bt, long *first)
@@ -68,11 +78,11 @@ void run_golden_part(const run_cfg_t *c, const attn_batch_t *bt, const long *fir
         b++;
     const attn_shape_t *s = &bt->entry[b].s;
     long per = s->hq * s->sq * s->dv, nlse = s->hq * s->sq, r = attn_batch_row(bt, b);
-    double *o = gout + r * s->hq * s->dv, *l = glse ? glse + r * s->hq : NULL;
+    double *o = gout + r * s->hq * s->dv, *l = glse ? glse + r * s->hq : NULL, *ml = run_mlog_rows(bt, glse, b);
     if (bt->entry[b].s.sk > 0)
-        golden_attention_part(o, l, &bt->entry[b], c->attn.scale, p - first[b]);
+        golden_attention_part(o, l, ml, &bt->entry[b], c->attn.scale, p - first[b]);
     else
-        run_no_keys(-1, o, l, per, nlse);
+        run_no_keys(-1, o, l, ml, per, nlse);
 }
 
 /* One variant (slot v) on every entry of bt, or on the (entry, KV group) units units marks. */
@@ -106,13 +116,14 @@ static int run_variant(const run_cfg_t *c, const attn_batch_t *bt, long sample, 
         ctx.groups = units ? units + b * hkv : NULL;
         ctx.batch_i = bt->sparse_sq ? b / bt->sparse_sq : b;
         ctx.lse_out = lse ? lse + r * s->hq : NULL;
+        ctx.mlog_out = run_mlog_rows(bt, lse, b);
         if (bt->entry[b].s.sk > 0) {
             attn_run(out + r * s->hq * s->dv, c->variants[v - 1], &bt->entry[b], &ctx);
             keyed = 1;
             for (long i = 0; ctx.lse_out && i < nlse && !keyed_lse; i++)
                 keyed_lse = ctx.lse_out[i] == ctx.lse_out[i];
         } else {
-            run_no_keys(c->variants[v - 1], out + r * s->hq * s->dv, ctx.lse_out, per, nlse);
+            run_no_keys(c->variants[v - 1], out + r * s->hq * s->dv, ctx.lse_out, ctx.mlog_out, per, nlse);
         }
     }
     /* a variant with no model of the log-sum-exp (its rows left NaN) has none for an entry of no key either */
@@ -189,7 +200,7 @@ static int run_sample(run_row_t *rows, const run_cfg_t *c, long sample, int dump
     run_extra_t *extras = err_calloc((size_t)nv, sizeof(run_extra_t));
     for (int v = 0; v < nv; v++) {
         outs[v] = err_malloc((size_t)n, sizeof(double));
-        lses[v] = err_malloc((size_t)nl, sizeof(double));
+        lses[v] = err_malloc((size_t)(nl * attn_batch_row_planes(bt)), sizeof(double));
     }
     rc = run_outputs(c, bt, sample, outs, lses, dump ? extras : NULL, rows, threads, e);
     for (int v = 0; v < nv && !rc; v++) {

@@ -33,6 +33,11 @@ double run_lse_max_abs(const double *lse, const double *glse, long n);
 int run_outputs(const run_cfg_t *c, const attn_batch_t *bt, long sample, double **outs, double **lses,
                 run_extra_t *extras, run_row_t *rows, int threads, err_t *e);
 
+/* A batch with max_logits (attn_batch_row_planes 2) has its per-row arrays ([B][hq][sq], lses) in two planes, the
+ * log-sum-exp's and then max_logits': entry b's rows of the second plane (NULL: the batch has one plane, or lse is
+ * NULL). */
+double *run_mlog_rows(const attn_batch_t *bt, double *lse, long b);
+
 /* Golden in parts that run on their own (golden_attention_part, per entry; an entry with no keys is one part,
  * O = 0 and LSE = +inf): how many for the batch, first[b] the first of entry b's (first [B + 1]); and part p of
  * them into gout [B][hq][sq][dv] and glse [B][hq][sq] (glse NULL: not asked). */

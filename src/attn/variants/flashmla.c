@@ -207,9 +207,10 @@ static void fmla_range(fmla_t *f, long b0, long b1, double *lsum, double *msum)
         msum[r] = f->st[r].m;
         if (L == 0 || L != L)
             L = 1;
-        double inv = gpu_rcp(ctx, O_DIV, L);
+        double inv = gpu_rcp(ctx, O_DIV, L); /* rO / rL: O rcp(L) with fast math, the IEEE quotient without */
         for (long c = 0; c < dv; c++)
-            f->o[r * dv + c] = ctx->site[O_DIV].exact ? f->o[r * dv + c] / L : gpu_f32(ctx, O_DIV, f->o[r * dv + c] * inv);
+            f->o[r * dv + c] = ctx->site[O_DIV].exact || gpu_ieee(ctx) ? gpu_div(ctx, O_DIV, f->o[r * dv + c], L)
+                                                                        : gpu_f32(ctx, O_DIV, f->o[r * dv + c] * inv);
     }
 }
 
@@ -316,6 +317,13 @@ long flashmla_parts(const attn_ctx_t *ctx, long R)
     return parts;
 }
 
+double flashmla_from_log2(attn_ctx_t *ctx, int site, double x)
+{
+    if (ctx->site[site].exact)
+        return x / FMLA_LOG2E;
+    return gpu_ieee(ctx) ? gpu_div(ctx, site, x, (float)FMLA_LOG2E) : gpu_f32(ctx, site, x * FMLA_LN2);
+}
+
 /* The combine kernel for one row (flashmla.h): gmax, the lanes' sums of ex2(lse_i - gmax) and their
  * butterfly, g = lg2(sum) + gmax, O = sum_i ex2(lse_i - g) O_i by FFMA in split order. */
 #define FMLA_LANES 32
@@ -361,8 +369,8 @@ void flashmla_combine_rows(attn_ctx_t *ctx, int site_sum, int site_scale, int si
             vec_widen32(row + i * dv, oacc32 + (i * R + r) * dv, dv);
         double g2 = flashmla_combine(ctx, site_sum, site_scale, skip_zero, oc, oacc ? oacc + r * dv : row,
                                      oacc ? R * dv : dv, lse + r * nsplit, nsplit, dv, max_splits);
-        if (ctx->lse) /* lse = g / M_LOG2E: g fl32(ln 2) */
-            ctx->lse[r] = ctx->site[site_scale].exact ? g2 / FMLA_LOG2E : gpu_f32(ctx, site_scale, g2 * FMLA_LN2);
+        if (ctx->lse) /* lse = g / M_LOG2E: g fl32(ln 2) with fast math, the IEEE quotient by fl32(M_LOG2E) without */
+            ctx->lse[r] = flashmla_from_log2(ctx, site_scale, g2);
         for (long c = 0; c < dv; c++)
             o[r * dv + c] = attn_round(ctx, site_out, oc[c]);
     }
@@ -404,12 +412,12 @@ ATTN_VARIANT(attn_flashmla)
         fmla_range(&f, 0, nblocks, lsum, msum);
         for (long i = 0; i < R * dv; i++)
             o[i] = attn_round(ctx, OUT_CAST, o[i]);
-        /* lse = FFMA(lg2(L), fl32(ln 2), fl32(sM fl32(ln 2))): logf(L) + sM / M_LOG2E under
-         * fast math; L == 0 gives +inf */
+        /* lse = logf(L) + sM / M_LOG2E: FFMA(lg2(L), fl32(ln 2), fl32(sM fl32(ln 2))) under fast math,
+         * fl32(fl32(sM / fl32(M_LOG2E)) + logf(L)) without; L == 0 gives +inf */
         for (long r = 0; r < R && ctx->lse; r++)
-            ctx->lse[r] = lsum[r] == 0 || lsum[r] != lsum[r] ? INFINITY
-                          : ctx->site[O_RESCALE].exact ? log(lsum[r]) + msum[r] / FMLA_LOG2E
-                          : gpu_fma(ctx, O_RESCALE, gpu_lg2(ctx, O_RESCALE, lsum[r]), FMLA_LN2, gpu_f32(ctx, O_RESCALE, msum[r] * FMLA_LN2));
+            ctx->lse[r] = lsum[r] == 0 || lsum[r] != lsum[r]
+                              ? INFINITY
+                              : gpu_logf_add(ctx, O_RESCALE, lsum[r], flashmla_from_log2(ctx, O_RESCALE, msum[r]));
     } else { /* each split's O rcp(L) and lg2(L) + sM, then the combine kernel */
         /* the splits' O kept as the binary32 values they are (o_div not exact: O rcp(L) in fp32), each made in
          * one buffer that stays in cache: half the memory the combine reads */

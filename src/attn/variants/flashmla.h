@@ -41,6 +41,10 @@ double flashmla_combine_ln(attn_ctx_t *ctx, int site_sum, int site_scale, double
                            const double *lse, long nsplit, long dv, long max_splits);
 double flashmla_combine(attn_ctx_t *ctx, int site_sum, int site_scale, int skip_zero, double *o, const double *oacc,
                         long ldo_split, const double *lse, long nsplit, long dv, long max_splits);
+/* x / (float)M_LOG2E as the build compiles it: x fl32(ln 2) with fast math, the IEEE quotient without (the lse of
+ * FlashMLA's kernels from their log2-domain maximum or lse) */
+double flashmla_from_log2(attn_ctx_t *ctx, int site, double x);
+
 /* The combine kernel over a group's R rows: oacc [nsplit][R][dv] (or, where oacc is NULL, oacc32 there: splits
  * whose values are binary32, in half the memory), lse [R][nsplit] (log2), into o [R][dv] rounded at site_out,
  * and ctx->lse (natural log, g fl32(ln 2)) where asked; the split bound from the SM parts (32, 64, ... 160). */

@@ -24,7 +24,6 @@
 #define FS_HEADS 64               /* BLOCK_M: query heads per CTA (the SM parts' divisor) */
 #define FS_OVERHEAD_FLOOR 0       /* get_decoding_sched_meta: no payload floor */
 #define FS_LOG2E 0x1.715476p0     /* LOG_2_E = 1.44269504f, the API's float constant */
-#define FS_LN2 0x1.62e43p-1       /* fl32(ln 2): sM / M_LOG2E and lse / M_LOG2E under fast math */
 #define FS_LOG2E_EXACT 0x1.71547652b82fep0 /* log2 e (exact sites) */
 
 #define FLASHMLA_SPARSE_SITES(X)                                                                                  \
@@ -238,9 +237,8 @@ ATTN_VARIANT(attn_flashmla_sparse)
         for (long i = 0; i < R * dv; i++)
             o[i] = attn_round(ctx, OUT_CAST, o[i]);
         for (long r = 0; r < R && ctx->lse; r++)
-            ctx->lse[r] = L[r] == 0 ? INFINITY
-                          : ctx->site[O_RESCALE].exact ? log(L[r]) + M[r] / FS_LOG2E_EXACT
-                          : gpu_fma(ctx, O_RESCALE, gpu_lg2(ctx, O_RESCALE, L[r]), FS_LN2, gpu_f32(ctx, O_RESCALE, M[r] * FS_LN2));
+            ctx->lse[r] = L[r] == 0 ? INFINITY /* logf(L) + sM / (float)M_LOG2E, as the build compiles it */
+                                    : gpu_logf_add(ctx, O_RESCALE, L[r], flashmla_from_log2(ctx, O_RESCALE, M[r]));
     } else { /* each split's fp32 O and lg2(L) + m, then the combine kernel (every weight applied) */
         /* the splits' O kept as the binary32 values they are (o_div not exact: O rcp(L) in fp32), each made in
          * one buffer that stays in cache: half the memory the combine reads */

@@ -1,4 +1,4 @@
-/* gpu_fp -- a fast-math CUDA kernel's FP32 operations at a rounding site (see gpu_fp.h) */
+/* gpu_fp -- a CUDA kernel's FP32 operations at a rounding site, as its build compiles them (see gpu_fp.h) */
 #include "attn/variants/gpu_fp.h"
 #include "num/vec/vec.h"
 
@@ -17,7 +17,10 @@ void gpu_f32_scale(attn_ctx_t *ctx, int site, double *x, long n, double a)
             x[i] *= a;
         return;
     }
-    vec_scale32_ftz(x, x, n, a);
+    if (gpu_ieee(ctx))
+        vec_mul32(x, x, n, a);
+    else
+        vec_scale32_ftz(x, x, n, a);
 }
 
 void gpu_fma_acc_n(attn_ctx_t *ctx, int site, double *o, const double *y, long n, double a)
@@ -27,22 +30,43 @@ void gpu_fma_acc_n(attn_ctx_t *ctx, int site, double *o, const double *y, long n
             o[i] = a * y[i] + o[i];
         return;
     }
-    vec_axpy32_ftz(o, y, n, a);
+    if (!gpu_ieee(ctx)) {
+        vec_axpy32_ftz(o, y, n, a);
+        return;
+    }
+    for (long i = 0; i < n; i++)
+        o[i] = (double)fmaf((float)a, (float)y[i], (float)o[i]);
 }
 
 double gpu_ex2(attn_ctx_t *ctx, int site, double x)
 {
-    return ctx->site[site].exact ? exp2(x) : (double)sfu_ex2((float)x);
+    return ctx->site[site].exact ? exp2(x) : gpu_ieee(ctx) ? (double)sfu_cuda_exp2f((float)x) : (double)sfu_ex2((float)x);
+}
+
+double gpu_logf_add(attn_ctx_t *ctx, int site, double x, double a)
+{
+    if (ctx->site[site].exact)
+        return log(x) + a;
+    if (gpu_ieee(ctx))
+        return (double)((float)a + sfu_cuda_logf((float)x));
+    return (double)gpu_ftz(fmaf(sfu_lg2((float)x), 0x1.62e43p-1f, (float)a));
 }
 
 double gpu_lg2(attn_ctx_t *ctx, int site, double x)
 {
-    return ctx->site[site].exact ? log2(x) : (double)sfu_lg2((float)x);
+    return ctx->site[site].exact ? log2(x) : gpu_ieee(ctx) ? (double)sfu_cuda_log2f((float)x) : (double)sfu_lg2((float)x);
 }
 
 double gpu_rcp(attn_ctx_t *ctx, int site, double x)
 {
     return ctx->site[site].exact ? 1.0 / x : (double)sfu_rcp((float)x);
+}
+
+double gpu_div(attn_ctx_t *ctx, int site, double a, double b)
+{
+    if (ctx->site[site].exact)
+        return a / b;
+    return gpu_ieee(ctx) ? (double)((float)a / (float)b) : (double)gpu_ftz((float)a * sfu_rcp((float)b));
 }
 
 /* x[i] = fn(x[i]) for i < n, fn a binary32 array function (an SFU model's vector form) */
@@ -65,7 +89,12 @@ void gpu_fma_n(attn_ctx_t *ctx, int site, double *p, long n, double a, double b)
             p[i] = p[i] * a + b;
         return;
     }
-    vec_fma32_ftz(p, n, a, b); /* gpu_fma element by element */
+    if (!gpu_ieee(ctx)) {
+        vec_fma32_ftz(p, n, a, b); /* gpu_fma element by element */
+        return;
+    }
+    for (long i = 0; i < n; i++)
+        p[i] = (double)fmaf((float)p[i], (float)a, (float)b);
 }
 
 void gpu_ex2_n(attn_ctx_t *ctx, int site, double *p, long n)
@@ -75,7 +104,7 @@ void gpu_ex2_n(attn_ctx_t *ctx, int site, double *p, long n)
             p[i] = exp2(p[i]);
         return;
     }
-    gpu_apply32(p, n, sfu_ex2_n);
+    gpu_apply32(p, n, gpu_ieee(ctx) ? sfu_cuda_exp2f_n : sfu_ex2_n);
 }
 
 void gpu_ex2_fma_n(attn_ctx_t *ctx, int site, double *p, long n, double a, double b)
@@ -164,7 +193,8 @@ double gpu_butterfly_sum(attn_ctx_t *ctx, int site, double *lane, int n, int ftz
     double next[128];
     for (int off = n / 2; off >= 1; off /= 2) {
         for (int t = 0; t < n; t++)
-            next[t] = ftz ? gpu_f32(ctx, site, lane[t] + lane[t ^ off]) : gpu_r32(ctx, site, lane[t] + lane[t ^ off]);
+            next[t] = ftz && !gpu_ieee(ctx) ? gpu_f32(ctx, site, lane[t] + lane[t ^ off])
+                                            : gpu_r32(ctx, site, lane[t] + lane[t ^ off]);
         for (int t = 0; t < n; t++)
             lane[t] = next[t];
     }
@@ -200,7 +230,7 @@ void gpu_gemm(attn_ctx_t *ctx, int site, int acc, double *C, long ldc, const dou
 void gpu_gemm_scaled(attn_ctx_t *ctx, int site, int scale_site, double *C, long ldc, const double *rs, const double *A,
                      long lda, const double *B, long ldb, int b_trans, long M, long N, long K)
 {
-    if (ctx->site[site].exact || ctx->site[scale_site].exact) {
+    if (ctx->site[site].exact || ctx->site[scale_site].exact || gpu_ieee(ctx)) { /* the fused form flushes */
         for (long i = 0; i < M; i++)
             gpu_f32_scale(ctx, scale_site, C + i * ldc, N, rs[i]);
         gpu_gemm(ctx, site, 1, C, ldc, A, lda, B, ldb, b_trans, M, N, K);

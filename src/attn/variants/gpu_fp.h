@@ -1,7 +1,8 @@
-/* gpu_fp -- the FP32 arithmetic of a CUDA kernel built with --use_fast_math, at a rounding site:
- * binary32 with subnormals flushed (FTZ), exp2 / log2 / 1/x as the SFU's ex2.approx, lg2.approx
- * and rcp.approx (num/sfu.c), FFMA, and tensor-core products (mma.sync or WGMMA) accumulating
- * into their registers; each the exact binary64 operation when the site is exact */
+/* gpu_fp -- the FP32 arithmetic of a CUDA kernel at a rounding site, as its build compiles it (attn_cfg_t.build):
+ * with --use_fast_math, binary32 with subnormals flushed (FTZ), exp2 / log2 / 1/x as the SFU's ex2.approx,
+ * lg2.approx and rcp.approx (num/sfu.c); without it, binary32 with subnormals kept, exp2f with its fix-up below
+ * 2^-126 (sfu_cuda_exp2f), libdevice's logf and the IEEE division; FFMA either way, and tensor-core products
+ * (mma.sync or WGMMA) accumulating into their registers; each the exact binary64 operation when the site is exact */
 #ifndef AMLA_GPU_FP_H
 #define AMLA_GPU_FP_H
 
@@ -21,23 +22,40 @@ static inline float gpu_ftz(float y)
     return y;
 }
 
+/* Whether the kernel was built without --use_fast_math (ATTN_BUILD_IEEE) */
+static inline int gpu_ieee(const attn_ctx_t *ctx)
+{
+    return ctx->ieee;
+}
+
 static inline double gpu_f32(attn_ctx_t *ctx, int site, double x)
 {
-    return ctx->site[site].exact ? x : (double)gpu_ftz((float)x);
+    return ctx->site[site].exact ? x : gpu_ieee(ctx) ? (double)(float)x : (double)gpu_ftz((float)x);
 }
 
 static inline double gpu_fma(attn_ctx_t *ctx, int site, double a, double b, double c)
 {
-    return ctx->site[site].exact ? a * b + c : (double)gpu_ftz(fmaf((float)a, (float)b, (float)c));
+    if (ctx->site[site].exact)
+        return a * b + c;
+    float r = fmaf((float)a, (float)b, (float)c);
+    return gpu_ieee(ctx) ? (double)r : (double)gpu_ftz(r);
 }
 
 /* x[0:n] = gpu_f32(x[i] a): a binary32 product (x and a binary32 values), flushed */
 void gpu_f32_scale(attn_ctx_t *ctx, int site, double *x, long n, double a);
 /* o[i] = gpu_fma(a, y[i], o[i]) for i < n (vectorized where the processor allows) */
 void gpu_fma_acc_n(attn_ctx_t *ctx, int site, double *o, const double *y, long n, double a);
+/* exp2f(x): ex2.approx.ftz, or without fast math sfu_cuda_exp2f */
 double gpu_ex2(attn_ctx_t *ctx, int site, double x);
-double gpu_lg2(attn_ctx_t *ctx, int site, double x);
+/* rcp.approx(x): MUFU.RCP, what __fdividef(1, x) and a fast-math build's 1.0f / x give (either build) */
 double gpu_rcp(attn_ctx_t *ctx, int site, double x);
+/* a / b as the build compiles it: fl32(a rcp.approx(b)) (div.approx.ftz) with fast math, IEEE division without */
+double gpu_div(attn_ctx_t *ctx, int site, double a, double b);
+/* log2f(x): lg2.approx.ftz with fast math (also the SFU half of its logf), libdevice's (sfu_cuda_log2f) without */
+double gpu_lg2(attn_ctx_t *ctx, int site, double x);
+/* logf(x) + a as the build compiles it: FFMA(lg2.approx(x), fl32(ln 2), a) with fast math (logf's product fused
+ * into the addition), fl32(a + logf(x)) (libdevice's logf) without */
+double gpu_logf_add(attn_ctx_t *ctx, int site, double x, double a);
 /* p[i] = gpu_ex2(gpu_fma(p[i], a, b)) for i < n: the FFMA and ex2.approx of a softmax row, the
  * ex2s eight at a time where the processor allows (sfu_ex2_n); and its two steps apart, p[i] =
  * gpu_fma(p[i], a, b) and p[i] = gpu_ex2(p[i]) (a block's rows through one call) */

@@ -34,8 +34,12 @@ float sfu_ftz(float y);
  *             rounding down (hi = fl32(log2 e), lo = 1.925963e-8);
  *   logf(x):  exponent split about 2/3, a degree-10 polynomial in f = m - 1 by fma (Horner),
  *             i ln 2 added by fma; 0 -> -inf, inf and NaN pass, x < 0 -> NaN;
- *   __logf(x): lg2.approx(x) fl32(ln 2), x below 2^-126 scaled by 2^24 first. */
+ *   __logf(x): lg2.approx(x) fl32(ln 2), x below 2^-126 scaled by 2^24 first;
+ *   log2f(x): exponent split about sqrt 2, a degree-9 polynomial in f = m - 1 by fma (Horner), times f twice,
+ *             f fl32(log2 e) added by fma, then i; 0 -> -inf, inf and NaN pass, x < 0 -> NaN (read off the
+ *             SASS of FlashMLA's combine kernel built without --use_fast_math). */
 float sfu_cuda_exp2f(float x);
+float sfu_cuda_log2f(float x);
 float sfu_cuda_expf(float x);
 float sfu_cuda_logf(float x);
 float sfu_cuda_fast_logf(float x);

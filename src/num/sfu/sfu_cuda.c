@@ -117,6 +117,34 @@ float sfu_cuda_logf(float x)
     return x != 0.0f ? r : -INFINITY;
 }
 
+float sfu_cuda_log2f(float x)
+{
+    float adj = 0.0f;
+    if (!(x >= 0x1p-126f)) { /* FSETP.GEU: NaN takes this path too */
+        x *= 8388608.0f;
+        adj = -23.0f;
+    }
+    uint32_t u = sfu_bits(x);
+    int32_t e = (int32_t)((u - 0x3f3504f3u) & 0xff800000u);
+    float f = sfu_float(u - (uint32_t)e) - 1.0f;
+    float i = fmaf((float)e, 0x1p-23f, adj);
+    float r = fmaf(f, sfu_float(0x3dc6b27fu), -0.16845393180847167969f);
+    r = fmaf(f, r, 0.1716887056827545166f);
+    r = fmaf(f, r, -0.17900948226451873779f);
+    r = fmaf(f, r, 0.20512372255325317383f);
+    r = fmaf(f, r, -0.24046532809734344482f);
+    r = fmaf(f, r, 0.28857114911079406738f);
+    r = fmaf(f, r, -0.36067417263984680176f);
+    r = fmaf(f, r, 0.48089820146560668945f);
+    r = fmaf(f, r, -0.72134751081466674805f);
+    r = f * r;
+    r = f * r;
+    r = i + fmaf(f, 1.4426950216293334961f, r);
+    if (u >= 0x7f800000u) /* inf, NaN, or negative: fma(x, inf, inf) */
+        r = fmaf(x, INFINITY, INFINITY);
+    return x != 0.0f ? r : -INFINITY;
+}
+
 float sfu_cuda_fast_logf(float x)
 {
     int small = !(fabsf(x) >= 0x1p-126f);
