@@ -216,4 +216,5 @@ results: all
 	sh scripts/checks/flashmla-fp8-check.sh
 	sh scripts/checks/prefill-check.sh
 	sh scripts/results/prefill-builds.sh
+	$(PY_NUMPY) scripts/results/indexer-selection.py
 	$(PY_NUMPY) scripts/checks/etap-table1.py tests/data/etap/table1.npz tests/data/etap/meta.json results/etap-kernel-table1.md

@@ -122,12 +122,14 @@ int main(int argc, char **argv)
                                 {0}, 0, {0}},
                                {"sparse prefill 64 x 8 x 2048 x 576/512", "flashmla-sparse-prefill,flashmla-sparse-prefill:build=ieee",
                                 64, 1, 8, 2048, 576, 512, {0}, 0, {0}}};
+    bench_indexer_t indexer = {64, 64, 128, 8192, 0, 0, 0}; /* the indexer sample */
     int nchecks = 0, nshapes = 0;
     if (check_only || (!stages && !only && !gemm)) {
         if (check_only != 2 && bench_check_rows(checks, 2, reps > 3 ? 3 : reps, threads))
             return 1;
         nchecks = 2;
-        if (check_only != 1 && bench_shape_rows(shapes, 2, reps > 5 ? 5 : reps))
+        if (check_only != 1 && (bench_shape_rows(shapes, 2, reps > 5 ? 5 : reps) ||
+                                bench_indexer_row(&indexer, reps > 5 ? 5 : reps)))
             return 1;
         nshapes = 2;
         if (check_only)
@@ -486,7 +488,7 @@ int main(int argc, char **argv)
                 : lab512         ? "as many lanes per AVX-512 vector as the FP32 reference has per AVX2 one"
                                  : "a quarter as many lanes a vector as the FP32 reference's binary32");
         bench_md_check(f, checks, nchecks, threads);
-        bench_md_shapes(f, shapes, nshapes);
+        bench_md_shapes(f, shapes, nshapes, &indexer);
         fclose(f);
     }
     free(xs);

@@ -90,6 +90,12 @@ typedef struct {
     double t[4], ref, ratio[4]; /* each variant's seconds and ratio (at most 4) */
 } bench_shape_t;
 int bench_shape_rows(bench_shape_t *rows, int n, int reps);
-void bench_md_shapes(FILE *f, const bench_shape_t *rows, int n);
+/* DeepGEMM's lightning indexer (index.h) on S x H x D queries over Skv keys against the FP32 BLAS logits */
+typedef struct {
+    long S, H, D, Skv;
+    double t, ref, ratio;
+} bench_indexer_t;
+int bench_indexer_row(bench_indexer_t *bi, int reps);
+void bench_md_shapes(FILE *f, const bench_shape_t *rows, int n, const bench_indexer_t *bi);
 
 #endif

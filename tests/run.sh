@@ -67,7 +67,7 @@ done
 if [ -n "$py" ]; then
     if AMLA_BIN="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")" "$py" -m pytest -q -p no:cacheprovider \
         "$(dirname "$0")/test_amla_lab.py" "$(dirname "$0")/test_bad_input.py" "$(dirname "$0")/test_varlen.py" \
-        "$(dirname "$0")/test_prefill.py" "$(dirname "$0")/test_numpy_ref.py" >"$out" 2>&1; then
+        "$(dirname "$0")/test_prefill.py" "$(dirname "$0")/test_indexer.py" "$(dirname "$0")/test_numpy_ref.py" >"$out" 2>&1; then
         pass=$((pass + 1)); echo "pytest (python/amla_lab.py, bench/numpy_ref.py): $(tail -n 1 "$out")"
     else
         fail=$((fail + 1)); echo "FAIL: pytest (python/amla_lab.py, bench/numpy_ref.py)"; tail -n 30 "$out"

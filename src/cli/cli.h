@@ -24,5 +24,7 @@ int cmd_compare(int argc, char **argv);
 int cmd_matmul(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+/* check on a lightning-indexer case (cmd_index.c): DIR and check's arguments (DIR among them) */
+int cmd_index_check(const char *dir, int argc, char **argv);
 
 #endif

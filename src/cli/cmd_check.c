@@ -9,6 +9,7 @@
 
 #include "attn/kernel.h"
 #include "cli/cli.h"
+#include "index/index.h"
 #include "config/opts.h"
 #include "data/npy.h"
 #include "report/check.h"
@@ -32,7 +33,13 @@ static const char CHECK_USAGE[] =
     "part of the case (whole KV-head groups and batch entries spread over it, one in 32) and only the leaders\n"
     "there run in full; --exhaustive (or --all) runs every one in full and lists them all, as named candidates\n"
     "always are. Golden and the candidates share the --threads. The run options (--in-format, --out-format,\n"
-    "--scale, --causal, --dv, --sm-count, --threads, ...) are run's.\n";
+    "--scale, --causal, --dv, --sm-count, --threads, ...) are run's. A sparse prefill case (kv.npy, indices.npy)\n"
+    "takes out.npy [s_q, h_q, 512], lse.npy and max_logits.npy [s_q, h_q]; its candidates are FlashMLA's sparse\n"
+    "prefill in both builds (build=ieee: without --use_fast_math), base and standard with tc-hopper.\n"
+    "usage: amla-lab check DIR [--topk K] [--out-format fp32|bf16] [--dump OUT]\n"
+    "on a lightning-indexer case (weights.npy beside k_scale.npy or kv_cache.npy: DeepGEMM's fp8_mqa_logits or\n"
+    "fp8_paged_mqa_logits arguments, logits.npy its output): the logits against the exact ones and DeepGEMM's\n"
+    "arithmetic bit for bit, and its top-K (2048; topk.npy's where given) against the exact top-K.\n";
 
 /* The sparse prefill's per-row outputs, lse.npy and max_logits.npy float32 [s_q, h_q], into klse's two planes
  * (max_logits NaN where only lse.npy is given; neither: klse stays NULL). */
@@ -172,6 +179,9 @@ static int check_read_outputs(const run_cfg_t *c, const char *dir, double **kout
 
 int cmd_check(int argc, char **argv)
 {
+    for (int i = 0; i < argc; i++) /* DeepGEMM's lightning indexer: its own check (cmd_index.c) */
+        if (strncmp(argv[i], "--", 2) != 0 && (i == 0 || strcmp(argv[i - 1], "--topk") != 0) && idx_is_case(argv[i]))
+            return cmd_index_check(argv[i], argc, argv);
     run_cfg_t *c = malloc(sizeof *c);
     check_skip_t *skip = calloc(CHECK_MAX_CAND, sizeof *skip);
     if (!c || !skip) {
