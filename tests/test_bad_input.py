@@ -4,29 +4,13 @@ from the committed captures with numpy; the expected answers come from the READM
 LSE = +inf for an entry with no valid key) and from the files themselves, not from the lab."""
 import os
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
-BIN = os.environ.get('AMLA_BIN', os.path.join(ROOT, 'amla-lab'))
-DATA = os.path.join(ROOT, 'tests', 'data')
+from labtest import DATA, ROOT, lab, refused
+
 SMALL = ['--ctx', '64', '--heads', '2', '--dk', '64', '--dv', '32', '--samples', '1']
-
-
-def lab(*args, cwd=None):
-    return subprocess.run([BIN] + [str(a) for a in args], capture_output=True, text=True, cwd=cwd)
-
-
-def refused(r, *words):
-    """exit 2, one stderr line `amla-lab: error: ...` holding every word"""
-    lines = r.stderr.splitlines()
-    assert r.returncode == 2 and len(lines) == 1 and lines[0].startswith('amla-lab: error: '), \
-        (r.returncode, r.stderr)
-    for w in words:
-        assert w in lines[0], (w, lines[0])
-    return lines[0]
 
 
 def sparse_case(tmp_path, name, src='v1'):

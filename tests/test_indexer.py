@@ -4,25 +4,13 @@ logits byte for byte on H200 captures (tests/data/indexer), the selection metric
 and bad input refused. Expected answers come from numpy and the captures, not from the lab."""
 import math
 import os
-import subprocess
 
 import numpy as np
 import pytest
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
-BIN = os.environ.get('AMLA_BIN', os.path.join(ROOT, 'amla-lab'))
-DATA = os.path.join(ROOT, 'tests', 'data', 'indexer')
+from labtest import DATA, lab, refused
 
-
-def lab(*args):
-    return subprocess.run([BIN] + [str(a) for a in args], capture_output=True, text=True)
-
-
-def refused(r, *words):
-    lines = r.stderr.splitlines()
-    assert r.returncode == 2 and len(lines) == 1 and lines[0].startswith('amla-lab: error: '), (r.returncode, r.stderr)
-    for w in words:
-        assert w in lines[0], (w, lines[0])
+DATA = os.path.join(DATA, 'indexer')
 
 
 def e4m3(codes):

@@ -5,39 +5,17 @@ python/amla_lab.py's save_prefill_case. Expected answers come from the captures 
 attention numpy computes in float64 over each token's valid indices, not from the lab."""
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
 import pytest
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
+from labtest import DATA, ROOT, bf16_bits, bf16_values, lab, refused
+
 sys.path.insert(0, os.path.join(ROOT, 'python'))
 import amla_lab  # noqa: E402
 
-BIN = os.environ.get('AMLA_BIN', os.path.join(ROOT, 'amla-lab'))
-DATA = os.path.join(ROOT, 'tests', 'data')
 V = 'flashmla-sparse-prefill'
-
-
-def lab(*args):
-    return subprocess.run([BIN] + [str(a) for a in args], capture_output=True, text=True)
-
-
-def refused(r, *words):
-    lines = r.stderr.splitlines()
-    assert r.returncode == 2 and len(lines) == 1 and lines[0].startswith('amla-lab: error: '), (r.returncode, r.stderr)
-    for w in words:
-        assert w in lines[0], (w, lines[0])
-
-
-def bf16_bits(x):
-    u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
-    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
-
-
-def bf16_values(bits):
-    return (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
 
 
 def prefill_case(d, s_q=3, h_q=64, s_kv=300, d_qk=512, topk=128, sink=None, topk_length=None, seed=7):

@@ -10,32 +10,12 @@ import sys
 import numpy as np
 import pytest
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
+from labtest import ROOT, bf16_bits, bf16_values, lab, refused
+
 sys.path.insert(0, os.path.join(ROOT, 'python'))
 import amla_lab  # noqa: E402
 
-BIN = os.environ.get('AMLA_BIN', os.path.join(ROOT, 'amla-lab'))
 P8 = os.path.join(ROOT, 'tests', 'data', 'fa3', 'p8')
-
-
-def lab(*args):
-    return subprocess.run([BIN] + [str(a) for a in args], capture_output=True, text=True)
-
-
-def refused(r, *words):
-    lines = r.stderr.splitlines()
-    assert r.returncode == 2 and len(lines) == 1 and lines[0].startswith('amla-lab: error: '), (r.returncode, r.stderr)
-    for w in words:
-        assert w in lines[0], (w, lines[0])
-
-
-def bf16_bits(x):
-    u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
-    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
-
-
-def bf16_values(bits):
-    return (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
 
 
 def varlen_case(d, sq, sk, hq=2, hkv=1, dk=24, dv=16, seed=5):

@@ -89,18 +89,28 @@ void sfu_cuda_expf_n(float *y, const float *x, long n)
     }
 }
 
-float sfu_cuda_logf(float x)
+/* libdevice's logf and log2f, their common start: x below 2^-126 (or NaN) scaled by 2^23, its exponent taken out
+ * about the split point (u - split) so that the mantissa m lands in [split, 2 split); f = m - 1 and i the exponent
+ * (plus -23 where scaled); the bits of the scaled x in *ux */
+static float sfu_cuda_log_split(float *x, uint32_t split, float *i, uint32_t *ux)
 {
     float adj = 0.0f;
-    if (!(x >= 0x1p-126f)) { /* FSETP.GEU: NaN takes this path too */
-        x *= 8388608.0f;
+    if (!(*x >= 0x1p-126f)) { /* FSETP.GEU: NaN takes this path too */
+        *x *= 8388608.0f;
         adj = -23.0f;
     }
-    uint32_t u = sfu_bits(x);
-    int32_t e = (int32_t)((u - 0x3f2aaaabu) & 0xff800000u);
-    float m = sfu_float(u - (uint32_t)e);
-    float i = fmaf((float)e, 0x1p-23f, adj);
-    float f = m - 1.0f;
+    uint32_t u = sfu_bits(*x);
+    int32_t e = (int32_t)((u - split) & 0xff800000u);
+    *i = fmaf((float)e, 0x1p-23f, adj);
+    *ux = u;
+    return sfu_float(u - (uint32_t)e) - 1.0f;
+}
+
+float sfu_cuda_logf(float x)
+{
+    float i;
+    uint32_t u;
+    float f = sfu_cuda_log_split(&x, 0x3f2aaaabu, &i, &u);
     float r = fmaf(f, -sfu_float(0x3e055027u), 0.14084610342979431152f);
     r = fmaf(f, r, -0.12148627638816833496f);
     r = fmaf(f, r, 0.13980610668659210205f);
@@ -119,15 +129,9 @@ float sfu_cuda_logf(float x)
 
 float sfu_cuda_log2f(float x)
 {
-    float adj = 0.0f;
-    if (!(x >= 0x1p-126f)) { /* FSETP.GEU: NaN takes this path too */
-        x *= 8388608.0f;
-        adj = -23.0f;
-    }
-    uint32_t u = sfu_bits(x);
-    int32_t e = (int32_t)((u - 0x3f3504f3u) & 0xff800000u);
-    float f = sfu_float(u - (uint32_t)e) - 1.0f;
-    float i = fmaf((float)e, 0x1p-23f, adj);
+    float i;
+    uint32_t u;
+    float f = sfu_cuda_log_split(&x, 0x3f3504f3u, &i, &u);
     float r = fmaf(f, sfu_float(0x3dc6b27fu), -0.16845393180847167969f);
     r = fmaf(f, r, 0.1716887056827545166f);
     r = fmaf(f, r, -0.17900948226451873779f);
