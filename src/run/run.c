@@ -104,7 +104,8 @@ static int run_variant(const run_cfg_t *c, const attn_batch_t *bt, long sample, 
         ctx.extra_arg = extras;
     }
     double t0 = run_now();
-    int keyed = 0, keyed_lse = 0; /* entries with keys run, and whether the variant wrote an lse row for one */
+    int keyed = 0, keyed_lse = 0, keyed_mlog = 0; /* entries with keys run; whether the variant wrote lse (max_logits)
+                                                      rows for one */
     for (long b = 0; b < bt->n; b++) {
         long hkv = bt->entry[b].s.hkv, any = !units;
         for (long h = 0; h < hkv && !any; h++)
@@ -122,14 +123,23 @@ static int run_variant(const run_cfg_t *c, const attn_batch_t *bt, long sample, 
             keyed = 1;
             for (long i = 0; ctx.lse_out && i < nlse && !keyed_lse; i++)
                 keyed_lse = ctx.lse_out[i] == ctx.lse_out[i];
+            for (long i = 0; ctx.mlog_out && i < nlse && !keyed_mlog; i++)
+                keyed_mlog = ctx.mlog_out[i] == ctx.mlog_out[i];
         } else {
             run_no_keys(c->variants[v - 1], out + r * s->hq * s->dv, ctx.lse_out, ctx.mlog_out, per, nlse);
         }
     }
-    /* a variant with no model of the log-sum-exp (its rows left NaN) has none for an entry of no key either */
-    for (long b = 0; lse && keyed && !keyed_lse && b < bt->n; b++)
-        for (long i = 0; bt->entry[b].s.sk == 0 && i < bt->entry[b].s.hq * bt->entry[b].s.sq; i++)
-            lse[attn_batch_row(bt, b) * bt->entry[b].s.hq + i] = NAN;
+    /* a variant with no model of the log-sum-exp or max_logits (its rows left NaN) has none for an entry of no key
+     * either */
+    for (long b = 0; lse && keyed && b < bt->n; b++) {
+        double *ml = run_mlog_rows(bt, lse, b);
+        for (long i = 0; bt->entry[b].s.sk == 0 && i < bt->entry[b].s.hq * bt->entry[b].s.sq; i++) {
+            if (!keyed_lse)
+                lse[attn_batch_row(bt, b) * bt->entry[b].s.hq + i] = NAN;
+            if (ml && !keyed_mlog)
+                ml[i] = NAN;
+        }
+    }
     row->seconds = run_now() - t0;
     row->events = st.events;
     return ERR_OK;
