@@ -78,6 +78,11 @@ expect_eq "table columns aligned" "1" "$(grep -E '^(variant|base|fastattn|amla)'
 $A run $SMALL --format csv >"$T/stdout.csv" || bad "run csv"
 expect_eq "csv header" "experiment,version,dist,mean,sigma,low,high,rope_dims,rope_scale,outlier_rate,outlier_scale,token_spread,load,ctx,heads,kv_heads,sq,dk,dv,causal,block,kv,in_format,out_format,acc_qk,acc_pv,scale,amla_form,exact,only,row_block,sub_block,fa3_block,fa3_hadamard,sm_count,sm_parts,fa3_varlen,page_size,flashmla_sched,triton_decode,build,seed,kernel_note,sample,variant,rel_fro,rmse,cos_sim,cos_diff,max_abs,nonfinite,events,lse_max_abs" \
     "$(head -n 1 "$T/stdout.csv")"
+# the build column: --build's on a FlashMLA variant (and its own per-variant setting), empty on a variant that
+# models its kernel's own build
+$A run $SMALL --build ieee --variants flashmla,flashmla:build=fast-math,fa2 --format csv >"$T/build.csv" 2>"$T/err" ||
+    bad "build column run: $(cat "$T/err")"
+expect_eq "csv build column" "ieee|fast-math|" "$(csvcol build <"$T/build.csv" | tr '\n' '|' | sed 's/|$//')"
 # every setting that changes a number is in every row: --acc tc-hopper --causal --kv-heads 2
 # --scale and --exact differ from a default run's columns; the kernels' own models are named
 $A run --ctx 64 --heads 4 --dk 32 --dv 16 --samples 1 --acc tc-hopper --causal --kv-heads 2 --scale 0.25 \

@@ -79,7 +79,10 @@ int run_settings(run_setting_t *out, const run_cfg_t *c, int v)
     SET("page_size", 1, "%ld", vc->page_size);
     SET("flashmla_sched", 0, "%s", vc->flashmla_sched == ATTN_FMLA_SCHED_9C5DFAB ? "9c5dfab" : "9241ae3");
     SET("triton_decode", 0, "%s", attn_triton_decode_names[vc->triton_decode]);
-    SET("build", 0, "%s", vc->build == ATTN_BUILD_IEEE ? "ieee" : "fast-math");
+    /* the build the variant models where it follows --build (fast-math or ieee); empty for the others (their
+     * kernel's own build) and Golden */
+    int follows = v > 0 && site_listed(ATTN_BUILD_VARIANTS, attn_variants[c->variants[v - 1]].name);
+    SET("build", 0, "%s", !follows ? "" : vc->build == ATTN_BUILD_IEEE ? "ieee" : "fast-math");
     SET("seed", 1, "%llu", (unsigned long long)c->seed);
     /* a kernel variant outside what its real kernel runs: the row extrapolates the kernel's arithmetic */
     char why[sizeof out[0].text] = "";
