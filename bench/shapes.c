@@ -137,7 +137,7 @@ int bench_indexer_row(bench_indexer_t *bi, int reps)
     openblas_set_num_threads(1);
     for (int rep = -1; rep < reps; rep++) {
         double t0 = bench_now();
-        idx_deepgemm(&c, 0, x);
+        idx_deepgemm(&c, x);
         double t1 = bench_now();
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(c.S * c.H), (int)c.nrows, (int)c.D, 1.0f, q32,
                     (int)c.D, k32, (int)c.D, 0.0f, s32, (int)c.nrows);

@@ -15,18 +15,6 @@
 
 #define IDX_TOPK_DEFAULT 2048 /* DeepSeek-V3.2's index_topk */
 
-/* A value's position on its format's number line (fp32 or bf16), for ulp distances. */
-static int64_t idx_ordinal(double x, fmt_id_t f)
-{
-    float y = (float)x;
-    uint32_t u;
-    memcpy(&u, &y, 4);
-    if (f == FMT_BF16)
-        u >>= 16;
-    int64_t m = (int64_t)(f == FMT_BF16 ? (u & 0x7fff) : (u & 0x7fffffff));
-    return (f == FMT_BF16 ? (u >> 15) : (u >> 31)) ? -m : m;
-}
-
 typedef struct {
     long same, n;
     double max_ulp, rel; /* the largest ulp distance, and rel_fro against Golden */
@@ -43,7 +31,7 @@ static idx_score_t idx_score(const idx_case_t *c, const double *x, const double 
         int same = x[i] == ref[i] && signbit(x[i]) == signbit(ref[i]);
         s.same += same;
         double u = same ? 0 : !isfinite(x[i]) || !isfinite(ref[i]) ? INFINITY
-                                                                   : (double)llabs(idx_ordinal(x[i], c->out) - idx_ordinal(ref[i], c->out));
+                                                                   : (double)llabs(fmt_ordinal(x[i], c->out) - fmt_ordinal(ref[i], c->out));
         s.max_ulp = u > s.max_ulp ? u : s.max_ulp;
         num += (x[i] - g[i]) * (x[i] - g[i]);
         den += g[i] * g[i];
@@ -102,11 +90,12 @@ int cmd_index_check(const char *dir, int argc, char **argv)
     if (modelled) {
         c.out = fmt >= 0 ? (fmt_id_t)fmt : FMT_FP32;
         c.logits = malloc(sizeof(double) * (size_t)n);
-        idx_deepgemm(&c, 0, c.logits);
+        idx_deepgemm(&c, c.logits);
+        memcpy(x, c.logits, sizeof(double) * (size_t)n);
+    } else {
+        idx_deepgemm(&c, x);
     }
-    idx_golden(&c, g);
-    idx_deepgemm(&c, 0, x);
-    idx_deepgemm(&c, 1, y);
+    idx_golden(&c, g, y);
     for (long i = 0; i < n; i++) /* the exact arithmetic, cast to the logits' format as the kernel's last step */
         y[i] = y[i] == y[i] ? fmt_round(y[i], c.out, FMT_RNE, 0, NULL) : y[i];
     /* --dump: Golden's and the model's logits [S, L] (NaN where not valid), as binary64 */

@@ -44,13 +44,14 @@ int idx_is_case(const char *dir);
 void idx_free(idx_case_t *c);
 
 /* The exact logits: sum_h relu(q_h . k) w_h k_scale, in double-double from exact dot products (e4m3 products
- * of D <= 256 dims sum exactly in binary64), rounded once to binary64; NAN at positions not valid. */
-void idx_golden(const idx_case_t *c, double *g);
+ * of D <= 256 dims sum exactly in binary64), rounded once to binary64; NAN at positions not valid. Where seq is
+ * given, the kernel's sequence of operations on the same exact products in binary64 (no rounding) goes there. */
+void idx_golden(const idx_case_t *c, double *g, double *seq);
 /* DeepGEMM's sm90 kernels (54e2261; docs/REFERENCES.md, DeepGEMM), both forms: each head's q . k by FP8 WGMMA from
  * zero (tc-hopper-fp8-fast); each of a quad's four lanes its heads 8c + 2q and 8c + 2q + 1 in c order, relu(s) w
- * by FMUL then FFMA; (sum_a + sum_b) k_scale; the quad's butterfly; the output cast. No fast math: IEEE binary32.
- * exact: every operation in binary64 (no rounding). NAN at positions not valid. */
-void idx_deepgemm(const idx_case_t *c, int exact, double *x);
+ * summed as FFMA(r_0, w_0, fl(r_1 w_1)) then FFMA for c = 2, 3, ...; (sum_a + sum_b) k_scale; the quad's butterfly; the output cast. No fast math: IEEE binary32.
+ * NAN at positions not valid. */
+void idx_deepgemm(const idx_case_t *c, double *x);
 
 /* Selection metrics of one query row's top-K (K clipped to its valid positions): against Golden's logits g. */
 typedef struct {

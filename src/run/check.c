@@ -17,21 +17,6 @@
 
 const char *const check_axis_names[CHECK_AXES] = {"batch entries", "heads", "query tokens", "columns"};
 
-/* x's position on the format's number line: consecutive values of f are consecutive integers
- * (-0 and +0 both 0), so |a - b| counts the ulps between them. */
-static int64_t check_ordinal(double x, fmt_id_t f)
-{
-    if (f == FMT_FP64) {
-        int64_t u;
-        memcpy(&u, &x, sizeof u);
-        return u < 0 ? -(u & INT64_MAX) : u;
-    }
-    uint32_t code = fmt_encode(x, f, FMT_RNE, 0, NULL);
-    uint32_t sign = 1u << (8 * fmt_cast_width(f) - 1);
-    int64_t mag = code & (sign - 1);
-    return code & sign ? -mag : mag;
-}
-
 /* The k-th smallest of x[0..n) (0-based; x reordered; no NaN): Hoare's selection, expected O(n), where a sort
  * of a large case's distances took as long as a candidate's run. */
 static double check_select(double *x, long n, long k)
@@ -136,7 +121,7 @@ static void check_score(check_cand_t *k, const run_cfg_t *c, int slot, const dou
         k->identical += same;
         ulp[i] = same ? 0
                  : !isfinite(o[i]) || !isfinite(kout[i]) ? INFINITY
-                                                         : fabs((double)(check_ordinal(o[i], f) - check_ordinal(kout[i], f)));
+                                                         : fabs((double)(fmt_ordinal(o[i], f) - fmt_ordinal(kout[i], f)));
         if (!isfinite(kout[i]) && !isfinite(o[i]))
             k->finite_there = 0;
         k->max_ulp = ulp[i] > k->max_ulp ? ulp[i] : k->max_ulp;

@@ -231,3 +231,16 @@ const double *fmt_decode_table8(fmt_id_t f)
     pthread_once(&fmt_table8_once, fmt_table8_init);
     return f == FMT_E4M3 ? fmt_table8[0] : f == FMT_E5M2 ? fmt_table8[1] : NULL;
 }
+
+int64_t fmt_ordinal(double x, fmt_id_t f)
+{
+    if (f == FMT_FP64) {
+        int64_t u;
+        memcpy(&u, &x, sizeof u);
+        return u < 0 ? -(u & INT64_MAX) : u;
+    }
+    uint32_t code = fmt_encode(x, f, FMT_RNE, 0, NULL);
+    uint32_t sign = 1u << (8 * fmt_cast_width(f) - 1);
+    int64_t mag = code & (sign - 1);
+    return code & sign ? -mag : mag;
+}

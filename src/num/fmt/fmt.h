@@ -107,6 +107,9 @@ static inline double fmt_round(double x, fmt_id_t f, fmt_round_t mode, int sat, 
 
 /* As fmt_round, returning the target encoding (for tf32: the binary32 container). */
 uint32_t fmt_encode(double x, fmt_id_t f, fmt_round_t mode, int sat, fmt_rng_t *rng);
+/* x's position on the format's number line: consecutive values of f are consecutive integers (-0 and +0 both 0), so
+ * |a - b| counts the ulps between two values of f. */
+int64_t fmt_ordinal(double x, fmt_id_t f);
 
 /* Value of an encoding of a (non-fp64) format. */
 double fmt_decode(uint32_t code, fmt_id_t f);
